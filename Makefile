@@ -1,0 +1,37 @@
+# One home for the developer commands. `make setup` then `make test`; `make run` runs the main job.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+UV_VERSION := 0.13.8
+PYTEST_ARGS ?=
+
+.PHONY: setup lock test test-fast run clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements/lock.txt pyproject.toml
+	@scripts/check_python.sh "$(PYTHON)"
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	UV_PYTHON_DOWNLOADS=never $(VENV)/bin/uv pip install --python $(PY) --no-deps -r requirements/lock.txt
+	UV_PYTHON_DOWNLOADS=never $(VENV)/bin/uv pip install --python $(PY) --no-deps -e .
+	$(PY) -c "import tfx, tensorflow, keras, tensorflow_transform, tensorflow_model_analysis; print('stack ok: tfx', tfx.__version__, '| tensorflow', tensorflow.__version__, '| keras', keras.__version__)"
+	@touch $@
+
+lock: setup
+	scripts/lock.sh
+
+# The default suite: unit tests and the end-to-end pipeline tests on tiny data.
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Unit tests only (seconds to a few minutes).
+test-fast: setup
+	$(PY) -m pytest -m "not e2e" $(PYTEST_ARGS)
+
+# The main job: the IMDB pipeline on the embedded default data, ending with a pushed model.
+run: setup
+	$(VENV)/bin/tfx-transformers run --task imdb --model transformer
+
+clean:
+	rm -rf outputs .pytest_cache

@@ -1,0 +1,1 @@
+"""Custom TFX components: dataset ExampleGens, the anomalies gate, the versioned pusher."""

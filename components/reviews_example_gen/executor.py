@@ -1,0 +1,192 @@
+"""Reads reviews into tf.Examples: `text`, `label` (0/1), `rating` and `id`.
+
+Bad input stops the run with an error that names the file: a missing or unknown label folder,
+a file name that is not ID_RATING.txt, a rating outside 1-10 or on the wrong side of its
+folder, an empty review, bytes that are not UTF-8 (no silent repair: a wrongly decoded review
+is a silently wrong training example), a CSV row without text or with an unknown label.
+"""
+import csv
+import hashlib
+import io
+import os
+import re
+from typing import Any, Dict, Iterator, List
+
+import apache_beam as beam
+import tensorflow as tf
+from absl import logging
+from google.protobuf import json_format, struct_pb2
+from tfx.components.example_gen import utils
+from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
+from tfx.dsl.io import fileio
+from tfx.proto import example_gen_pb2
+from tfx.types import standard_component_specs
+from tfx.utils import proto_utils
+
+from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError
+
+LABEL_FOLDERS = {"neg": 0, "pos": 1}
+SKIPPED_FOLDERS = {"unsup"}  # aclImdb's unlabelled reviews
+CSV_LABELS = {"0": 0, "1": 1, "neg": 0, "pos": 1, "negative": 0, "positive": 1}
+FILE_NAME = re.compile(r"^(?P<id>\d+)_(?P<rating>\d+)\.txt$")
+UNKNOWN_RATING = -1
+
+
+def read_options(exec_properties: Dict[str, Any]) -> dict:
+    """The `format` and `split_seed` packed into the ExampleGen's custom_config."""
+    config = example_gen_pb2.CustomConfig()
+    proto_utils.json_to_proto(exec_properties[standard_component_specs.CUSTOM_CONFIG_KEY], config)
+    options = struct_pb2.Struct()
+    config.custom_config.Unpack(options)
+    return json_format.MessageToDict(options)
+
+
+def decode_text(path: str, data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ReviewDataError(
+            f"{path}: not valid UTF-8 at byte {error.start} ({data[error.start:error.start + 4]!r}); "
+            "re-encode the file as UTF-8") from None
+    return text.lstrip("\ufeff")
+
+
+def make_example(text: str, label: int, rating: int, review_id: str) -> tf.train.Example:
+    feature = tf.train.Feature
+    return tf.train.Example(features=tf.train.Features(feature={
+        "text": feature(bytes_list=tf.train.BytesList(value=[text.encode("utf-8")])),
+        "label": feature(int64_list=tf.train.Int64List(value=[label])),
+        "rating": feature(int64_list=tf.train.Int64List(value=[rating])),
+        "id": feature(bytes_list=tf.train.BytesList(value=[review_id.encode("utf-8")])),
+    }))
+
+
+def list_aclimdb_files(root: str, split_pattern: str) -> List[str]:
+    """The review files of one split folder (`train/*/*.txt` -> `root/train`), checked."""
+    split_dir = os.path.join(root, split_pattern.split("/")[0])
+    if not fileio.isdir(split_dir):
+        raise FileNotFoundError(f"review split folder not found: {split_dir}")
+    files = []
+    for folder in sorted(fileio.listdir(split_dir)):
+        folder = folder.rstrip("/")
+        path = os.path.join(split_dir, folder)
+        if not fileio.isdir(path):
+            continue  # aclImdb keeps urls_*.txt and *.feat files beside the label folders
+        if folder in SKIPPED_FOLDERS:
+            logging.info("Skipping unlabelled reviews in %s", path)
+            continue
+        if folder not in LABEL_FOLDERS:
+            raise ReviewDataError(
+                f"{path}: unknown label folder '{folder}'; expected {sorted(LABEL_FOLDERS)}")
+        found = sorted(fileio.glob(os.path.join(path, "*.txt")))
+        if not found:
+            raise ReviewDataError(f"{path}: label folder has no .txt reviews")
+        files.extend(found)
+    missing = [f for f in LABEL_FOLDERS if not fileio.isdir(os.path.join(split_dir, f))]
+    if missing:
+        raise ReviewDataError(f"{split_dir}: missing label folder(s) {missing}")
+    return files
+
+
+def read_aclimdb_review(path: str, root: str) -> tf.train.Example:
+    folder = os.path.basename(os.path.dirname(path))
+    match = FILE_NAME.match(os.path.basename(path))
+    if not match:
+        raise ReviewDataError(f"{path}: file name is not ID_RATING.txt (for example 123_8.txt)")
+    label, rating = LABEL_FOLDERS[folder], int(match["rating"])
+    if not 1 <= rating <= 10:
+        raise ReviewDataError(f"{path}: rating {rating} is outside 1-10")
+    if (rating > 5) != bool(label):
+        raise ReviewDataError(f"{path}: rating {rating} contradicts its folder '{folder}'")
+    with fileio.open(path, "rb") as f:
+        text = decode_text(path, f.read())
+    if not text.strip():
+        raise ReviewDataError(f"{path}: empty review")
+    review_id = os.path.relpath(path, root)[: -len(".txt")]  # e.g. train/pos/123_8
+    return make_example(text, label, rating, review_id)
+
+
+def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
+    """Rows of a `text,label[,rating][,id]` CSV file (quoted fields may span lines)."""
+    with fileio.open(path, "rb") as f:
+        content = decode_text(path, f.read())
+    reader = csv.DictReader(io.StringIO(content, newline=""))
+    if reader.fieldnames is None or not {"text", "label"} <= set(reader.fieldnames):
+        raise ReviewDataError(f"{path}: CSV header must name 'text' and 'label' columns, "
+                              f"found {reader.fieldnames}")
+    rows = 0
+    for row in reader:
+        where = f"{path}:{reader.line_num}"
+        text, label = row["text"] or "", (row["label"] or "").strip().lower()
+        if not text.strip():
+            raise ReviewDataError(f"{where}: empty review")
+        if label not in CSV_LABELS:
+            raise ReviewDataError(f"{where}: unknown label {row['label']!r}; "
+                                  f"expected one of {sorted(CSV_LABELS)}")
+        rating = (row.get("rating") or "").strip()
+        if rating and not rating.lstrip("-").isdigit():
+            raise ReviewDataError(f"{where}: rating {rating!r} is not an integer")
+        review_id = (row.get("id") or "").strip() or f"{os.path.basename(path)}:{reader.line_num}"
+        rows += 1
+        yield make_example(text, CSV_LABELS[label], int(rating) if rating else UNKNOWN_RATING,
+                           review_id)
+    if not rows:
+        raise ReviewDataError(f"{path}: CSV file has no reviews")
+
+
+@beam.ptransform_fn
+@beam.typehints.with_input_types(beam.Pipeline)
+@beam.typehints.with_output_types(tf.train.Example)
+def _ReviewsToExample(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
+                      split_pattern: str) -> beam.pvalue.PCollection:
+    root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+    if read_options(exec_properties)["format"] == ACLIMDB:
+        files = list_aclimdb_files(root, split_pattern)
+        logging.info("Reading %d aclImdb reviews for pattern %s", len(files), split_pattern)
+        return (pipeline | "ListFiles" >> beam.Create(files)
+                | "ReadReviews" >> beam.Map(read_aclimdb_review, root=root))
+    files = sorted(fileio.glob(os.path.join(root, split_pattern)))
+    if not files:
+        raise FileNotFoundError(f"no CSV files match {os.path.join(root, split_pattern)}")
+    return pipeline | "ListFiles" >> beam.Create(files) | "ReadRows" >> beam.FlatMap(read_csv_reviews)
+
+
+def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> int:
+    """A review's hash bucket, from its id and the seed: stable across runs and machines."""
+    review_id = example.features.feature["id"].bytes_list.value[0]
+    digest = hashlib.sha256(f"{seed}:".encode() + review_id).hexdigest()
+    return int(digest, 16) % total_buckets
+
+
+class Executor(BaseExampleGenExecutor):
+    """Reviews -> tf.Examples, with a seeded hash split when the data has no split of its own."""
+
+    def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
+        return _ReviewsToExample
+
+    def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
+                               exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
+        input_config = example_gen_pb2.Input()
+        output_config = example_gen_pb2.Output()
+        proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
+                                  input_config)
+        proto_utils.json_to_proto(exec_properties[standard_component_specs.OUTPUT_CONFIG_KEY],
+                                  output_config)
+        if not output_config.split_config.splits:
+            return super().GenerateExamplesByBeam(pipeline, exec_properties)
+        seed = int(read_options(exec_properties)["split_seed"])
+        bounds, total = [], 0
+        for split in output_config.split_config.splits:
+            total += split.hash_buckets
+            bounds.append(total)
+
+        def partition(example, num_partitions):
+            bucket = seeded_bucket(example, seed, total)
+            return next(i for i, bound in enumerate(bounds) if bucket < bound)
+
+        parts = (pipeline
+                 | "InputToRecord" >> _ReviewsToExample(exec_properties,
+                                                        input_config.splits[0].pattern)
+                 | "SeededSplit" >> beam.Partition(partition, len(bounds)))
+        names = utils.generate_output_split_names(input_config, output_config)
+        return dict(zip(names, parts))

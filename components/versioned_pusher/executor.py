@@ -1,0 +1,95 @@
+"""Pushes a blessed model to `<base_directory>/<version>/` in TF Serving's layout.
+
+TFX's own Pusher names versions by the current second and, when that folder already exists,
+skips the copy yet still records the model as pushed. This executor stages a complete copy in
+a hidden folder, then renames it to the next free version (>= the current UNIX time and above
+every existing version), so that:
+  - a version is never overwritten or reused, even by pushes in the same second;
+  - a server watching the base directory never sees a partly copied model;
+  - a model identical to the newest version (same SavedModel fingerprint, as when a rerun
+    re-blesses a cached model) is not published twice: that version is reported instead.
+"""
+import os
+import time
+import uuid
+from typing import Any, Callable, Dict, List, Tuple
+
+from absl import logging
+from tfx import types
+from tfx.components.pusher import executor as pusher_executor
+from tfx.dsl.io import fileio
+from tfx.proto import pusher_pb2
+from tfx.types import artifact_utils, standard_component_specs
+from tfx.utils import io_utils, proto_utils
+
+
+def existing_versions(base_directory: str) -> List[int]:
+    if not fileio.isdir(base_directory):
+        return []
+    names = (name.rstrip("/") for name in fileio.listdir(base_directory))
+    return sorted(int(name) for name in names if name.isdigit())
+
+
+FINGERPRINT = "fingerprint.pb"  # written by tf.saved_model.save: checksums of the whole model
+
+
+def _fingerprint(model_dir: str):
+    path = os.path.join(model_dir, FINGERPRINT)
+    if not fileio.exists(path):
+        return None
+    with fileio.open(path, "rb") as f:
+        return f.read()
+
+
+def publish_new_version(model_path: str, base_directory: str,
+                        clock: Callable[[], float] = time.time) -> Tuple[str, str]:
+    """Copies `model_path` to a new version folder under `base_directory`; returns (version, path).
+
+    When the newest version holds the same model, returns that version and copies nothing.
+    """
+    fileio.makedirs(base_directory)
+    versions = existing_versions(base_directory)
+    if versions:
+        newest = os.path.join(base_directory, str(versions[-1]))
+        fingerprint = _fingerprint(model_path)
+        if fingerprint is not None and fingerprint == _fingerprint(newest):
+            logging.info("%s is already published as version %s", model_path, versions[-1])
+            return str(versions[-1]), newest
+    staging = os.path.join(base_directory, f".staging-{uuid.uuid4().hex}")
+    io_utils.copy_dir(model_path, staging)
+    version = max([int(clock())] + [v + 1 for v in existing_versions(base_directory)])
+    while True:
+        target = os.path.join(base_directory, str(version))
+        if not fileio.exists(target):
+            try:
+                fileio.rename(staging, target, overwrite=False)
+                return str(version), target
+            except Exception:  # another pusher took this version between the check and the rename
+                if not fileio.exists(target):
+                    raise
+        version += 1
+
+
+class Executor(pusher_executor.Executor):
+    """The standard Pusher, with `publish_new_version` for filesystem destinations."""
+
+    def Do(self, input_dict: Dict[str, List[types.Artifact]],
+           output_dict: Dict[str, List[types.Artifact]], exec_properties: Dict[str, Any]) -> None:
+        self._log_startup(input_dict, output_dict, exec_properties)
+        model_push = artifact_utils.get_single_instance(
+            output_dict[standard_component_specs.PUSHED_MODEL_KEY])
+        if not self.CheckBlessing(input_dict):
+            self._MarkNotPushed(model_push)
+            return
+        destination = pusher_pb2.PushDestination()
+        proto_utils.json_to_proto(exec_properties[standard_component_specs.PUSH_DESTINATION_KEY],
+                                  destination)
+        if destination.WhichOneof("destination") != "filesystem":
+            raise ValueError("the versioned pusher supports filesystem destinations only, "
+                             f"not {destination.WhichOneof('destination')}")
+        model_path = self.GetModelPath(input_dict)
+        version, serving_path = publish_new_version(model_path,
+                                                    destination.filesystem.base_directory)
+        logging.info("Model version %s written to %s", version, serving_path)
+        io_utils.copy_dir(model_path, model_push.uri)  # the artifact's own archived copy
+        self._MarkPushed(model_push, pushed_destination=serving_path, pushed_version=version)

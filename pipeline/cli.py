@@ -1,0 +1,124 @@
+"""tfx-transformers: run a task's pipeline locally, or query a pushed model.
+
+  tfx-transformers run --task imdb --model transformer [--data DIR] [--output DIR] ...
+  tfx-transformers predict --model PATH TEXT...
+"""
+import argparse
+import json
+import os
+import sys
+from typing import List, Optional
+
+from pipeline import configs
+
+
+def _parse_override(text: str):
+    """KEY=VALUE with VALUE read as JSON when it parses (numbers, booleans), else a string."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pipeline.tasks import TASKS
+
+    parser = argparse.ArgumentParser(prog="tfx-transformers", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run a task's pipeline with LocalDagRunner")
+    run.add_argument("--task", required=True, choices=sorted(TASKS))
+    run.add_argument("--model", help="model family (default: the task's first)")
+    run.add_argument("--data", help="input data directory (default: the embedded corpus)")
+    run.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
+                     help="pipeline roots, MLMD, logs and pushed models (default: %(default)s)")
+    run.add_argument("--train-steps", type=_positive_int)
+    run.add_argument("--eval-steps", type=_positive_int)
+    run.add_argument("--beam-mode", choices=sorted(configs.BEAM_MODES),
+                     default=configs.DEFAULT_BEAM_MODE)
+    run.add_argument("--preset", help="model preset (default: the family's default)")
+    run.add_argument("--set", dest="overrides", type=_parse_override, action="append",
+                     default=[], metavar="KEY=VALUE",
+                     help="override a preset field, e.g. --set d_model=128 (repeatable)")
+    run.add_argument("--blessing-threshold", type=float,
+                     help="lower bound on the task's gating metric (IMDB: binary_accuracy)")
+    run.add_argument("--no-cache", action="store_true", help="rerun every component")
+    run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
+
+    predict = commands.add_parser("predict", help="classify text with a pushed SavedModel")
+    predict.add_argument("--model", required=True,
+                         help="a SavedModel folder, or a folder of numbered versions (the newest is used)")
+    predict.add_argument("texts", nargs="+", metavar="TEXT")
+    return parser
+
+
+def command_run(args) -> int:
+    from pipeline.runner import build_local_pipeline, run_local
+
+    try:
+        pipeline, paths = build_local_pipeline(
+            task=args.task, model=args.model, data_dir=args.data, output_dir=args.output,
+            train_steps=args.train_steps, eval_steps=args.eval_steps, beam_mode=args.beam_mode,
+            preset=args.preset, model_overrides=dict(args.overrides),
+            blessing_threshold=args.blessing_threshold, enable_cache=not args.no_cache)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        print(json.dumps({"status": "failed", "error": str(error)}))
+        return 2
+    try:
+        summary = run_local(pipeline, paths, verbose=args.verbose)
+    except Exception as error:  # a component failed: say which and why, point to the log
+        message = str(error).strip()
+        print(f"error: pipeline {pipeline.pipeline_info.pipeline_name} failed: {message}",
+              file=sys.stderr)
+        print(f"full log: {paths['log_dir']}", file=sys.stderr)
+        print(json.dumps({"status": "failed", "pipeline_name": pipeline.pipeline_info.pipeline_name,
+                          "error": message}))
+        return 1
+    print(json.dumps({"status": "succeeded", **summary}))
+    return 0
+
+
+def command_predict(args) -> int:
+    from pipeline.predict import load_model, predict_texts
+
+    try:
+        model, path = load_model(args.model)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for row in predict_texts(model, args.texts):
+        print(json.dumps({"model": path, **row}, ensure_ascii=False))
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    # TensorFlow's C++ start-up lines (CUDA plugins on a CPU machine, CPU features) are noise
+    # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    args = build_parser().parse_args(argv)
+    return {"run": command_run, "predict": command_predict}[args.command](args)
+
+
+def entry_point() -> None:
+    """The console script: exits without running TensorFlow's finalizers, which print
+    spurious tracebacks at interpreter shutdown."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    entry_point()

@@ -1,0 +1,36 @@
+"""Pipeline knobs and defaults: one home for every setting that is not a model hyperparameter."""
+import os
+import pathlib
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+EMBEDDED_DATA_DIR = REPO_ROOT / "data"  # the corpora the project writes itself
+DEFAULT_OUTPUT_DIR = "outputs"  # pipeline roots, MLMD, pushed models and logs go under it
+
+# Module paths TFX imports inside Transform and Trainer (dotted paths into the installed
+# package: no module-file wheel is built at run time).
+RUN_FN = "trainer_module.training.run_fn.run_fn"
+
+SPLIT_SEED = 42  # seed of the hash split when the data has no eval split of its own
+EVAL_PERCENT = 20  # share of reviews held out for evaluation by that split
+TRAINING_SEED = 0
+
+# Beam on the local machine. in_memory starts fastest on small data; multi_processing uses
+# every core (TFX's own examples), at the cost of worker start-up per component.
+BEAM_MODES = {
+    "in_memory": ["--runner=DirectRunner", "--direct_running_mode=in_memory",
+                  "--direct_num_workers=1"],
+    "multi_processing": ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
+                         "--direct_num_workers=0"],
+}
+DEFAULT_BEAM_MODE = "in_memory"
+
+
+def output_paths(output_dir: str, pipeline_name: str) -> dict:
+    """Where one pipeline keeps its artifacts, its MLMD database and its pushed models."""
+    output_dir = os.path.abspath(output_dir)
+    return {
+        "pipeline_root": os.path.join(output_dir, "pipelines", pipeline_name),
+        "metadata_path": os.path.join(output_dir, "metadata", pipeline_name, "metadata.sqlite"),
+        "serving_model_dir": os.path.join(output_dir, "serving_model", pipeline_name),
+        "log_dir": os.path.join(output_dir, "logs"),
+    }

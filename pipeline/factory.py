@@ -1,0 +1,99 @@
+"""The one pipeline factory: a task and a model family in, a TFX pipeline out."""
+from typing import Any, Mapping, Optional, Sequence
+
+from ml_metadata.proto import metadata_store_pb2
+from tfx import v1 as tfx
+
+from components.anomalies_gate import AnomaliesGate
+from components.versioned_pusher import VersionedPusher
+from pipeline import configs
+from pipeline.tasks import Task
+
+
+def create_pipeline(
+    *,
+    pipeline_name: str,
+    pipeline_root: str,
+    task: Task,
+    model: str,
+    data_dir: str,
+    serving_model_dir: str,
+    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
+    beam_pipeline_args: Sequence[str] = (),
+    train_steps: Optional[int] = None,
+    eval_steps: Optional[int] = None,
+    preset: Optional[str] = None,
+    model_overrides: Optional[Mapping[str, Any]] = None,
+    blessing_threshold: Optional[float] = None,
+    enable_cache: bool = True,
+) -> tfx.dsl.Pipeline:
+    """Builds the pipeline for `task` trained with the `model` family.
+
+    Everything that depends on where the pipeline runs (paths, Beam arguments, the metadata
+    store) comes in as an argument; runners only work those out and call this.
+    """
+    task.check_model(model)
+    preset = preset or task.model_families[model]
+    overrides = dict(model_overrides or {})
+
+    # Reads the raw data into tf.Examples with `train` and `eval` splits.
+    example_gen = task.example_gen(data_dir)
+    # Computes statistics over both splits.
+    statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs["examples"])
+    # Infers a schema (types, presence, shapes) from the statistics.
+    schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs["statistics"],
+                                          infer_feature_shape=True)
+    # Checks the statistics against the schema.
+    example_validator = tfx.components.ExampleValidator(
+        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
+    # Stops the run, listing them, when the validator found anomalies.
+    anomalies_gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
+    # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
+    transform = tfx.components.Transform(
+        examples=example_gen.outputs["examples"],
+        schema=schema_gen.outputs["schema"],
+        preprocessing_fn=task.preprocessing_fn,
+        custom_config=task.transform_config(model, preset, overrides),
+    )
+    transform.add_upstream_node(anomalies_gate)
+    # Trains the model family and exports a SavedModel with raw-input signatures.
+    trainer = tfx.components.Trainer(
+        run_fn=configs.RUN_FN,
+        examples=transform.outputs["transformed_examples"],
+        transform_graph=transform.outputs["transform_graph"],
+        schema=schema_gen.outputs["schema"],
+        train_args=tfx.proto.TrainArgs(num_steps=train_steps or task.default_train_steps),
+        eval_args=tfx.proto.EvalArgs(num_steps=eval_steps or task.default_eval_steps),
+        custom_config={"task": task.name, "model": model, "preset": preset,
+                       "overrides": overrides, "seed": configs.TRAINING_SEED},
+    )
+    # Finds the latest blessed model, the baseline for the change threshold.
+    model_resolver = tfx.dsl.Resolver(
+        strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
+        model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
+        model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
+    ).with_id("latest_blessed_model_resolver")
+    # Evaluates the candidate (and the baseline) with TFMA and blesses it if it passes.
+    evaluator = tfx.components.Evaluator(
+        examples=example_gen.outputs["examples"],
+        model=trainer.outputs["model"],
+        baseline_model=model_resolver.outputs["model"],
+        eval_config=task.eval_config(blessing_threshold),
+    )
+    # Copies a blessed model to a new version folder, never overwriting one.
+    pusher = VersionedPusher(
+        model=trainer.outputs["model"],
+        model_blessing=evaluator.outputs["blessing"],
+        push_destination=tfx.proto.PushDestination(
+            filesystem=tfx.proto.PushDestination.Filesystem(base_directory=serving_model_dir)),
+    ).with_id("Pusher")
+
+    return tfx.dsl.Pipeline(
+        pipeline_name=pipeline_name,
+        pipeline_root=pipeline_root,
+        components=[example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
+                    transform, trainer, model_resolver, evaluator, pusher],
+        enable_cache=enable_cache,
+        metadata_connection_config=metadata_connection_config,
+        beam_pipeline_args=list(beam_pipeline_args),
+    )

@@ -1,0 +1,39 @@
+"""The pipeline as a DSL file for the TFX CLI (LocalDagRunner).
+
+    tfx pipeline create --engine local --pipeline_path pipeline/local_runner.py
+    tfx run create --engine local --pipeline_name imdb-transformer
+
+The CLI runs this file as a script, so its settings come from the environment (all optional):
+TFXT_TASK (imdb), TFXT_MODEL, TFXT_DATA, TFXT_OUTPUT (outputs), TFXT_PRESET,
+TFXT_TRAIN_STEPS, TFXT_EVAL_STEPS, TFXT_BEAM_MODE (in_memory). The pipeline name is
+`<task>-<model>`, e.g. imdb-transformer.
+"""
+import os
+
+from tfx import v1 as tfx
+
+from pipeline import configs
+from pipeline.runner import build_local_pipeline
+
+
+def _int(name: str):
+    value = os.environ.get(name)
+    return int(value) if value else None
+
+
+def pipeline_from_environment():
+    pipeline, _ = build_local_pipeline(
+        task=os.environ.get("TFXT_TASK", "imdb"),
+        model=os.environ.get("TFXT_MODEL") or None,
+        data_dir=os.environ.get("TFXT_DATA") or None,
+        output_dir=os.environ.get("TFXT_OUTPUT", configs.DEFAULT_OUTPUT_DIR),
+        preset=os.environ.get("TFXT_PRESET") or None,
+        train_steps=_int("TFXT_TRAIN_STEPS"),
+        eval_steps=_int("TFXT_EVAL_STEPS"),
+        beam_mode=os.environ.get("TFXT_BEAM_MODE", configs.DEFAULT_BEAM_MODE),
+    )
+    return pipeline
+
+
+if __name__ == "__main__":
+    tfx.orchestration.LocalDagRunner().run(pipeline_from_environment())

@@ -1,0 +1,102 @@
+"""What a pipeline run did, read back from MLMD: per-component state and time, metrics, push."""
+import math
+from typing import Optional
+
+import ml_metadata as mlmd
+import tensorflow_model_analysis as tfma
+from ml_metadata.proto import metadata_store_pb2
+from tfx.orchestration import metadata
+
+_STATES = metadata_store_pb2.Execution.State
+
+
+def _node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) -> str:
+    for context in store.get_contexts_by_execution(execution_id):
+        if context.name.startswith(pipeline_name + "."):
+            return context.name[len(pipeline_name) + 1:]
+    return f"execution-{execution_id}"
+
+
+def _latest_run(store: mlmd.MetadataStore, pipeline_name: str) -> Optional[metadata_store_pb2.Context]:
+    pipeline = store.get_context_by_type_and_name("pipeline", pipeline_name)
+    if pipeline is None:
+        return None
+    ours = {e.id for e in store.get_executions_by_context(pipeline.id)}
+    runs = [c for c in store.get_contexts_by_type("pipeline_run")
+            if any(e.id in ours for e in store.get_executions_by_context(c.id))]
+    return max(runs, key=lambda c: (c.create_time_since_epoch, c.id), default=None)
+
+
+def _outputs(store: mlmd.MetadataStore, execution_id: int) -> dict:
+    """Output key -> artifacts of one execution."""
+    events = [e for e in store.get_events_by_execution_ids([execution_id])
+              if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)]
+    artifacts = {a.id: a for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
+    outputs = {}
+    for event in events:
+        key = event.path.steps[0].key if event.path.steps else ""
+        outputs.setdefault(key, []).append(artifacts[event.artifact_id])
+    return outputs
+
+
+def _property(artifact, name):
+    value = artifact.custom_properties.get(name)
+    if value is None:
+        return None
+    return getattr(value, value.WhichOneof("value"))
+
+
+def overall_metrics(evaluation_uri: str) -> dict:
+    """The candidate model's metrics on the whole eval split (no slice), by name."""
+    metrics = {}
+    for slice_metrics in tfma.load_metrics(evaluation_uri):
+        if slice_metrics.slice_key.single_slice_keys:
+            continue
+        for entry in slice_metrics.metric_keys_and_values:
+            key, value = entry.key, entry.value
+            if key.is_diff or key.model_name not in ("", "candidate"):
+                continue
+            if value.HasField("double_value"):
+                number = value.double_value.value
+                metrics[key.name] = None if math.isnan(number) else round(number, 6)
+    return dict(sorted(metrics.items()))
+
+
+def blessing_failures(evaluation_uri: str) -> list:
+    """Why the model was not blessed, one line per failed threshold."""
+    result = tfma.load_validation_result(evaluation_uri)
+    lines = []
+    for per_slice in result.metric_validations_per_slice:
+        for failure in per_slice.failures:
+            lines.append(f"{failure.metric_key.name}: {failure.message}".strip())
+    return lines
+
+
+def summarize(metadata_path: str, pipeline_name: str) -> dict:
+    """The summary of the newest run of `pipeline_name` recorded in the SQLite MLMD store."""
+    store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
+    run = _latest_run(store, pipeline_name)
+    summary = {"pipeline_name": pipeline_name, "run_id": run.name if run else None,
+               "pushed_model": None, "pushed_version": None, "blessed": None,
+               "metrics": {}, "components": {}}
+    if run is None:
+        return summary
+    executions = sorted(store.get_executions_by_context(run.id), key=lambda e: e.id)
+    for execution in executions:
+        node = _node_id(store, execution.id, pipeline_name)
+        seconds = (execution.last_update_time_since_epoch - execution.create_time_since_epoch) / 1000
+        summary["components"][node] = {
+            "state": _STATES.Name(execution.last_known_state).lower(),
+            "seconds": round(seconds, 2),
+        }
+        outputs = _outputs(store, execution.id)
+        for artifact in outputs.get("evaluation", []):
+            summary["metrics"] = overall_metrics(artifact.uri)
+            summary["blessing_failures"] = blessing_failures(artifact.uri)
+        for artifact in outputs.get("blessing", []):
+            summary["blessed"] = bool(_property(artifact, "blessed"))
+        for artifact in outputs.get("pushed_model", []):
+            if _property(artifact, "pushed"):
+                summary["pushed_model"] = _property(artifact, "pushed_destination")
+                summary["pushed_version"] = _property(artifact, "pushed_version")
+    return summary

@@ -1,0 +1,73 @@
+"""IMDB sentiment: reviews -> positive/negative."""
+from typing import Any, Mapping, Optional
+
+import tensorflow_model_analysis as tfma
+
+from components.reviews_example_gen import ReviewsExampleGen
+from pipeline import configs
+from pipeline.tasks.base import Task
+from trainer_module import features
+from trainer_module.models import presets
+
+DEFAULT_MIN_ACCURACY = 0.6  # well above chance, below what a trained model reaches on both corpora
+
+
+def example_gen(data_dir: str):
+    return ReviewsExampleGen(data_dir, eval_percent=configs.EVAL_PERCENT,
+                             split_seed=configs.SPLIT_SEED)
+
+
+def transform_config(model: str, preset: str, overrides: Mapping[str, Any]) -> dict:
+    config = presets.get_preset(preset, overrides)
+    return {"vocab_size": config.vocab_size, "max_length": config.max_length}
+
+
+def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
+    """Binary metrics on P(positive), sliced by review length and rating, gated on accuracy."""
+    min_accuracy = DEFAULT_MIN_ACCURACY if min_accuracy is None else min_accuracy
+    accuracy_threshold = tfma.MetricThreshold(
+        value_threshold=tfma.GenericValueThreshold(lower_bound={"value": min_accuracy}),
+        # Against the latest blessed model: no worse (the tiny slack absorbs float noise).
+        change_threshold=tfma.GenericChangeThreshold(
+            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}),
+    )
+    metric = tfma.MetricConfig
+    return tfma.EvalConfig(
+        model_specs=[tfma.ModelSpec(
+            signature_name="serving_default",
+            label_key=features.LABEL,
+            prediction_key="score",
+            preprocessing_function_names=["transform_features"],
+        )],
+        slicing_specs=[
+            tfma.SlicingSpec(),
+            tfma.SlicingSpec(feature_keys=[features.LENGTH_BUCKET]),
+            tfma.SlicingSpec(feature_keys=[features.RATING]),
+        ],
+        metrics_specs=[tfma.MetricsSpec(metrics=[
+            metric(class_name="ExampleCount"),
+            metric(class_name="BinaryAccuracy", threshold=accuracy_threshold),
+            metric(class_name="AUC"),
+            metric(class_name="Precision"),
+            metric(class_name="Recall"),
+            metric(class_name="MeanLabel"),
+            metric(class_name="MeanPrediction"),
+            metric(class_name="Calibration"),
+            metric(class_name="CalibrationPlot"),
+        ])],
+    )
+
+
+IMDB = Task(
+    name="imdb",
+    description="IMDB movie-review sentiment (aclImdb layout or text,label CSV)",
+    default_data_dir=str(configs.EMBEDDED_DATA_DIR / "imdb"),
+    example_gen=example_gen,
+    preprocessing_fn="trainer_module.preprocessing.text.preprocessing_fn",
+    model_families={"transformer": "small"},
+    transform_config=transform_config,
+    eval_config=eval_config,
+    gating_metric="binary_accuracy",
+    default_train_steps=120,
+    default_eval_steps=20,
+)

@@ -1,0 +1,125 @@
+import re
+
+import pytest
+
+from components.reviews_example_gen import ReviewsExampleGen
+from components.reviews_example_gen.layout import ReviewDataError
+from tests.components.example_gen_util import run_executor, value
+from tests.conftest import write_aclimdb
+
+
+def test_aclimdb_keeps_the_original_train_test_split(aclimdb_dir, tmp_path):
+    splits = run_executor(ReviewsExampleGen(str(aclimdb_dir)), tmp_path / "out")
+    assert sorted(splits) == ["eval", "train"]
+    assert len(splits["train"]) == len(splits["eval"]) == 16
+    by_id = {value(e, "id"): e for e in splits["train"]}
+    first = by_id["train/pos/0_7"]
+    assert (value(first, "label"), value(first, "rating")) == (1, 7)
+    assert value(first, "text") == "a wonderful film, I loved it"
+    negative = by_id["train/neg/13_2"]
+    assert (value(negative, "label"), value(negative, "rating")) == (0, 2)
+    assert all(value(e, "id").startswith("test/") for e in splits["eval"])
+
+
+def test_accepts_the_aclimdb_folder_itself_and_skips_unsup(aclimdb_dir, tmp_path):
+    (aclimdb_dir / "aclImdb" / "train" / "unsup").mkdir()
+    (aclimdb_dir / "aclImdb" / "train" / "unsup" / "0_0.txt").write_text("unlabelled")
+    (aclimdb_dir / "aclImdb" / "train" / "urls_pos.txt").write_text("http://example")
+    splits = run_executor(ReviewsExampleGen(str(aclimdb_dir / "aclImdb")), tmp_path / "out")
+    assert len(splits["train"]) == 16
+
+
+def test_seeded_hash_split_without_a_test_folder(tmp_path):
+    data = write_aclimdb(tmp_path / "data", splits=("train",), copies=8)  # 128 reviews
+
+    def eval_ids(seed, out):
+        splits = run_executor(ReviewsExampleGen(str(data), eval_percent=25, split_seed=seed),
+                              tmp_path / out)
+        assert len(splits["train"]) + len(splits["eval"]) == 128
+        return sorted(value(e, "id") for e in splits["eval"])
+
+    first = eval_ids(42, "a")
+    assert 16 <= len(first) <= 48  # about 25% of 128
+    assert eval_ids(42, "b") == first  # the same seed gives the same split
+    assert eval_ids(7, "c") != first
+
+
+def test_csv_with_quoted_multiline_reviews(tmp_path):
+    data = tmp_path / "csv"
+    data.mkdir()
+    (data / "train.csv").write_text(
+        'text,label,rating\n"Great film,\nloved it",pos,9\nterrible,0,\n"fine ""ok"" movie",1,\n',
+        "utf-8")
+    (data / "test.csv").write_text("label,text\nneg,boring\n", "utf-8")
+    splits = run_executor(ReviewsExampleGen(str(data)), tmp_path / "out")
+    train = splits["train"]
+    assert [value(e, "text") for e in train] == ["Great film,\nloved it", "terrible",
+                                                 'fine "ok" movie']
+    assert [value(e, "label") for e in train] == [1, 0, 1]
+    assert [value(e, "rating") for e in train] == [9, -1, -1]
+    assert value(train[1], "id") == "train.csv:4"
+    assert [value(e, "label") for e in splits["eval"]] == [0]
+
+
+def test_missing_directory_is_an_error_at_construction(tmp_path):
+    with pytest.raises(FileNotFoundError, match="review data directory not found: .*nowhere"):
+        ReviewsExampleGen(str(tmp_path / "nowhere"))
+
+
+def test_directory_without_reviews_is_an_error(tmp_path):
+    with pytest.raises(ReviewDataError, match="no reviews found"):
+        ReviewsExampleGen(str(tmp_path))
+
+
+def expect_error(data_dir, tmp_path, pattern):
+    with pytest.raises(Exception, match=pattern):
+        run_executor(ReviewsExampleGen(str(data_dir)), tmp_path / "out")
+
+
+def test_unknown_label_folder_names_the_folder(aclimdb_dir, tmp_path):
+    (aclimdb_dir / "aclImdb" / "train" / "maybe").mkdir()
+    (aclimdb_dir / "aclImdb" / "train" / "maybe" / "1_5.txt").write_text("hmm")
+    expect_error(aclimdb_dir, tmp_path, r"train/maybe: unknown label folder 'maybe'")
+
+
+def test_empty_review_names_the_file(aclimdb_dir, tmp_path):
+    (aclimdb_dir / "aclImdb" / "train" / "pos" / "99_8.txt").write_text("  \n ")
+    expect_error(aclimdb_dir, tmp_path, r"train/pos/99_8\.txt: empty review")
+
+
+def test_non_utf8_review_names_the_file_and_byte(aclimdb_dir, tmp_path):
+    (aclimdb_dir / "aclImdb" / "test" / "neg" / "99_2.txt").write_bytes(b"caf\xe9 was awful")
+    expect_error(aclimdb_dir, tmp_path,
+                 r"test/neg/99_2\.txt: not valid UTF-8 at byte 3")
+
+
+def test_bad_file_name_and_contradicting_rating(aclimdb_dir, tmp_path):
+    bad_name = aclimdb_dir / "aclImdb" / "train" / "pos" / "review.txt"
+    bad_name.write_text("fine")
+    expect_error(aclimdb_dir, tmp_path, r"pos/review\.txt: file name is not ID_RATING\.txt")
+    bad_name.unlink()
+    (aclimdb_dir / "aclImdb" / "train" / "pos" / "98_2.txt").write_text("fine")
+    expect_error(aclimdb_dir, tmp_path, r"pos/98_2\.txt: rating 2 contradicts its folder 'pos'")
+
+
+def test_missing_or_empty_label_folder(aclimdb_dir, tmp_path):
+    for review in (aclimdb_dir / "aclImdb" / "train" / "neg").iterdir():
+        review.unlink()
+    expect_error(aclimdb_dir, tmp_path, r"train/neg: label folder has no \.txt reviews")
+    (aclimdb_dir / "aclImdb" / "train" / "neg").rmdir()
+    expect_error(aclimdb_dir, tmp_path, re.escape("missing label folder(s) ['neg']"))
+
+
+@pytest.mark.parametrize("content, pattern", [
+    ("text,label\ngood,maybe\n", r"train\.csv:2: unknown label 'maybe'"),
+    ("text,label\n,1\n", r"train\.csv:2: empty review"),
+    ("review,sentiment\ngood,1\n", r"train\.csv: CSV header must name 'text' and 'label'"),
+    ("text,label\n", r"train\.csv: CSV file has no reviews"),
+    ("text,label,rating\ngood,1,ten\n", r"train\.csv:2: rating 'ten' is not an integer"),
+])
+def test_bad_csv_rows_name_file_and_line(tmp_path, content, pattern):
+    data = tmp_path / "csv"
+    data.mkdir()
+    (data / "train.csv").write_text(content, "utf-8")
+    (data / "test.csv").write_text("text,label\nfine,1\n", "utf-8")
+    expect_error(data, tmp_path, pattern)

@@ -1,0 +1,106 @@
+import itertools
+import json
+import os
+
+import pytest
+from tfx.proto import pusher_pb2
+from tfx.types import standard_artifacts
+from tfx.utils import proto_utils
+
+from components.versioned_pusher import Executor, publish_new_version
+
+
+def make_model(path, content="v1"):
+    os.makedirs(os.path.join(path, "variables"), exist_ok=True)
+    with open(os.path.join(path, "saved_model.pb"), "w") as f:
+        f.write(content)
+    with open(os.path.join(path, "variables", "variables.index"), "w") as f:
+        f.write(content)
+    with open(os.path.join(path, "fingerprint.pb"), "w") as f:
+        f.write("fingerprint-" + content)
+    return str(path)
+
+
+def test_pushes_in_the_same_second_get_distinct_versions(tmp_path):
+    base = str(tmp_path / "serving" / "imdb")
+    clock = lambda: 1_700_000_000.5  # noqa: E731 - every push in the same second
+    versions = [publish_new_version(make_model(tmp_path / f"m{i}", f"v{i}"), base, clock)[0]
+                for i in range(3)]
+    assert versions == ["1700000000", "1700000001", "1700000002"]
+    for i, version in enumerate(versions):
+        with open(os.path.join(base, version, "saved_model.pb")) as f:
+            assert f.read() == f"v{i}"  # nothing overwritten
+    assert sorted(os.listdir(base)) == versions  # no staging folder left behind
+
+
+def test_existing_versions_are_never_overwritten_even_from_the_future(tmp_path):
+    base = tmp_path / "serving"
+    make_model(base / "2000000000", "published")
+    version, path = publish_new_version(make_model(tmp_path / "m", "new"), str(base),
+                                        clock=lambda: 1_700_000_000)
+    assert version == "2000000001"
+    assert (base / "2000000000" / "saved_model.pb").read_text() == "published"
+
+
+def test_a_version_taken_between_check_and_rename_is_skipped(tmp_path, monkeypatch):
+    base = tmp_path / "serving"
+    ticks = itertools.count()
+
+    def racing_clock():  # another pusher publishes 100 while this one copies
+        if next(ticks) == 0:
+            make_model(base / "100", "other")
+        return 100
+
+    from components.versioned_pusher import executor as module
+    real_copy = module.io_utils.copy_dir
+
+    def copy_then_race(src, dst, **kwargs):
+        real_copy(src, dst, **kwargs)
+        racing_clock()
+
+    monkeypatch.setattr(module.io_utils, "copy_dir", copy_then_race)
+    version, _ = publish_new_version(make_model(tmp_path / "m", "mine"), str(base),
+                                     clock=lambda: 100)
+    assert version == "101"
+    assert (base / "100" / "saved_model.pb").read_text() == "other"
+
+
+def test_the_same_model_is_not_published_twice(tmp_path):
+    base = str(tmp_path / "serving")
+    model = make_model(tmp_path / "m", "same")
+    first = publish_new_version(model, base, clock=lambda: 100)
+    again = publish_new_version(model, base, clock=lambda: 200)
+    assert first == again == ("100", os.path.join(base, "100"))
+    assert publish_new_version(make_model(tmp_path / "n", "other"), base,
+                               clock=lambda: 300)[0] == "300"
+
+
+def run_pusher(tmp_path, blessed: bool):
+    model = standard_artifacts.Model()
+    model.uri = str(tmp_path / "model")
+    make_model(tmp_path / "model" / "Format-Serving")
+    blessing = standard_artifacts.ModelBlessing()
+    blessing.uri = str(tmp_path / "blessing")
+    blessing.set_int_custom_property("blessed", int(blessed))
+    pushed = standard_artifacts.PushedModel()
+    pushed.uri = str(tmp_path / "pushed")
+    destination = pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
+        base_directory=str(tmp_path / "serving")))
+    Executor().Do({"model": [model], "model_blessing": [blessing]}, {"pushed_model": [pushed]},
+                  {"push_destination": proto_utils.proto_to_json(destination),
+                   "custom_config": json.dumps({})})
+    return pushed
+
+
+def test_executor_pushes_a_blessed_model(tmp_path):
+    pushed = run_pusher(tmp_path, blessed=True)
+    assert pushed.get_int_custom_property("pushed") == 1
+    destination = pushed.get_string_custom_property("pushed_destination")
+    assert os.path.exists(os.path.join(destination, "saved_model.pb"))
+    assert os.path.dirname(destination) == str(tmp_path / "serving")
+
+
+def test_executor_does_not_push_an_unblessed_model(tmp_path):
+    pushed = run_pusher(tmp_path, blessed=False)
+    assert pushed.get_int_custom_property("pushed") == 0
+    assert not (tmp_path / "serving").exists()

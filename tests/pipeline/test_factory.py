@@ -1,0 +1,72 @@
+import pytest
+
+from pipeline import configs
+from pipeline.factory import create_pipeline
+from pipeline.runner import build_local_pipeline
+from pipeline.tasks import TASKS, get_task
+
+EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
+                  "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
+                  "Evaluator", "Pusher"]
+
+
+def build(aclimdb_dir, tmp_path, **kwargs):
+    return create_pipeline(pipeline_name="p", pipeline_root=str(tmp_path / "root"),
+                           task=get_task("imdb"), model="transformer", data_dir=str(aclimdb_dir),
+                           serving_model_dir=str(tmp_path / "serving"), **kwargs)
+
+
+def test_components_and_wiring(aclimdb_dir, tmp_path):
+    pipeline = build(aclimdb_dir, tmp_path, preset="tiny", train_steps=7,
+                     model_overrides={"d_model": 32}, blessing_threshold=0.9)
+    nodes = {c.id: c for c in pipeline.components}
+    order = [c.id for c in pipeline.components]  # topologically sorted
+    assert sorted(order) == sorted(EXPECTED_ORDER)
+    for upstream, downstream in zip(EXPECTED_ORDER[:7], EXPECTED_ORDER[1:8]):
+        if downstream != "latest_blessed_model_resolver":
+            assert order.index(upstream) < order.index(downstream), (upstream, downstream)
+    assert order.index("latest_blessed_model_resolver") < order.index("Evaluator")
+    assert order.index("Evaluator") < order.index("Pusher")
+    # Transform waits on the anomalies gate, not only on its data inputs.
+    assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
+    assert nodes["Transform"].exec_properties["custom_config"] == (
+        '{"max_length": 32, "vocab_size": 500}')
+    trainer = nodes["Trainer"]
+    assert trainer.exec_properties["run_fn"] == configs.RUN_FN
+    assert '"num_steps": 7' in trainer.exec_properties["train_args"]
+    assert '"d_model": 32' in trainer.exec_properties["custom_config"]
+    assert '"preset": "tiny"' in trainer.exec_properties["custom_config"]
+    evaluator = nodes["Evaluator"]
+    assert "0.9" in evaluator.exec_properties["eval_config"]
+    assert nodes["Pusher"].inputs["model_blessing"] is evaluator.outputs["blessing"]
+    assert pipeline.enable_cache
+
+
+def test_unknown_model_family_is_refused(aclimdb_dir, tmp_path):
+    with pytest.raises(ValueError, match="no model family 'vit'"):
+        create_pipeline(
+            pipeline_name="p", pipeline_root=str(tmp_path), task=get_task("imdb"), model="vit",
+            data_dir=str(aclimdb_dir), serving_model_dir=str(tmp_path))
+
+
+def test_unknown_task_and_beam_mode_are_refused(aclimdb_dir, tmp_path):
+    with pytest.raises(ValueError, match="unknown task 'mnist'"):
+        get_task("mnist")
+    with pytest.raises(ValueError, match="beam_mode"):
+        build_local_pipeline(task="imdb", data_dir=str(aclimdb_dir), output_dir=str(tmp_path),
+                             beam_mode="spark")
+
+
+def test_local_paths_live_under_the_output_directory(aclimdb_dir, tmp_path):
+    pipeline, paths = build_local_pipeline(task="imdb", data_dir=str(aclimdb_dir),
+                                           output_dir=str(tmp_path), beam_mode="multi_processing")
+    assert pipeline.pipeline_info.pipeline_name == "imdb-transformer"
+    for key in ("pipeline_root", "metadata_path", "serving_model_dir", "log_dir"):
+        assert paths[key].startswith(str(tmp_path))
+    assert "--direct_running_mode=multi_processing" in pipeline.beam_pipeline_args
+
+
+def test_every_task_names_a_default_model_and_data():
+    for task in TASKS.values():
+        assert task.default_model in task.model_families
+        assert task.eval_config(None).model_specs

@@ -1,0 +1,41 @@
+import numpy as np
+import tensorflow as tf
+
+from tests.tft_util import analyze_and_transform
+from trainer_module.preprocessing.text import (VOCABULARY_NAME, embedding_rows, length_bucket,
+                                               normalize, tokenize)
+
+
+def test_normalize_lowercases_unicode_breaks_lines_and_splits_punctuation():
+    out = normalize(tf.constant(["ÉMILE said:<br />GREAT!", "a<br/>b<br  />c"])).numpy()
+    assert out[0].decode().split() == ["émile", "said", ":", "great", "!"]
+    assert out[1].decode().split() == ["a", "b", "c"]
+
+
+def test_length_buckets_count_tokens_before_truncation():
+    texts = tf.constant(["word " * 5, "word " * 100, "word " * 260, "word " * 700])
+    assert [b.decode() for b in length_bucket(tokenize(texts)).numpy()] == [
+        "0-99", "100-249", "250-499", "500+"]
+
+
+def test_exact_ids_padding_truncation_and_oov(tmp_path):
+    rows = [
+        {"text": "Great movie!", "label": 1},
+        {"text": "great<br />MOVIE, great bad", "label": 0},
+        {"text": "Café bad — great movie; great extra words", "label": 1},
+    ]
+    transformed, output = analyze_and_transform(
+        rows, {"vocab_size": 3, "max_length": 5}, str(tmp_path))
+    # Vocabulary by frequency: great (5), movie (3), bad (2); ids start at 1, 0 pads and
+    # every other word shares the OOV id 4.
+    assert output.vocabulary_by_name(VOCABULARY_NAME) == [b"great", b"movie", b"bad"]
+    ids = np.array([row["token_ids"] for row in transformed])
+    np.testing.assert_array_equal(ids, [
+        [1, 2, 4, 0, 0],  # great movie !
+        [1, 2, 4, 1, 3],  # great movie , great bad
+        [4, 3, 4, 1, 2],  # café bad — great movie (; great extra words truncated)
+    ])
+    assert ids.dtype == np.int64
+    assert [row["label"] for row in transformed] == [1, 0, 1]
+    assert [row["length_bucket"] for row in transformed] == [b"0-99"] * 3
+    assert embedding_rows(output) == 5  # padding + 3 words + 1 OOV bucket

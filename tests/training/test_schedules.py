@@ -1,0 +1,27 @@
+import math
+
+import pytest
+from keras import ops
+
+from trainer_module.training.schedules import WarmupInverseSqrt
+
+
+def lr(schedule, step):
+    return float(ops.convert_to_numpy(schedule(step)))
+
+
+def test_linear_warmup_peak_then_inverse_sqrt_decay():
+    schedule = WarmupInverseSqrt(peak_learning_rate=1e-3, warmup_steps=100)
+    assert lr(schedule, 0) == pytest.approx(1e-5)
+    assert lr(schedule, 49) == pytest.approx(0.5e-3)
+    assert lr(schedule, 99) == pytest.approx(1e-3)
+    assert lr(schedule, 399) == pytest.approx(1e-3 * math.sqrt(100 / 400))
+    assert lr(schedule, 9999) == pytest.approx(1e-4)
+
+
+def test_matches_the_paper_formula():
+    d_model, warmup = 512, 4000
+    schedule = WarmupInverseSqrt((d_model * warmup) ** -0.5, warmup)
+    for step in (1, 1000, 4000, 20000):
+        paper = d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+        assert lr(schedule, step - 1) == pytest.approx(paper, rel=1e-5)

@@ -1,0 +1,1 @@
+"""What runs inside the Transform and Trainer components: preprocessing, models, training, serving."""

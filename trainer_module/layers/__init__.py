@@ -1,0 +1,19 @@
+"""Backend-agnostic Keras 3 building blocks (keras.ops only; no TensorFlow imports)."""
+from trainer_module.layers.attention import MultiHeadAttention
+from trainer_module.layers.encoder import FeedForward, TransformerEncoderBlock
+from trainer_module.layers.positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    TokenEmbedding,
+    sinusoidal_table,
+)
+
+__all__ = [
+    "FeedForward",
+    "LearnedPositionalEmbedding",
+    "MultiHeadAttention",
+    "SinusoidalPositionalEncoding",
+    "TokenEmbedding",
+    "TransformerEncoderBlock",
+    "sinusoidal_table",
+]

@@ -1,0 +1,94 @@
+"""Multi-head scaled dot-product attention, written out (Vaswani et al., 2017, section 3.2)."""
+import math
+
+import keras
+from keras import ops
+
+
+def masked_fill_value(dtype) -> float:
+    """A large negative score that stays finite in `dtype` (float16 overflows at -1e9)."""
+    return -6.0e4 if keras.backend.standardize_dtype(dtype) == "float16" else -1.0e9
+
+
+class MultiHeadAttention(keras.layers.Layer):
+    """Multi-head attention that returns its output and its attention weights.
+
+    Args:
+        num_heads: int. Number of attention heads.
+        key_dim: int. Size of each head's query/key/value projection.
+        dropout: float. Dropout on the attention weights during training.
+
+    Call arguments:
+        query: (B, Tq, D). value: (B, Tk, D), defaults to `query` (self-attention).
+        attention_mask: bool, broadcastable to (B, Tq, Tk); True where a query may attend
+            to a key. Padding masks are (B, 1, Tk); causal masks (1, Tq, Tk).
+
+    Returns:
+        (output (B, Tq, D), weights (B, num_heads, Tq, Tk)).
+
+    Example:
+    >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+    >>> out, weights = mha(ops.ones((2, 5, 8)))
+    >>> tuple(out.shape), tuple(weights.shape)
+    ((2, 5, 8), (2, 2, 5, 5))
+    """
+
+    def __init__(self, num_heads: int, key_dim: int, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.key_dim = key_dim
+        self.dropout = dropout
+
+    def build(self, query_shape, value_shape=None):
+        value_shape = query_shape if value_shape is None else value_shape
+        inner = self.num_heads * self.key_dim
+        self.query_dense = keras.layers.Dense(inner, name="query")
+        self.key_dense = keras.layers.Dense(inner, name="key")
+        self.value_dense = keras.layers.Dense(inner, name="value")
+        self.output_dense = keras.layers.Dense(query_shape[-1], name="output")
+        self.query_dense.build(query_shape)
+        self.key_dense.build(value_shape)
+        self.value_dense.build(value_shape)
+        self.output_dense.build(tuple(query_shape[:-1]) + (inner,))
+        self.weights_dropout = keras.layers.Dropout(self.dropout)
+
+    def _split_heads(self, x):
+        # (B, T, H*Dk) -> (B, H, T, Dk)
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        x = ops.reshape(x, (batch, length, self.num_heads, self.key_dim))
+        return ops.transpose(x, (0, 2, 1, 3))
+
+    def call(self, query, value=None, attention_mask=None, training=None):
+        value = query if value is None else value
+        q = self._split_heads(self.query_dense(query))  # (B, H, Tq, Dk)
+        k = self._split_heads(self.key_dense(value))  # (B, H, Tk, Dk)
+        v = self._split_heads(self.value_dense(value))  # (B, H, Tk, Dk)
+
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (B, H, Tq, Tk)
+        scores = scores / ops.cast(math.sqrt(self.key_dim), scores.dtype)
+        if attention_mask is not None:
+            mask = ops.expand_dims(ops.cast(attention_mask, "bool"), 1)  # (B, 1, Tq, Tk)
+            scores = ops.where(mask, scores, masked_fill_value(scores.dtype))
+        weights = ops.softmax(scores, axis=-1)
+
+        context = ops.matmul(self.weights_dropout(weights, training=training), v)
+        context = ops.transpose(context, (0, 2, 1, 3))  # (B, Tq, H, Dk)
+        batch, length = ops.shape(context)[0], ops.shape(context)[1]
+        context = ops.reshape(context, (batch, length, self.num_heads * self.key_dim))
+        return self.output_dense(context), weights
+
+    def compute_output_spec(self, query, value=None, attention_mask=None, training=None):
+        value = query if value is None else value
+        weights_shape = (query.shape[0], self.num_heads, query.shape[1], value.shape[1])
+        return (
+            keras.KerasTensor(query.shape, dtype=self.compute_dtype),
+            keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "key_dim": self.key_dim,
+            "dropout": self.dropout,
+        }

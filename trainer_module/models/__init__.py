@@ -1,0 +1,1 @@
+"""Model families (Keras 3, backend-agnostic) and their typed presets."""

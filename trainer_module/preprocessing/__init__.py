@@ -1,0 +1,1 @@
+"""tf.Transform preprocessing_fns, one module per kind of input."""

@@ -1,0 +1,1 @@
+"""SavedModel signatures: raw inputs in, predictions out, preprocessing inside the graph."""

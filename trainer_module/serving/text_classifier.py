@@ -1,0 +1,51 @@
+"""Exports a text classifier with the tf.Transform graph attached.
+
+Signatures:
+  serving_default(examples: serialized tf.Example) -> probabilities, score, label, label_name
+  classify_text(text: string)                     -> the same, from raw review text
+  transform_features(examples)                    -> Transform's outputs (for TFMA)
+"""
+import keras
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from trainer_module import features
+
+
+def export_text_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
+                           export_dir: str, label_names=features.LABEL_NAMES) -> None:
+    tft_layer = tf_transform_output.transform_features_layer()
+    raw_spec = tf_transform_output.raw_feature_spec()
+    text_spec = {features.TEXT: raw_spec[features.TEXT]}
+    text_shape = list(raw_spec[features.TEXT].shape)  # [] or [1], as SchemaGen inferred
+    names = tf.constant(list(label_names))
+
+    def classify(transformed):
+        logits = model(transformed[features.TOKEN_IDS], training=False)
+        probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, C)
+        label = tf.argmax(probabilities, axis=-1)
+        outputs = {"probabilities": probabilities, "label": label,
+                   "label_name": tf.gather(names, label)}
+        if len(label_names) == 2:
+            outputs["score"] = probabilities[:, 1]  # P(positive): what TFMA's binary metrics read
+        return outputs
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def serve_examples(serialized):
+        return classify(tft_layer(tf.io.parse_example(serialized, text_spec)))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def classify_text(text):
+        return classify(tft_layer({features.TEXT: tf.reshape(text, [-1] + text_shape)}))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def transform_features(serialized):
+        return tft_layer(tf.io.parse_example(serialized, raw_spec))
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(tft_layer)
+    archive.add_endpoint("serving_default", serve_examples)
+    archive.add_endpoint("classify_text", classify_text)
+    archive.add_endpoint("transform_features", transform_features)
+    archive.write_out(export_dir, verbose=False)

@@ -1,0 +1,1 @@
+"""The Trainer's run_fn, input functions and schedules."""

@@ -1,0 +1,23 @@
+"""Learning-rate schedules (keras.ops only)."""
+import keras
+from keras import ops
+
+
+class WarmupInverseSqrt(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup to `peak_learning_rate`, then decay with 1/sqrt(step) (Vaswani et al. 5.3).
+
+    lr(s) = peak * min(s / warmup, sqrt(warmup / s)), s = step + 1. The paper's
+    d_model^-0.5 * min(s^-0.5, s * warmup^-1.5) is this with peak = (d_model * warmup)^-0.5.
+    """
+
+    def __init__(self, peak_learning_rate: float, warmup_steps: int):
+        self.peak_learning_rate = peak_learning_rate
+        self.warmup_steps = max(1, int(warmup_steps))
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32") + 1.0
+        warmup = ops.cast(self.warmup_steps, "float32")
+        return self.peak_learning_rate * ops.minimum(step / warmup, ops.sqrt(warmup / step))
+
+    def get_config(self):
+        return {"peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps}
