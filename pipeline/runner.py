@@ -18,7 +18,9 @@ from pipeline.tasks import get_task
 _COMPONENT_EVENT = re.compile(r"Component (\S+) is (running|finished)\.")
 # Warnings the pinned stack emits on every run that say nothing about the user's pipeline.
 _KNOWN_NOISE = ("ArtifactQuery.property_predicate is not supported",
-                "is deprecated and will be removed in a future version")
+                "is deprecated and will be removed in a future version",
+                "Tables initialized inside a tf.function",
+                "does not have payload_format custom property")
 
 
 def _not_noise(record: logging.LogRecord) -> bool:

@@ -19,7 +19,8 @@ def example_gen(data_dir: str):
 
 def transform_config(model: str, preset: str, overrides: Mapping[str, Any]) -> dict:
     config = presets.get_preset(preset, overrides)
-    return {"vocab_size": config.vocab_size, "max_length": config.max_length}
+    return {"vocab_size": config.vocab_size, "max_length": config.max_length,
+            "truncation_head": config.truncation_head}
 
 
 def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
@@ -69,5 +70,5 @@ IMDB = Task(
     eval_config=eval_config,
     gating_metric="binary_accuracy",
     default_train_steps=120,
-    default_eval_steps=20,
+    default_eval_steps=5,
 )

@@ -16,12 +16,19 @@ def test_run_arguments_and_overrides():
     assert dict(args.overrides) == {"d_model": 32, "positional": "learned", "norm_first": True}
 
 
-@pytest.mark.parametrize("argv", [["run", "--task", "nope"], ["run", "--task", "imdb",
-                                                              "--train-steps", "0"],
-                                  ["run", "--task", "imdb", "--set", "d_model"]])
+@pytest.mark.parametrize("argv", [["run", "--task", "imdb", "--train-steps", "0"],
+                                  ["run", "--task", "imdb", "--set", "d_model"],
+                                  ["run", "--model", "transformer"]])
 def test_bad_arguments_exit_with_usage(argv):
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(argv)
+
+
+def test_run_reports_an_unknown_task(tmp_path, capsys):
+    code = cli.main(["run", "--task", "nope", "--output", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "unknown task 'nope'; known tasks: ['imdb']" in err
 
 
 def test_run_reports_a_missing_data_directory_as_json(tmp_path, capsys):

@@ -30,7 +30,7 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     # Transform waits on the anomalies gate, not only on its data inputs.
     assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
     assert nodes["Transform"].exec_properties["custom_config"] == (
-        '{"max_length": 32, "vocab_size": 500}')
+        '{"max_length": 32, "truncation_head": 8, "vocab_size": 500}')
     trainer = nodes["Trainer"]
     assert trainer.exec_properties["run_fn"] == configs.RUN_FN
     assert '"num_steps": 7' in trainer.exec_properties["train_args"]

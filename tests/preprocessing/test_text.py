@@ -3,7 +3,7 @@ import tensorflow as tf
 
 from tests.tft_util import analyze_and_transform
 from trainer_module.preprocessing.text import (VOCABULARY_NAME, embedding_rows, length_bucket,
-                                               normalize, tokenize)
+                                               normalize, pad_ids, tokenize, truncate)
 
 
 def test_normalize_lowercases_unicode_breaks_lines_and_splits_punctuation():
@@ -18,6 +18,16 @@ def test_length_buckets_count_tokens_before_truncation():
         "0-99", "100-249", "250-499", "500+"]
 
 
+def test_head_and_tail_truncation_keeps_both_ends():
+    ids = tf.ragged.constant([list(range(10)), [0, 1, 2], []], dtype=tf.int64)
+    kept = truncate(ids, max_length=5, head=2).to_list()
+    assert kept == [[0, 1, 7, 8, 9], [0, 1, 2], []]
+    assert truncate(ids, 5, head=5).to_list()[0] == [0, 1, 2, 3, 4]
+    assert truncate(ids, 5, head=0).to_list()[0] == [5, 6, 7, 8, 9]
+    padded = pad_ids(truncate(ids, 5, head=2), 5).numpy()
+    assert padded.tolist() == [[1, 2, 8, 9, 10], [1, 2, 3, 0, 0], [0, 0, 0, 0, 0]]
+
+
 def test_exact_ids_padding_truncation_and_oov(tmp_path):
     rows = [
         {"text": "Great movie!", "label": 1},
@@ -25,7 +35,7 @@ def test_exact_ids_padding_truncation_and_oov(tmp_path):
         {"text": "Café bad — great movie; great extra words", "label": 1},
     ]
     transformed, output = analyze_and_transform(
-        rows, {"vocab_size": 3, "max_length": 5}, str(tmp_path))
+        rows, {"vocab_size": 3, "max_length": 5, "truncation_head": 3}, str(tmp_path))
     # Vocabulary by frequency: great (5), movie (3), bad (2); ids start at 1, 0 pads and
     # every other word shares the OOV id 4.
     assert output.vocabulary_by_name(VOCABULARY_NAME) == [b"great", b"movie", b"bad"]
@@ -33,7 +43,7 @@ def test_exact_ids_padding_truncation_and_oov(tmp_path):
     np.testing.assert_array_equal(ids, [
         [1, 2, 4, 0, 0],  # great movie !
         [1, 2, 4, 1, 3],  # great movie , great bad
-        [4, 3, 4, 1, 2],  # café bad — great movie (; great extra words truncated)
+        [4, 3, 4, 4, 4],  # café bad — (great movie ; great) extra words: head 3, tail 2
     ])
     assert ids.dtype == np.int64
     assert [row["label"] for row in transformed] == [1, 0, 1]

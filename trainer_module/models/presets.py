@@ -9,7 +9,8 @@ class TextEncoderConfig:
 
     # Vocabulary and input: shared by tf.Transform (which builds the ids) and the model.
     vocab_size: int = 20_000  # top-k words kept; IMDB has ~100k types, 20k cover ~97% of tokens
-    max_length: int = 256  # tokens kept per review (head); the median IMDB review is ~230 words
+    max_length: int = 256  # tokens kept per review; the median IMDB review is ~230 words
+    truncation_head: int = 64  # of those, from the beginning; the rest from the end (verdicts)
     # Architecture.
     d_model: int = 64  # small on purpose: 25k reviews overfit wider models within one epoch
     num_heads: int = 4
@@ -34,6 +35,9 @@ class TextEncoderConfig:
             raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}")
         if self.pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls', not {self.pooling!r}")
+        if not 0 <= self.truncation_head <= self.max_length:
+            raise ValueError(f"truncation_head={self.truncation_head} must be between 0 and "
+                             f"max_length={self.max_length}")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}")
 
@@ -51,12 +55,12 @@ class TextEncoderConfig:
 
 PRESETS: Mapping[str, TextEncoderConfig] = {
     # For tests: a model that builds and trains a step in about a second.
-    "tiny": TextEncoderConfig(vocab_size=500, max_length=32, d_model=16, num_heads=2, ff_dim=32,
+    "tiny": TextEncoderConfig(vocab_size=500, max_length=32, truncation_head=8, d_model=16, num_heads=2, ff_dim=32,
                               num_layers=1, batch_size=8, warmup_steps=10, evaluations=1),
     # The default: the embedded corpus in seconds, real IMDB at >= 0.88 on a 2-core CPU.
     "small": TextEncoderConfig(),
     # Longer inputs and more layers, for a GPU.
-    "base": TextEncoderConfig(max_length=512, d_model=128, num_heads=4, ff_dim=512, num_layers=4,
+    "base": TextEncoderConfig(max_length=512, truncation_head=128, d_model=128, num_heads=4, ff_dim=512, num_layers=4,
                               norm_first=True, warmup_steps=1000),
 }
 

@@ -37,6 +37,19 @@ def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTrans
     ).prefetch(tf.data.AUTOTUNE)
 
 
+class LogEvaluations(keras.callbacks.Callback):
+    """Logs each evaluation's metrics (to the run log, not to the CLI's stdout)."""
+
+    def __init__(self, evaluations: int):
+        super().__init__()
+        self.evaluations = evaluations
+
+    def on_epoch_end(self, epoch, logs=None):
+        metrics = ", ".join(f"{k} {v:.4f}" for k, v in sorted((logs or {}).items())
+                            if k != "learning_rate")
+        logging.info("Evaluation %d/%d: %s", epoch + 1, self.evaluations, metrics)
+
+
 def build_model(config: TextEncoderConfig, vocab_rows: int, train_steps: int) -> keras.Model:
     model = TransformerClassifier.from_preset_config(config, vocab_rows)
     # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
@@ -75,8 +88,9 @@ def train_and_export(fn_args: FnArgs) -> None:
         epochs=evaluations,
         validation_data=evaluation,
         validation_steps=max(1, fn_args.eval_steps or 1),
-        callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir)],
-        verbose=2,
+        callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
+                   LogEvaluations(evaluations)],
+        verbose=0,
     )
     tf.io.gfile.makedirs(fn_args.model_run_dir)
     with tf.io.gfile.GFile(os.path.join(fn_args.model_run_dir, HISTORY_FILE), "w") as f:

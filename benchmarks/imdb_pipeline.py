@@ -1,0 +1,106 @@
+"""Benchmark: the whole IMDB pipeline on the real 25,000 labelled training reviews.
+
+    .venv/bin/python benchmarks/imdb_pipeline.py [--tarball PATH | --data DIR] [--output DIR]
+        [--epochs 2] [--preset small] [--set KEY=VALUE ...] [--beam-mode in_memory]
+
+Holds out a seeded 20% of the reviews (about 5,000) as the validation split, runs every
+component with LocalDagRunner in this process, and prints validation accuracy (TFMA), wall
+time per component and peak memory, each side by side with its target or published anchor
+and the ratio between them. Writes the same as JSON to <output>/imdb_benchmark.json.
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import sys
+import tarfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_TARBALL = os.path.join(REPO, "..", "shared", "data", "imdb", "aclImdb_train.tar.gz")
+TRAIN_REVIEWS = 20_000  # ~80% of 25,000 after the seeded split
+
+# (name, measured key, reference, kind): "target" is this project's goal on a 2-core CPU,
+# "anchor" a published number.
+REFERENCES = [
+    ("validation accuracy", "accuracy", 0.88, "target (higher is better)"),
+    ("validation accuracy", "accuracy", 0.8745,
+     "anchor: keras.io text_classification_with_transformer, IMDB test"),
+    ("pipeline wall time (s)", "wall_seconds", 15 * 60, "target (lower is better)"),
+    ("peak memory (GB)", "peak_memory_gb", 8.0, "target (lower is better)"),
+]
+
+
+def extract(tarball: str, into: str) -> str:
+    marker = os.path.join(into, ".extracted")
+    if not os.path.exists(marker):
+        print(f"extracting {tarball} ...", file=sys.stderr)
+        with tarfile.open(tarball) as archive:
+            archive.extractall(into, filter="data")
+        open(marker, "w").close()
+    return into
+
+
+def peak_memory_gb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round((own + children) / 1024 ** 2, 2)  # ru_maxrss is in KiB on Linux
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tarball", default=DEFAULT_TARBALL)
+    parser.add_argument("--data", help="an extracted aclImdb tree (instead of --tarball)")
+    parser.add_argument("--output", default=os.path.join(REPO, "benchmarks", "results", "imdb"))
+    parser.add_argument("--epochs", type=float, default=2.0)
+    parser.add_argument("--preset", default="small")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE")
+    parser.add_argument("--beam-mode", default="in_memory")
+    args = parser.parse_args()
+
+    from pipeline.cli import _parse_override
+    from pipeline.runner import build_local_pipeline, run_local
+    from trainer_module.models.presets import get_preset
+
+    overrides = dict(_parse_override(o) for o in args.overrides)
+    config = get_preset(args.preset, overrides)
+    data = args.data or extract(args.tarball, os.path.join(args.output, "data"))
+    train_steps = int(args.epochs * TRAIN_REVIEWS / config.batch_size)
+    eval_steps = 5_000 // config.batch_size
+    pipeline, paths = build_local_pipeline(
+        task="imdb", data_dir=data, output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
+        train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
+        preset=args.preset, model_overrides=overrides)
+    summary = run_local(pipeline, paths)
+
+    measured = {
+        "accuracy": summary["metrics"].get("binary_accuracy"),
+        "wall_seconds": summary["wall_seconds"],
+        "peak_memory_gb": peak_memory_gb(),
+    }
+    result = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "command": " ".join(sys.argv),
+        "preset": args.preset, "overrides": overrides, "train_steps": train_steps,
+        "eval_examples": summary["metrics"].get("example_count"),
+        "measured": measured, "metrics": summary["metrics"], "components": summary["components"],
+        "blessed": summary["blessed"], "pushed_model": summary["pushed_model"],
+    }
+    print(f"\nIMDB pipeline benchmark ({result['machine']}), {train_steps} training steps "
+          f"({args.epochs} epochs), {int(result['eval_examples'] or 0)} validation reviews\n")
+    print(f"{'measure':28} {'measured':>10} {'reference':>10} {'ratio':>7}  reference")
+    for name, key, reference, kind in REFERENCES:
+        value = measured[key]
+        print(f"{name:28} {value:>10.4g} {reference:>10.4g} {value / reference:>7.3f}  {kind}")
+    print(f"\n{'component':32} {'state':>9} {'seconds':>8}")
+    for node, info in summary["components"].items():
+        print(f"{node:32} {info['state']:>9} {info['seconds']:>8.1f}")
+    with open(os.path.join(args.output, "imdb_benchmark.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
