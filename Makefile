@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup lock test test-fast run clean
+.PHONY: setup lock test test-fast run run-bert clean
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,13 @@ test-fast: setup
 # The main job: the IMDB pipeline on the embedded default data, ending with a pushed model.
 run: setup
 	$(VENV)/bin/tfx-transformers run --task imdb --model transformer
+
+# The same pipeline with the KerasHub BERT family, from a tiny randomly initialised local
+# preset (pretrained presets download at run time; see the README).
+BERT_TINY_PRESET := outputs/bert_tiny_random
+run-bert: setup
+	test -d $(BERT_TINY_PRESET) || $(PY) -m trainer_module.models.bert_tiny_preset $(BERT_TINY_PRESET)
+	$(VENV)/bin/tfx-transformers run --task imdb --model bert --bert-preset $(BERT_TINY_PRESET) --preset tiny
 
 clean:
 	rm -rf outputs .pytest_cache

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/imdb_pipeline.py [--tarball PATH | --data DIR] [--output DIR]
         [--epochs 2] [--preset small] [--set KEY=VALUE ...] [--beam-mode in_memory]
+    .venv/bin/python benchmarks/imdb_pipeline.py --model bert --bert-preset DIR --preset long
 
 Holds out a seeded 20% of the reviews (about 5,000) as the validation split, runs every
 component with LocalDagRunner in this process, and prints validation accuracy (TFMA), wall
@@ -27,6 +28,8 @@ REFERENCES = [
     ("validation accuracy", "accuracy", 0.88, "target (higher is better)"),
     ("validation accuracy", "accuracy", 0.8745,
      "anchor: keras.io text_classification_with_transformer, IMDB test"),
+    ("validation accuracy", "accuracy", 0.882,
+     "anchor: bert_tiny fine-tuned, IMDB test, length 512 (compare with --model bert)"),
     ("pipeline wall time (s)", "wall_seconds", 15 * 60, "target (lower is better)"),
     ("peak memory (GB)", "peak_memory_gb", 8.0, "target (lower is better)"),
 ]
@@ -54,7 +57,9 @@ def main() -> int:
     parser.add_argument("--data", help="an extracted aclImdb tree (instead of --tarball)")
     parser.add_argument("--output", default=os.path.join(REPO, "benchmarks", "results", "imdb"))
     parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--preset", default="small")
+    parser.add_argument("--model", default="transformer", choices=["transformer", "bert"])
+    parser.add_argument("--bert-preset", help="with --model bert: a local preset directory")
+    parser.add_argument("--preset", help="model preset (default: the family's default)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE")
     parser.add_argument("--beam-mode", default="in_memory")
@@ -62,17 +67,21 @@ def main() -> int:
 
     from pipeline.cli import _parse_override
     from pipeline.runner import build_local_pipeline, run_local
-    from trainer_module.models.presets import get_preset
+    from trainer_module.models import bert_presets, presets
 
     overrides = dict(_parse_override(o) for o in args.overrides)
-    config = get_preset(args.preset, overrides)
+    if args.bert_preset:
+        overrides["backbone_preset"] = os.path.abspath(args.bert_preset)
+    family = bert_presets if args.model == "bert" else presets
+    preset = args.preset or ("default" if args.model == "bert" else "small")
+    config = family.get_preset(preset, overrides)
     data = args.data or extract(args.tarball, os.path.join(args.output, "data"))
     train_steps = int(args.epochs * TRAIN_REVIEWS / config.batch_size)
     eval_steps = 5_000 // config.batch_size
     pipeline, paths = build_local_pipeline(
         task="imdb", data_dir=data, output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
         train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
-        preset=args.preset, model_overrides=overrides)
+        model=args.model, preset=preset, model_overrides=overrides)
     summary = run_local(pipeline, paths)
 
     measured = {
@@ -83,7 +92,8 @@ def main() -> int:
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "command": " ".join(sys.argv),
-        "preset": args.preset, "overrides": overrides, "train_steps": train_steps,
+        "model": args.model, "preset": preset, "overrides": overrides,
+        "train_steps": train_steps,
         "eval_examples": summary["metrics"].get("example_count"),
         "measured": measured, "metrics": summary["metrics"], "components": summary["components"],
         "blessed": summary["blessed"], "pushed_model": summary["pushed_model"],

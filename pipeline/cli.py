@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--beam-mode", choices=sorted(configs.BEAM_MODES),
                      default=configs.DEFAULT_BEAM_MODE)
     run.add_argument("--preset", help="model preset (default: the family's default)")
+    run.add_argument("--bert-preset", metavar="NAME_OR_DIR",
+                     help="with --model bert: a KerasHub preset name or a local preset directory")
     run.add_argument("--set", dest="overrides", type=_parse_override, action="append",
                      default=[], metavar="KEY=VALUE",
                      help="override a preset field, e.g. --set d_model=128 (repeatable)")
@@ -64,11 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
 def command_run(args) -> int:
     from pipeline.runner import build_local_pipeline, run_local
 
+    overrides = dict(args.overrides)
     try:
+        if args.bert_preset:
+            if args.model != "bert":
+                raise ValueError("--bert-preset goes with --model bert")
+            local = os.path.isdir(args.bert_preset)
+            overrides["backbone_preset"] = (os.path.abspath(args.bert_preset) if local
+                                            else args.bert_preset)
         pipeline, paths = build_local_pipeline(
             task=args.task, model=args.model, data_dir=args.data, output_dir=args.output,
             train_steps=args.train_steps, eval_steps=args.eval_steps, beam_mode=args.beam_mode,
-            preset=args.preset, model_overrides=dict(args.overrides),
+            preset=args.preset, model_overrides=overrides,
             blessing_threshold=args.blessing_threshold, enable_cache=not args.no_cache)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)

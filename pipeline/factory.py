@@ -32,8 +32,8 @@ def create_pipeline(
     Everything that depends on where the pipeline runs (paths, Beam arguments, the metadata
     store) comes in as an argument; runners only work those out and call this.
     """
-    task.check_model(model)
-    preset = preset or task.model_families[model]
+    family = task.model_family(model)
+    preset = preset or family.default_preset
     overrides = dict(model_overrides or {})
 
     # Reads the raw data into tf.Examples with `train` and `eval` splits.
@@ -52,8 +52,8 @@ def create_pipeline(
     transform = tfx.components.Transform(
         examples=example_gen.outputs["examples"],
         schema=schema_gen.outputs["schema"],
-        preprocessing_fn=task.preprocessing_fn,
-        custom_config=task.transform_config(model, preset, overrides),
+        preprocessing_fn=family.preprocessing_fn,
+        custom_config=family.transform_config(preset, overrides),
     )
     transform.add_upstream_node(anomalies_gate)
     # Trains the model family and exports a SavedModel with raw-input signatures.
@@ -79,6 +79,7 @@ def create_pipeline(
         model=trainer.outputs["model"],
         baseline_model=model_resolver.outputs["model"],
         eval_config=task.eval_config(blessing_threshold),
+        module_path=family.evaluator_module,
     )
     # Copies a blessed model to a new version folder, never overwriting one.
     pusher = VersionedPusher(

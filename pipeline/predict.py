@@ -4,6 +4,8 @@ from typing import Iterable, List, Tuple
 
 import tensorflow as tf
 
+from trainer_module.serving import custom_ops  # noqa: F401  (ops of BERT models' tokenizers)
+
 SIGNATURE = "classify_text"
 
 

@@ -62,13 +62,26 @@ def overall_metrics(evaluation_uri: str) -> dict:
     return dict(sorted(metrics.items()))
 
 
+def _slice_name(slice_key) -> str:
+    parts = []
+    for key in slice_key.single_slice_keys:
+        value = getattr(key, key.WhichOneof("kind"))
+        parts.append(f"{key.column}={value.decode() if isinstance(value, bytes) else value}")
+    return ", ".join(parts) or "overall"
+
+
 def blessing_failures(evaluation_uri: str) -> list:
-    """Why the model was not blessed, one line per failed threshold."""
+    """Why the model was not blessed: metric, slice, value and the bound it missed."""
     result = tfma.load_validation_result(evaluation_uri)
     lines = []
     for per_slice in result.metric_validations_per_slice:
         for failure in per_slice.failures:
-            lines.append(f"{failure.metric_key.name}: {failure.message}".strip())
+            key = failure.metric_key
+            kind = "change vs baseline" if key.is_diff else "value"
+            value = failure.metric_value.double_value.value
+            threshold = " ".join(str(failure.metric_threshold).split())
+            lines.append(f"{key.name} {kind} on {_slice_name(per_slice.slice_key)}: "
+                         f"{value:.4f} misses {threshold}")
     return lines
 
 

@@ -34,3 +34,12 @@ def write_aclimdb(root: pathlib.Path, splits=("train", "test"), copies: int = 1)
 @pytest.fixture
 def aclimdb_dir(tmp_path) -> pathlib.Path:
     return write_aclimdb(tmp_path / "data")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_preset(tmp_path_factory) -> str:
+    """A randomly initialised 2-layer BERT saved as a local KerasHub preset directory."""
+    from trainer_module.models.bert_tiny_preset import write_tiny_preset
+
+    return write_tiny_preset(str(tmp_path_factory.mktemp("bert") / "preset"),
+                             hidden_dim=16, intermediate_dim=32, max_sequence_length=64)

@@ -1,4 +1,4 @@
-"""Runs a text preprocessing_fn through tf.Transform's Beam implementation, in memory."""
+"""Runs a preprocessing_fn through tf.Transform's Beam implementation, in memory."""
 import os
 
 import tensorflow as tf
@@ -6,7 +6,7 @@ import tensorflow_transform as tft
 import tensorflow_transform.beam as tft_beam
 from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, schema_utils
 
-from trainer_module.preprocessing.text import preprocessing_fn
+from trainer_module.preprocessing import text
 
 RAW_FEATURE_SPEC = {
     "text": tf.io.FixedLenFeature([], tf.string),
@@ -14,7 +14,7 @@ RAW_FEATURE_SPEC = {
 }
 
 
-def analyze_and_transform(rows, custom_config, output_dir):
+def analyze_and_transform(rows, custom_config, output_dir, preprocessing_fn=text.preprocessing_fn):
     """Returns (transformed rows, TFTransformOutput) for `rows` of {'text', 'label'}."""
     metadata = dataset_metadata.DatasetMetadata(
         schema_utils.schema_from_feature_spec(RAW_FEATURE_SPEC))

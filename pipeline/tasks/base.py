@@ -1,9 +1,11 @@
 """A Task: everything the pipeline factory needs to know about one dataset and its models."""
 import dataclasses
-from typing import Any, Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import tensorflow_model_analysis as tfma
 from tfx.dsl.components.base.base_component import BaseComponent
+
+from pipeline.model_families import ModelFamily
 
 
 @dataclasses.dataclass(frozen=True)
@@ -13,12 +15,8 @@ class Task:
     default_data_dir: str
     # data_dir -> the ExampleGen component that reads it.
     example_gen: Callable[[str], BaseComponent]
-    # Dotted path of the tf.Transform preprocessing_fn.
-    preprocessing_fn: str
-    # Model family -> its default preset; the first is the task's default family.
-    model_families: Mapping[str, str]
-    # (model family, preset, overrides) -> Transform's custom_config (lengths, vocabulary size).
-    transform_config: Callable[[str, str, Mapping[str, Any]], dict]
+    # The model families it can train, by name; the first is the default.
+    model_families: Mapping[str, ModelFamily]
     # Lower bound on the gating metric (None: the task's default) -> the TFMA EvalConfig.
     eval_config: Callable[[Optional[float]], tfma.EvalConfig]
     gating_metric: str
@@ -29,7 +27,8 @@ class Task:
     def default_model(self) -> str:
         return next(iter(self.model_families))
 
-    def check_model(self, model: str) -> None:
+    def model_family(self, model: str) -> ModelFamily:
         if model not in self.model_families:
             raise ValueError(f"task {self.name!r} has no model family {model!r}; "
                              f"choose one of {sorted(self.model_families)}")
+        return self.model_families[model]

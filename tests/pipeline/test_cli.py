@@ -31,6 +31,13 @@ def test_run_reports_an_unknown_task(tmp_path, capsys):
     assert "unknown task 'nope'; known tasks: ['imdb']" in err
 
 
+def test_bert_preset_needs_the_bert_model(tmp_path, capsys):
+    code = cli.main(["run", "--task", "imdb", "--bert-preset", str(tmp_path),
+                     "--output", str(tmp_path / "out")])
+    assert code == 2
+    assert "--bert-preset goes with --model bert" in capsys.readouterr().err
+
+
 def test_run_reports_a_missing_data_directory_as_json(tmp_path, capsys):
     code = cli.main(["run", "--task", "imdb", "--data", str(tmp_path / "missing"),
                      "--output", str(tmp_path / "out")])

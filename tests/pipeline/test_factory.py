@@ -10,9 +10,9 @@ EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleVal
                   "Evaluator", "Pusher"]
 
 
-def build(aclimdb_dir, tmp_path, **kwargs):
+def build(aclimdb_dir, tmp_path, model="transformer", **kwargs):
     return create_pipeline(pipeline_name="p", pipeline_root=str(tmp_path / "root"),
-                           task=get_task("imdb"), model="transformer", data_dir=str(aclimdb_dir),
+                           task=get_task("imdb"), model=model, data_dir=str(aclimdb_dir),
                            serving_model_dir=str(tmp_path / "serving"), **kwargs)
 
 
@@ -44,9 +44,7 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
 
 def test_unknown_model_family_is_refused(aclimdb_dir, tmp_path):
     with pytest.raises(ValueError, match="no model family 'vit'"):
-        create_pipeline(
-            pipeline_name="p", pipeline_root=str(tmp_path), task=get_task("imdb"), model="vit",
-            data_dir=str(aclimdb_dir), serving_model_dir=str(tmp_path))
+        build(aclimdb_dir, tmp_path, model="vit")
 
 
 def test_unknown_task_and_beam_mode_are_refused(aclimdb_dir, tmp_path):
@@ -70,3 +68,20 @@ def test_every_task_names_a_default_model_and_data():
     for task in TASKS.values():
         assert task.default_model in task.model_families
         assert task.eval_config(None).model_specs
+
+
+def test_bert_family_brings_its_preprocessing_and_custom_ops(aclimdb_dir, tmp_path):
+    pipeline = build(aclimdb_dir, tmp_path, model="bert", preset="tiny",
+                     model_overrides={"backbone_preset": "/presets/bert", "sequence_length": 48})
+    nodes = {c.id: c for c in pipeline.components}
+    transform = nodes["Transform"].exec_properties
+    assert transform["preprocessing_fn"] == "trainer_module.preprocessing.bert.preprocessing_fn"
+    assert transform["custom_config"] == (
+        '{"backbone_preset": "/presets/bert", "sequence_length": 48}')
+    assert '"model": "bert"' in nodes["Trainer"].exec_properties["custom_config"]
+    assert nodes["Evaluator"].exec_properties["module_path"] == "trainer_module.serving.custom_ops"
+
+
+def test_unknown_bert_preset_field_is_refused_before_running(aclimdb_dir, tmp_path):
+    with pytest.raises(ValueError, match="unknown BertClassifierConfig fields"):
+        build(aclimdb_dir, tmp_path, model="bert", model_overrides={"d_model": 8})

@@ -25,3 +25,14 @@ def test_matches_the_paper_formula():
     for step in (1, 1000, 4000, 20000):
         paper = d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
         assert lr(schedule, step - 1) == pytest.approx(paper, rel=1e-5)
+
+
+def test_warmup_then_linear_decay_to_zero():
+    from trainer_module.training.schedules import WarmupLinearDecay
+
+    schedule = WarmupLinearDecay(peak_learning_rate=2e-5, warmup_steps=10, total_steps=110)
+    assert lr(schedule, 0) == pytest.approx(2e-6)
+    assert lr(schedule, 9) == pytest.approx(2e-5)
+    assert lr(schedule, 60) == pytest.approx(2e-5 * 50 / 100)
+    assert lr(schedule, 110) == pytest.approx(0.0)
+    assert lr(schedule, 500) == pytest.approx(0.0)

@@ -3,8 +3,24 @@ import dataclasses
 from typing import Any, Mapping
 
 
+class PresetConfig:
+    """Shared by the typed configs: overrides that refuse unknown names, and a plain dict."""
+
+    def replace(self, **overrides: Any):
+        """A copy with `overrides` applied; unknown names are an error, not silently ignored."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"unknown {type(self).__name__} fields: {unknown}; "
+                             f"known: {sorted(known)}")
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
 @dataclasses.dataclass(frozen=True)
-class TextEncoderConfig:
+class TextEncoderConfig(PresetConfig):
     """Every knob of the text encoder classifier and its training, with why it has its value."""
 
     # Vocabulary and input: shared by tf.Transform (which builds the ids) and the model.
@@ -40,17 +56,6 @@ class TextEncoderConfig:
                              f"max_length={self.max_length}")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}")
-
-    def replace(self, **overrides: Any) -> "TextEncoderConfig":
-        """A copy with `overrides` applied; unknown names are an error, not silently ignored."""
-        known = {f.name for f in dataclasses.fields(self)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"unknown TextEncoderConfig fields: {unknown}; known: {sorted(known)}")
-        return dataclasses.replace(self, **overrides)
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 PRESETS: Mapping[str, TextEncoderConfig] = {

@@ -57,7 +57,7 @@ def length_bucket(tokens: tf.RaggedTensor) -> tf.Tensor:
     return bucket
 
 
-def _as_vector(tensor: tf.Tensor) -> tf.Tensor:
+def as_vector(tensor: tf.Tensor) -> tf.Tensor:
     """(B,) or (B, 1) -> (B,): SchemaGen may infer a fixed shape of [1] for scalar features."""
     if isinstance(tensor, tf.SparseTensor):
         tensor = tf.sparse.to_dense(tensor, default_value="" if tensor.dtype == tf.string else 0)
@@ -71,7 +71,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor],
     custom_config: `vocab_size` (top-k words kept), `max_length` (tokens per review) and
     `truncation_head` (how many of those come from the beginning; the rest from the end).
     """
-    tokens = tokenize(_as_vector(inputs[features.TEXT]))
+    tokens = tokenize(as_vector(inputs[features.TEXT]))
     ids = tft.compute_and_apply_vocabulary(
         tokens,
         top_k=int(custom_config["vocab_size"]),
@@ -85,7 +85,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor],
         features.LENGTH_BUCKET: length_bucket(tokens),
     }
     if features.LABEL in inputs:  # absent when serving raw text
-        outputs[features.TRANSFORMED_LABEL] = tf.cast(_as_vector(inputs[features.LABEL]), tf.int64)
+        outputs[features.TRANSFORMED_LABEL] = tf.cast(as_vector(inputs[features.LABEL]), tf.int64)
     return outputs
 
 

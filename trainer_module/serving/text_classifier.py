@@ -12,8 +12,15 @@ import tensorflow_transform as tft
 from trainer_module import features
 
 
+def token_ids(transformed: dict):
+    """The from-scratch encoder's input: Transform's padded token ids."""
+    return transformed[features.TOKEN_IDS]
+
+
 def export_text_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
-                           export_dir: str, label_names=features.LABEL_NAMES) -> None:
+                           export_dir: str, model_inputs=token_ids,
+                           label_names=features.LABEL_NAMES) -> None:
+    """Writes the SavedModel; `model_inputs` maps Transform's outputs to the model's inputs."""
     tft_layer = tf_transform_output.transform_features_layer()
     raw_spec = tf_transform_output.raw_feature_spec()
     text_spec = {features.TEXT: raw_spec[features.TEXT]}
@@ -21,7 +28,7 @@ def export_text_classifier(model: keras.Model, tf_transform_output: tft.TFTransf
     names = tf.constant(list(label_names))
 
     def classify(transformed):
-        logits = model(transformed[features.TOKEN_IDS], training=False)
+        logits = model(model_inputs(transformed), training=False)
         probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, C)
         label = tf.argmax(probabilities, axis=-1)
         outputs = {"probabilities": probabilities, "label": label,

@@ -7,6 +7,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 # dependencies load only when it is used.
 MODEL_FAMILIES = {
     "transformer": "trainer_module.training.text_classification",
+    "bert": "trainer_module.training.bert_classification",
 }
 
 

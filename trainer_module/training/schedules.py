@@ -21,3 +21,26 @@ class WarmupInverseSqrt(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self):
         return {"peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps}
+
+
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup to `peak_learning_rate` over `warmup_steps`, then linear decay to zero at
+    `total_steps` (BERT's fine-tuning schedule)."""
+
+    def __init__(self, peak_learning_rate: float, warmup_steps: int, total_steps: int):
+        self.peak_learning_rate = peak_learning_rate
+        self.warmup_steps = max(0, int(warmup_steps))
+        self.total_steps = max(self.warmup_steps + 1, int(total_steps))
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        warmup = ops.cast(max(1, self.warmup_steps), "float32")
+        total = ops.cast(self.total_steps, "float32")
+        rising = (step + 1.0) / warmup
+        falling = (total - step) / ops.maximum(total - warmup, 1.0)
+        fraction = ops.where(step < self.warmup_steps, rising, falling)
+        return self.peak_learning_rate * ops.clip(fraction, 0.0, 1.0)
+
+    def get_config(self):
+        return {"peak_learning_rate": self.peak_learning_rate,
+                "warmup_steps": self.warmup_steps, "total_steps": self.total_steps}

@@ -8,33 +8,16 @@ import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
-from tfx_bsl.public import tfxio
 
-from trainer_module import features
 from trainer_module.models.presets import TextEncoderConfig, get_preset
 from trainer_module.models.text_classifier import TransformerClassifier
 from trainer_module.preprocessing.text import embedding_rows
-from trainer_module.serving.text_classifier import export_text_classifier
+from trainer_module.serving.text_classifier import export_text_classifier, token_ids
+from trainer_module.training.inputs import make_dataset
+from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 
 HISTORY_FILE = "history.json"  # per-evaluation metrics, beside the TensorBoard logs
-
-
-def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
-                 config: TextEncoderConfig, shuffle: bool) -> tf.data.Dataset:
-    """Batches of (token_ids (B, T), one-hot labels (B, C)), repeated forever."""
-    dataset = fn_args.data_accessor.tf_dataset_factory(
-        file_pattern,
-        tfxio.TensorFlowDatasetOptions(batch_size=config.batch_size,
-                                       label_key=features.TRANSFORMED_LABEL,
-                                       shuffle=shuffle, shuffle_seed=0 if shuffle else None),
-        tf_transform_output.transformed_metadata.schema,
-    )
-    return dataset.map(
-        lambda x, y: (x[features.TOKEN_IDS],
-                      tf.one_hot(tf.reshape(y, [-1]), config.num_classes)),
-        num_parallel_calls=tf.data.AUTOTUNE,
-    ).prefetch(tf.data.AUTOTUNE)
 
 
 class LogEvaluations(keras.callbacks.Callback):
@@ -55,12 +38,8 @@ def build_model(config: TextEncoderConfig, vocab_rows: int, train_steps: int) ->
     # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
     # quarter of the steps.
     warmup = min(config.warmup_steps, max(1, train_steps // 4))
-    optimizer = keras.optimizers.AdamW(
-        learning_rate=WarmupInverseSqrt(config.peak_learning_rate, warmup),
-        weight_decay=config.weight_decay, clipnorm=1.0)
-    optimizer.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
     model.compile(
-        optimizer=optimizer,
+        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
         loss=keras.losses.CategoricalCrossentropy(from_logits=True,
                                                   label_smoothing=config.label_smoothing),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
@@ -77,9 +56,10 @@ def train_and_export(fn_args: FnArgs) -> None:
     vocab_rows = embedding_rows(tf_transform_output)
     logging.info("Text classifier config %s, %d embedding rows", config, vocab_rows)
 
-    train = make_dataset(fn_args, fn_args.train_files, tf_transform_output, config, shuffle=True)
-    evaluation = make_dataset(fn_args, fn_args.eval_files, tf_transform_output, config,
-                              shuffle=False)
+    train, evaluation = (
+        make_dataset(fn_args, files, tf_transform_output, token_ids, config.batch_size,
+                     config.num_classes, shuffle)
+        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
     model = build_model(config, vocab_rows, fn_args.train_steps)
     evaluations = max(1, min(config.evaluations, fn_args.train_steps))
     history = model.fit(

@@ -1,0 +1,77 @@
+"""Fine-tunes a KerasHub BERT classifier on Transform's output, in two phases, and exports it."""
+import json
+import math
+import os
+
+import keras
+import tensorflow as tf
+import tensorflow_transform as tft
+from absl import logging
+from tfx.components.trainer.fn_args_utils import FnArgs
+
+from trainer_module import features
+from trainer_module.models.bert_classifier import build_bert_classifier
+from trainer_module.models.bert_presets import BertClassifierConfig, get_preset
+from trainer_module.preprocessing.bert import PADDING_MASK, SEGMENT_IDS
+from trainer_module.serving.text_classifier import export_text_classifier
+from trainer_module.training.inputs import make_dataset
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.schedules import WarmupLinearDecay
+from trainer_module.training.text_classification import HISTORY_FILE, LogEvaluations
+
+
+def bert_inputs(transformed: dict) -> dict:
+    """Transform's outputs -> the inputs BertBackbone expects."""
+    return {"token_ids": tf.cast(transformed[features.TOKEN_IDS], tf.int32),
+            "segment_ids": tf.cast(transformed[SEGMENT_IDS], tf.int32),
+            "padding_mask": tf.cast(transformed[PADDING_MASK], tf.int32)}
+
+
+def _compile(model, learning_rate, config: BertClassifierConfig) -> None:
+    model.compile(optimizer=adamw(learning_rate, config.weight_decay),
+                  loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+                  metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")])
+
+
+def train_and_export(fn_args: FnArgs) -> None:
+    custom = fn_args.custom_config
+    config = get_preset(custom.get("preset", "default"), custom.get("overrides"))
+    keras.utils.set_random_seed(int(custom.get("seed", 0)))
+    tf_transform_output = tft.TFTransformOutput(fn_args.transform_output)
+    train, evaluation = (
+        make_dataset(fn_args, files, tf_transform_output, bert_inputs, config.batch_size,
+                     config.num_classes, shuffle)
+        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
+    model = build_bert_classifier(config)
+    logging.info("BERT classifier config %s", config)
+
+    head_steps = int(fn_args.train_steps * config.head_fraction)
+    phases = [("head", head_steps, False, config.head_learning_rate),
+              ("full", fn_args.train_steps - head_steps, True,
+               None)]  # the full phase's schedule depends on its step count
+    history = {}
+    for name, steps, backbone_trainable, learning_rate in phases:
+        if steps <= 0:
+            continue
+        model.backbone.trainable = backbone_trainable
+        if learning_rate is None:
+            learning_rate = WarmupLinearDecay(config.learning_rate,
+                                              int(steps * config.warmup_fraction), steps)
+        _compile(model, learning_rate, config)
+        evaluations = max(1, min(config.evaluations, steps))
+        logging.info("Phase %s: %d steps, backbone trainable=%s", name, steps, backbone_trainable)
+        result = model.fit(train, steps_per_epoch=math.ceil(steps / evaluations),
+                           epochs=evaluations, validation_data=evaluation,
+                           validation_steps=max(1, fn_args.eval_steps or 1),
+                           callbacks=[keras.callbacks.TensorBoard(
+                               log_dir=os.path.join(fn_args.model_run_dir, name)),
+                               LogEvaluations(evaluations)],
+                           verbose=0)
+        for key, values in result.history.items():
+            history.setdefault(key, []).extend(float(v) for v in values)
+
+    tf.io.gfile.makedirs(fn_args.model_run_dir)
+    with tf.io.gfile.GFile(os.path.join(fn_args.model_run_dir, HISTORY_FILE), "w") as f:
+        json.dump({"config": config.to_dict(), "history": history}, f, indent=1)
+    export_text_classifier(model, tf_transform_output, fn_args.serving_model_dir,
+                           model_inputs=bert_inputs)

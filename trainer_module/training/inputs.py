@@ -1,0 +1,26 @@
+"""Input functions over Transform's output, shared by every model family."""
+from typing import Callable
+
+import tensorflow as tf
+import tensorflow_transform as tft
+from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx_bsl.public import tfxio
+
+from trainer_module import features
+
+
+def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
+                 model_inputs: Callable[[dict], object], batch_size: int, num_classes: int,
+                 shuffle: bool) -> tf.data.Dataset:
+    """Batches of (model_inputs(transformed features), one-hot labels (B, C)), repeated."""
+    dataset = fn_args.data_accessor.tf_dataset_factory(
+        file_pattern,
+        tfxio.TensorFlowDatasetOptions(batch_size=batch_size,
+                                       label_key=features.TRANSFORMED_LABEL,
+                                       shuffle=shuffle, shuffle_seed=0 if shuffle else None),
+        tf_transform_output.transformed_metadata.schema,
+    )
+    return dataset.map(
+        lambda x, y: (model_inputs(x), tf.one_hot(tf.reshape(y, [-1]), num_classes)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    ).prefetch(tf.data.AUTOTUNE)
