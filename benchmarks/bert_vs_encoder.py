@@ -6,8 +6,11 @@ side by side with the from-scratch encoder at the same sequence length.
 Models are randomly initialised (throughput does not depend on the weights): BERT with
 bert_tiny's shape (2 layers, hidden 128, 2 heads, intermediate 512, vocabulary 30,522) and the
 from-scratch encoder twice, at the same shape and as its `small` preset. Training: examples per
-second over `--steps` AdamW steps of batch 32 after warm-up. Latency: median milliseconds of a
-compiled forward pass, batch 1 and batch 32 (the model alone; tokenisation excluded).
+second over `--steps` AdamW steps of batch 32 after warm-up. Model latency: median
+milliseconds of a compiled forward pass, batch 1 and 32. Serving latency: median milliseconds
+of the exported SavedModel's `classify_text` signature on raw ~230-word reviews, batch 1 and
+32 (tf.Transform tokenisation included; BERT's vocabulary is the tiny preset's hand-written
+one, which changes only the embedding lookup).
 
 Accuracy on real IMDB needs pretrained weights: benchmarks/imdb_pipeline.py --model bert
 --bert-preset DIR runs the whole pipeline with a local preset directory.
@@ -15,8 +18,10 @@ Accuracy on real IMDB needs pretrained weights: benchmarks/imdb_pipeline.py --mo
 import argparse
 import os
 import platform
+import random
 import statistics
 import sys
+import tempfile
 import time
 
 import keras
@@ -24,8 +29,16 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
+from trainer_module.models.bert_classifier import build_bert_classifier
+from trainer_module.models.bert_presets import get_preset as get_bert_preset
+from trainer_module.models.bert_tiny_preset import WORDS, write_tiny_preset
 from trainer_module.models.presets import get_preset
 from trainer_module.models.text_classifier import TransformerClassifier
+from trainer_module.preprocessing import bert as bert_preprocessing
+from trainer_module.preprocessing import text as text_preprocessing
+from trainer_module.preprocessing.local import analyze_and_transform
+from trainer_module.serving.text_classifier import export_text_classifier
+from trainer_module.training.bert_classification import bert_inputs
 
 BATCH = 32
 VOCABULARY = 30_522
@@ -68,17 +81,53 @@ def measure(build, length, steps):
     train_eps = steps * BATCH / (time.perf_counter() - started)
 
     forward = tf.function(lambda batch: model(batch, training=False))
-    latency = {}
-    for batch in (1, BATCH):
-        data = inputs(batch)
-        forward(data)
-        times = []
-        for _ in range(20):
-            started = time.perf_counter()
-            forward(data)
-            times.append(1000 * (time.perf_counter() - started))
-        latency[batch] = statistics.median(times)
+    latency = {batch: median_ms(lambda data=inputs(batch): forward(data)) for batch in (1, BATCH)}
     return train_eps, latency, model.count_params()
+
+
+def median_ms(function, repeats=20):
+    function()
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(1000 * (time.perf_counter() - started))
+    return statistics.median(times)
+
+
+def reviews(count, words=230, seed=0):
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(words)) + "!" for _ in range(count)]
+
+
+def serving_latency(length, workdir):
+    """classify_text of exported SavedModels, tokenisation inside: {family: {batch: ms}}."""
+    rows = [{"text": t, "label": i % 2} for i, t in enumerate(reviews(64))]
+    preset_dir = write_tiny_preset(os.path.join(workdir, "bert_preset"), max_sequence_length=512,
+                                   **BERT_TINY)
+    encoder_config = {"vocab_size": 20_000, "max_length": length, "truncation_head": length // 4}
+    bert_config = {"backbone_preset": preset_dir, "sequence_length": length}
+    _, encoder_tft = analyze_and_transform(rows, text_preprocessing.preprocessing_fn,
+                                           encoder_config, os.path.join(workdir, "encoder_tft"))
+    _, bert_tft = analyze_and_transform(rows, bert_preprocessing.preprocessing_fn, bert_config,
+                                        os.path.join(workdir, "bert_tft"))
+    encoder_model = TransformerClassifier.from_preset_config(
+        get_preset("small", {"max_length": length, "truncation_head": length // 4}),
+        text_preprocessing.embedding_rows(encoder_tft))
+    encoder_model(np.zeros((1, length), dtype="int32"))
+    bert_model = build_bert_classifier(get_bert_preset("default", bert_config))
+    exports = {
+        "bert (bert_tiny shape)": (bert_model, bert_tft, bert_inputs),
+        "encoder, preset small": (encoder_model, encoder_tft, lambda t: t["token_ids"]),
+    }
+    latency = {}
+    for name, (model, tft_output, model_inputs) in exports.items():
+        path = os.path.join(workdir, name.replace(" ", "_").replace(",", ""))
+        export_text_classifier(model, tft_output, path, model_inputs=model_inputs)
+        classify = tf.saved_model.load(path).signatures["classify_text"]
+        latency[name] = {batch: median_ms(lambda b=batch: classify(text=tf.constant(reviews(b))))
+                         for batch in (1, BATCH)}
+    return latency
 
 
 def main() -> int:
@@ -103,6 +152,14 @@ def main() -> int:
             baseline = baseline or eps
             print(f"{name:28} {length:>6} {params:>10,} {eps:>11.1f} {eps / baseline:>8.2f} "
                   f"{latency[1]:>8.1f} {latency[BATCH]:>8.1f}", flush=True)
+
+    print(f"\nserving latency of classify_text (raw strings, tokenisation inside), ms")
+    print(f"{'model':28} {'length':>6} {'batch 1':>8} {'batch 32':>9}")
+    with tempfile.TemporaryDirectory() as workdir:
+        for length in args.lengths:
+            for name, by_batch in serving_latency(length, os.path.join(workdir, str(length))).items():
+                print(f"{name:28} {length:>6} {by_batch[1]:>8.1f} {by_batch[BATCH]:>9.1f}",
+                      flush=True)
     return 0
 
 
