@@ -153,7 +153,7 @@ def main() -> int:
             print(f"{name:28} {length:>6} {params:>10,} {eps:>11.1f} {eps / baseline:>8.2f} "
                   f"{latency[1]:>8.1f} {latency[BATCH]:>8.1f}", flush=True)
 
-    print(f"\nserving latency of classify_text (raw strings, tokenisation inside), ms")
+    print("\nserving latency of classify_text (raw strings, tokenisation inside), ms")
     print(f"{'model':28} {'length':>6} {'batch 1':>8} {'batch 32':>9}")
     with tempfile.TemporaryDirectory() as workdir:
         for length in args.lengths:

@@ -65,11 +65,11 @@ def main() -> int:
     parser.add_argument("--beam-mode", default="in_memory")
     args = parser.parse_args()
 
-    from pipeline.cli import _parse_override
+    from pipeline.cli import parse_override
     from pipeline.runner import build_local_pipeline, run_local
     from trainer_module.models import bert_presets, presets
 
-    overrides = dict(_parse_override(o) for o in args.overrides)
+    overrides = dict(parse_override(o) for o in args.overrides)
     if args.bert_preset:
         overrides["backbone_preset"] = os.path.abspath(args.bert_preset)
     family = bert_presets if args.model == "bert" else presets

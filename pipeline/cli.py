@@ -12,7 +12,7 @@ from typing import List, Optional
 from pipeline import configs
 
 
-def _parse_override(text: str):
+def parse_override(text: str):
     """KEY=VALUE with VALUE read as JSON when it parses (numbers, booleans), else a string."""
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--preset", help="model preset (default: the family's default)")
     run.add_argument("--bert-preset", metavar="NAME_OR_DIR",
                      help="with --model bert: a KerasHub preset name or a local preset directory")
-    run.add_argument("--set", dest="overrides", type=_parse_override, action="append",
+    run.add_argument("--set", dest="overrides", type=parse_override, action="append",
                      default=[], metavar="KEY=VALUE",
                      help="override a preset field, e.g. --set d_model=128 (repeatable)")
     run.add_argument("--blessing-threshold", type=float,

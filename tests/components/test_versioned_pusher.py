@@ -2,7 +2,6 @@ import itertools
 import json
 import os
 
-import pytest
 from tfx.proto import pusher_pb2
 from tfx.types import standard_artifacts
 from tfx.utils import proto_utils

@@ -1,5 +1,4 @@
 """A KerasHub BERT backbone with a classification head (token ids in, class logits out)."""
-import keras
 import keras_hub
 
 from trainer_module.models.bert_presets import BertClassifierConfig

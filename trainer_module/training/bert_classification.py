@@ -1,5 +1,4 @@
 """Fine-tunes a KerasHub BERT classifier on Transform's output, in two phases, and exports it."""
-import json
 import math
 import os
 
@@ -14,10 +13,10 @@ from trainer_module.models.bert_classifier import build_bert_classifier
 from trainer_module.models.bert_presets import BertClassifierConfig, get_preset
 from trainer_module.preprocessing.bert import PADDING_MASK, SEGMENT_IDS
 from trainer_module.serving.text_classifier import export_text_classifier
+from trainer_module.training.history import LogEvaluations, write_history
 from trainer_module.training.inputs import make_dataset
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupLinearDecay
-from trainer_module.training.text_classification import HISTORY_FILE, LogEvaluations
 
 
 def bert_inputs(transformed: dict) -> dict:
@@ -70,8 +69,6 @@ def train_and_export(fn_args: FnArgs) -> None:
         for key, values in result.history.items():
             history.setdefault(key, []).extend(float(v) for v in values)
 
-    tf.io.gfile.makedirs(fn_args.model_run_dir)
-    with tf.io.gfile.GFile(os.path.join(fn_args.model_run_dir, HISTORY_FILE), "w") as f:
-        json.dump({"config": config.to_dict(), "history": history}, f, indent=1)
+    write_history(fn_args.model_run_dir, config.to_dict(), history)
     export_text_classifier(model, tf_transform_output, fn_args.serving_model_dir,
                            model_inputs=bert_inputs)

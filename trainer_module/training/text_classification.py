@@ -1,10 +1,7 @@
 """Trains the from-scratch Transformer classifier on Transform's output and exports it."""
-import json
 import math
-import os
 
 import keras
-import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
@@ -13,25 +10,10 @@ from trainer_module.models.presets import TextEncoderConfig, get_preset
 from trainer_module.models.text_classifier import TransformerClassifier
 from trainer_module.preprocessing.text import embedding_rows
 from trainer_module.serving.text_classifier import export_text_classifier, token_ids
+from trainer_module.training.history import LogEvaluations, write_history
 from trainer_module.training.inputs import make_dataset
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
-
-HISTORY_FILE = "history.json"  # per-evaluation metrics, beside the TensorBoard logs
-
-
-class LogEvaluations(keras.callbacks.Callback):
-    """Logs each evaluation's metrics (to the run log, not to the CLI's stdout)."""
-
-    def __init__(self, evaluations: int):
-        super().__init__()
-        self.evaluations = evaluations
-
-    def on_epoch_end(self, epoch, logs=None):
-        metrics = ", ".join(f"{k} {v:.4f}" for k, v in sorted((logs or {}).items())
-                            if k != "learning_rate")
-        logging.info("Evaluation %d/%d: %s", epoch + 1, self.evaluations, metrics)
-
 
 def build_model(config: TextEncoderConfig, vocab_rows: int, train_steps: int) -> keras.Model:
     model = TransformerClassifier.from_preset_config(config, vocab_rows)
@@ -72,9 +54,5 @@ def train_and_export(fn_args: FnArgs) -> None:
                    LogEvaluations(evaluations)],
         verbose=0,
     )
-    tf.io.gfile.makedirs(fn_args.model_run_dir)
-    with tf.io.gfile.GFile(os.path.join(fn_args.model_run_dir, HISTORY_FILE), "w") as f:
-        json.dump({"config": config.to_dict(), "vocab_rows": vocab_rows,
-                   "history": {k: [float(v) for v in vs] for k, vs in history.history.items()}},
-                  f, indent=1)
+    write_history(fn_args.model_run_dir, config.to_dict(), history.history, vocab_rows=vocab_rows)
     export_text_classifier(model, tf_transform_output, fn_args.serving_model_dir)

@@ -1,0 +1,31 @@
+"""What training leaves beside the TensorBoard logs: per-evaluation log lines and history.json."""
+import json
+import os
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+HISTORY_FILE = "history.json"  # in the Trainer's model run directory
+
+
+class LogEvaluations(keras.callbacks.Callback):
+    """Logs each evaluation's metrics (to the run log, not to the CLI's stdout)."""
+
+    def __init__(self, evaluations: int):
+        super().__init__()
+        self.evaluations = evaluations
+
+    def on_epoch_end(self, epoch, logs=None):
+        metrics = ", ".join(f"{k} {v:.4f}" for k, v in sorted((logs or {}).items())
+                            if k != "learning_rate")
+        logging.info("Evaluation %d/%d: %s", epoch + 1, self.evaluations, metrics)
+
+
+def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> None:
+    """Writes {"config", "history": {metric: [value per evaluation]}, **extra} as JSON."""
+    tf.io.gfile.makedirs(model_run_dir)
+    record = {"config": config, **extra,
+              "history": {k: [float(v) for v in vs] for k, vs in history.items()}}
+    with tf.io.gfile.GFile(os.path.join(model_run_dir, HISTORY_FILE), "w") as f:
+        json.dump(record, f, indent=1)
