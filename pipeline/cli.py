@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override a preset field, e.g. --set d_model=128 (repeatable)")
     run.add_argument("--blessing-threshold", type=float,
                      help="lower bound on the task's gating metric (IMDB: binary_accuracy)")
+    run.add_argument("--schema", metavar="PATH",
+                     help="a curated schema (text proto) to validate the data against, "
+                          "e.g. data/imdb/schema.pbtxt (default: inferred from the data)")
     run.add_argument("--no-cache", action="store_true", help="rerun every component")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
 
@@ -78,7 +81,8 @@ def command_run(args) -> int:
             task=args.task, model=args.model, data_dir=args.data, output_dir=args.output,
             train_steps=args.train_steps, eval_steps=args.eval_steps, beam_mode=args.beam_mode,
             preset=args.preset, model_overrides=overrides,
-            blessing_threshold=args.blessing_threshold, enable_cache=not args.no_cache)
+            blessing_threshold=args.blessing_threshold, schema_path=args.schema,
+            enable_cache=not args.no_cache)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         print(json.dumps({"status": "failed", "error": str(error)}))

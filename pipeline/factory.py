@@ -25,12 +25,14 @@ def create_pipeline(
     preset: Optional[str] = None,
     model_overrides: Optional[Mapping[str, Any]] = None,
     blessing_threshold: Optional[float] = None,
+    schema_path: Optional[str] = None,
     enable_cache: bool = True,
 ) -> tfx.dsl.Pipeline:
     """Builds the pipeline for `task` trained with the `model` family.
 
     Everything that depends on where the pipeline runs (paths, Beam arguments, the metadata
-    store) comes in as an argument; runners only work those out and call this.
+    store) comes in as an argument; runners only work those out and call this. With
+    `schema_path`, ExampleValidator checks the data against that curated schema.
     """
     family = task.model_family(model)
     preset = preset or family.default_preset
@@ -40,9 +42,12 @@ def create_pipeline(
     example_gen = task.example_gen(data_dir)
     # Computes statistics over both splits.
     statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs["examples"])
-    # Infers a schema (types, presence, shapes) from the statistics.
-    schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs["statistics"],
-                                          infer_feature_shape=True)
+    # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
+    if schema_path:
+        schema_gen = tfx.components.ImportSchemaGen(schema_file=schema_path)
+    else:
+        schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs["statistics"],
+                                              infer_feature_shape=True)
     # Checks the statistics against the schema.
     example_validator = tfx.components.ExampleValidator(
         statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])

@@ -5,8 +5,8 @@
 
 The CLI runs this file as a script, so its settings come from the environment (all optional):
 TFXT_TASK (imdb), TFXT_MODEL, TFXT_DATA, TFXT_OUTPUT (outputs), TFXT_PRESET,
-TFXT_TRAIN_STEPS, TFXT_EVAL_STEPS, TFXT_BEAM_MODE (in_memory). The pipeline name is
-`<task>-<model>`, e.g. imdb-transformer.
+TFXT_TRAIN_STEPS, TFXT_EVAL_STEPS, TFXT_BEAM_MODE (in_memory), TFXT_SCHEMA (a curated
+schema). The pipeline name is `<task>-<model>`, e.g. imdb-transformer.
 """
 import os
 
@@ -31,6 +31,7 @@ def pipeline_from_environment():
         train_steps=_int("TFXT_TRAIN_STEPS"),
         eval_steps=_int("TFXT_EVAL_STEPS"),
         beam_mode=os.environ.get("TFXT_BEAM_MODE", configs.DEFAULT_BEAM_MODE),
+        schema_path=os.environ.get("TFXT_SCHEMA") or None,
     )
     return pipeline
 

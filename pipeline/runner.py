@@ -33,10 +33,13 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
                          beam_mode: str = configs.DEFAULT_BEAM_MODE, preset: Optional[str] = None,
                          model_overrides: Optional[Mapping[str, Any]] = None,
                          blessing_threshold: Optional[float] = None,
+                         schema_path: Optional[str] = None,
                          enable_cache: bool = True) -> tuple:
     """The pipeline for `task` with local paths under `output_dir`; returns (pipeline, paths)."""
     task_spec = get_task(task)
     model = model or task_spec.default_model
+    if schema_path and not os.path.isfile(schema_path):
+        raise FileNotFoundError(f"schema file not found: {schema_path}")
     if beam_mode not in configs.BEAM_MODES:
         raise ValueError(f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, not {beam_mode!r}")
     pipeline_name = f"{task_spec.name}-{model}"
@@ -57,6 +60,7 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
         preset=preset,
         model_overrides=model_overrides,
         blessing_threshold=blessing_threshold,
+        schema_path=os.path.abspath(schema_path) if schema_path else None,
         enable_cache=enable_cache,
     )
     return pipeline, paths

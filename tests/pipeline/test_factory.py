@@ -85,3 +85,18 @@ def test_bert_family_brings_its_preprocessing_and_custom_ops(aclimdb_dir, tmp_pa
 def test_unknown_bert_preset_field_is_refused_before_running(aclimdb_dir, tmp_path):
     with pytest.raises(ValueError, match="unknown BertClassifierConfig fields"):
         build(aclimdb_dir, tmp_path, model="bert", model_overrides={"d_model": 8})
+
+
+def test_a_curated_schema_replaces_inference(aclimdb_dir, tmp_path):
+    pipeline = build(aclimdb_dir, tmp_path, schema_path="/schemas/reviews.pbtxt")
+    nodes = {c.id: c for c in pipeline.components}
+    assert "SchemaGen" not in nodes
+    assert nodes["ImportSchemaGen"].exec_properties["schema_file"] == "/schemas/reviews.pbtxt"
+    assert nodes["Transform"].inputs["schema"] is nodes["ImportSchemaGen"].outputs["schema"]
+    assert nodes["ExampleValidator"].inputs["schema"] is nodes["ImportSchemaGen"].outputs["schema"]
+
+
+def test_a_missing_schema_file_is_refused(aclimdb_dir, tmp_path):
+    with pytest.raises(FileNotFoundError, match="schema file not found"):
+        build_local_pipeline(task="imdb", data_dir=str(aclimdb_dir), output_dir=str(tmp_path),
+                             schema_path=str(tmp_path / "missing.pbtxt"))
