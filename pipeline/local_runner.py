@@ -10,7 +10,7 @@ schema). The pipeline name is `<task>-<model>`, e.g. imdb-transformer.
 """
 import os
 
-from tfx import v1 as tfx
+from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
 from pipeline import configs
 from pipeline.runner import build_local_pipeline
@@ -37,4 +37,4 @@ def pipeline_from_environment():
 
 
 if __name__ == "__main__":
-    tfx.orchestration.LocalDagRunner().run(pipeline_from_environment())
+    LocalDagRunner().run(pipeline_from_environment())

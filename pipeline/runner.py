@@ -9,7 +9,8 @@ import warnings
 from typing import Any, Mapping, Optional, TextIO
 
 from absl import logging as absl_logging
-from tfx import v1 as tfx
+from tfx.orchestration import metadata
+from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
 from pipeline import configs, run_summary
 from pipeline.factory import create_pipeline
@@ -52,7 +53,7 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
         model=model,
         data_dir=os.path.abspath(data_dir or task_spec.default_data_dir),
         serving_model_dir=paths["serving_model_dir"],
-        metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
+        metadata_connection_config=metadata.sqlite_metadata_connection_config(
             paths["metadata_path"]),
         beam_pipeline_args=configs.BEAM_MODES[beam_mode],
         train_steps=train_steps,
@@ -135,7 +136,7 @@ def run_local(pipeline, paths: Mapping[str, str], verbose: bool = False,
                             f"{pipeline.pipeline_info.pipeline_name}-{time.strftime('%Y%m%d-%H%M%S')}.log")
     started = time.monotonic()
     with _logging_to(log_file, len(pipeline.components), verbose, stream):
-        tfx.orchestration.LocalDagRunner().run(pipeline)
+        LocalDagRunner().run(pipeline)
         summary = run_summary.summarize(paths["metadata_path"],
                                         pipeline.pipeline_info.pipeline_name)
     summary["wall_seconds"] = round(time.monotonic() - started, 2)

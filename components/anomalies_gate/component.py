@@ -6,9 +6,10 @@ Transform wait on this gate, so training never starts on data that broke the sch
 import os
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import InputArtifact
+from tfx.dsl.component.experimental.decorators import component
 from tfx.dsl.io import fileio
-from tfx.types import artifact_utils
+from tfx.types import artifact_utils, standard_artifacts
 
 ANOMALIES_FILE = "SchemaDiff.pb"  # what ExampleValidator writes in each Split-<name>/
 
@@ -35,10 +36,8 @@ def describe_anomalies(anomalies_uri: str, split_names) -> list[str]:
     return lines
 
 
-@tfx.dsl.components.component
-def AnomaliesGate(
-    anomalies: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.ExampleAnomalies],
-) -> None:
+@component
+def AnomaliesGate(anomalies: InputArtifact[standard_artifacts.ExampleAnomalies]) -> None:
     """Raises DataAnomaliesError listing every anomaly; passes silently when there are none."""
     split_names = artifact_utils.decode_split_names(anomalies.split_names)
     lines = describe_anomalies(anomalies.uri, split_names)
