@@ -1,4 +1,3 @@
-import itertools
 import json
 import os
 
@@ -42,26 +41,25 @@ def test_existing_versions_are_never_overwritten_even_from_the_future(tmp_path):
 
 
 def test_a_version_taken_between_check_and_rename_is_skipped(tmp_path, monkeypatch):
-    base = tmp_path / "serving"
-    ticks = itertools.count()
-
-    def racing_clock():  # another pusher publishes 100 while this one copies
-        if next(ticks) == 0:
-            make_model(base / "100", "other")
-        return 100
-
     from components.versioned_pusher import executor as module
-    real_copy = module.io_utils.copy_dir
 
-    def copy_then_race(src, dst, **kwargs):
-        real_copy(src, dst, **kwargs)
-        racing_clock()
+    base = tmp_path / "serving"
+    real_rename = module.fileio.rename
+    renames = []
 
-    monkeypatch.setattr(module.io_utils, "copy_dir", copy_then_race)
+    def rename_after_a_rival(src, dst, overwrite=False):
+        renames.append(os.path.basename(dst))
+        if len(renames) == 1:  # another pusher publishes this version after the free-check
+            make_model(dst, "other")
+        return real_rename(src, dst, overwrite=overwrite)
+
+    monkeypatch.setattr(module.fileio, "rename", rename_after_a_rival)
     version, _ = publish_new_version(make_model(tmp_path / "m", "mine"), str(base),
                                      clock=lambda: 100)
+    assert renames == ["100", "101"]
     assert version == "101"
     assert (base / "100" / "saved_model.pb").read_text() == "other"
+    assert (base / "101" / "saved_model.pb").read_text() == "mine"
 
 
 def test_the_same_model_is_not_published_twice(tmp_path):

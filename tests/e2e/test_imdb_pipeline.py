@@ -65,7 +65,6 @@ def test_rerun_is_served_from_cache_without_a_duplicate_push(runs):
     assert second["pushed_version"] == first["pushed_version"]
     assert third["components"]["Evaluator"]["state"] == "cached"
     assert third["components"]["Pusher"]["state"] == "cached"
-    assert third["wall_seconds"] < first["wall_seconds"]
 
 
 def test_a_model_failing_the_threshold_is_not_pushed(runs):

@@ -14,15 +14,12 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
-from trainer_module.preprocessing.text import as_vector, length_bucket, tokenize
+from trainer_module.preprocessing.text import (as_vector, length_bucket, strip_line_breaks,
+                                               tokenize)
 
 VOCABULARY_NAME = "bert_vocabulary"
 SEGMENT_IDS = "segment_ids"
 PADDING_MASK = "padding_mask"
-
-
-def load_tokenizer(preset: str) -> keras_hub.models.BertTokenizer:
-    return keras_hub.models.BertTokenizer.from_preset(preset)
 
 
 def pack(tokenizer: keras_hub.models.BertTokenizer, text: tf.Tensor, sequence_length: int):
@@ -45,15 +42,14 @@ def _vocabulary_asset(tokenizer: keras_hub.models.BertTokenizer) -> str:
 
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
     """custom_config: `backbone_preset` (KerasHub preset name or directory), `sequence_length`."""
-    tokenizer = load_tokenizer(custom_config["backbone_preset"])
+    tokenizer = keras_hub.models.BertTokenizer.from_preset(custom_config["backbone_preset"])
     vocabulary_file = _vocabulary_asset(tokenizer)
     tft.annotate_asset(VOCABULARY_NAME, vocabulary_file)
     tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.ASSET_FILEPATHS,
                                    tf.constant(vocabulary_file))
 
     text = as_vector(inputs[features.TEXT])
-    text_without_breaks = tf.strings.regex_replace(text, r"<br\s*/?>", " ")
-    token_ids, segment_ids, padding_mask = pack(tokenizer, text_without_breaks,
+    token_ids, segment_ids, padding_mask = pack(tokenizer, strip_line_breaks(text),
                                                 int(custom_config["sequence_length"]))
     outputs = {
         features.TOKEN_IDS: token_ids,

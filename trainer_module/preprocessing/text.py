@@ -16,10 +16,14 @@ NUM_OOV_BUCKETS = 1  # every out-of-vocabulary word shares one id
 LENGTH_BUCKETS = ((0, "0-99"), (100, "100-249"), (250, "250-499"), (500, "500+"))
 
 
+def strip_line_breaks(text: tf.Tensor) -> tf.Tensor:
+    """aclImdb keeps the reviews' HTML line breaks (`<br />`): make them spaces."""
+    return tf.strings.regex_replace(text, r"<br\s*/?>", " ")
+
+
 def normalize(text: tf.Tensor) -> tf.Tensor:
     """Lower-cases (Unicode-aware), turns `<br />` into spaces and sets punctuation apart."""
-    text = tf.strings.lower(text, encoding="utf-8")
-    text = tf.strings.regex_replace(text, r"<br\s*/?>", " ")
+    text = strip_line_breaks(tf.strings.lower(text, encoding="utf-8"))
     return tf.strings.regex_replace(text, r"([\pP\pS])", r" \1 ")
 
 
