@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--task", required=True, help="a task the factory knows, e.g. imdb")
     run.add_argument("--model", help="model family (default: the task's first)")
     run.add_argument("--data", help="input data directory (default: the embedded corpus)")
+    run.add_argument("--source-lang", help="translation: source language suffix (default: de)")
+    run.add_argument("--target-lang", help="translation: target language suffix (default: en)")
     run.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
                      help="pipeline roots, MLMD, logs and pushed models (default: %(default)s)")
     run.add_argument("--train-steps", type=_positive_int)
@@ -79,6 +81,7 @@ def command_run(args) -> int:
                                             else args.bert_preset)
         pipeline, paths = build_local_pipeline(
             task=args.task, model=args.model, data_dir=args.data, output_dir=args.output,
+            data_options={"source_lang": args.source_lang, "target_lang": args.target_lang},
             train_steps=args.train_steps, eval_steps=args.eval_steps, beam_mode=args.beam_mode,
             preset=args.preset, model_overrides=overrides,
             blessing_threshold=args.blessing_threshold, schema_path=args.schema,

@@ -26,6 +26,7 @@ def create_pipeline(
     task: Task,
     model: str,
     data_dir: str,
+    data_options: Optional[Mapping[str, str]] = None,
     serving_model_dir: str,
     metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
     beam_pipeline_args: Sequence[str] = (),
@@ -41,14 +42,15 @@ def create_pipeline(
 
     Everything that depends on where the pipeline runs (paths, Beam arguments, the metadata
     store) comes in as an argument; runners only work those out and call this. With
-    `schema_path`, ExampleValidator checks the data against that curated schema.
+    `schema_path`, ExampleValidator checks the data against that curated schema;
+    `data_options` go to the task's ExampleGen (translation: `source_lang`, `target_lang`).
     """
     family = task.model_family(model)
     preset = preset or family.default_preset
     overrides = dict(model_overrides or {})
 
     # Reads the raw data into tf.Examples with `train` and `eval` splits.
-    example_gen = task.example_gen(data_dir)
+    example_gen = task.example_gen(data_dir, **task.reading_options(data_options))
     # Computes statistics over both splits.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
     # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
@@ -78,7 +80,8 @@ def create_pipeline(
         schema=schema_gen.outputs["schema"],
         train_args=trainer_pb2.TrainArgs(num_steps=train_steps or task.default_train_steps),
         eval_args=trainer_pb2.EvalArgs(num_steps=eval_steps or task.default_eval_steps),
-        custom_config={"task": task.name, "model": model, "preset": preset,
+        custom_config={"task": task.name, "model": model,
+                       "training_module": family.training_module, "preset": preset,
                        "overrides": overrides, "seed": configs.TRAINING_SEED},
     )
     # Finds the latest blessed model, the baseline for the change threshold.

@@ -29,6 +29,7 @@ def _not_noise(record: logging.LogRecord) -> bool:
 
 
 def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Optional[str] = None,
+                         data_options: Optional[Mapping[str, str]] = None,
                          output_dir: str = configs.DEFAULT_OUTPUT_DIR,
                          train_steps: Optional[int] = None, eval_steps: Optional[int] = None,
                          beam_mode: str = configs.DEFAULT_BEAM_MODE, preset: Optional[str] = None,
@@ -52,6 +53,7 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
         task=task_spec,
         model=model,
         data_dir=os.path.abspath(data_dir or task_spec.default_data_dir),
+        data_options=data_options,
         serving_model_dir=paths["serving_model_dir"],
         metadata_connection_config=metadata.sqlite_metadata_connection_config(
             paths["metadata_path"]),

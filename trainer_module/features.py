@@ -12,3 +12,15 @@ LENGTH_BUCKET = "length_bucket"  # string, for TFMA slices by review length
 TRANSFORMED_LABEL = "label"
 
 LABEL_NAMES = ("negative", "positive")
+
+# Raw translation features (components/parallel_corpus_example_gen).
+SOURCE = "source"
+TARGET = "target"
+PAIR_ID = "id"  # <file prefix>:<line number>
+
+# Transformed translation features (trainer_module/preprocessing/translation.py).
+SOURCE_IDS = "source_ids"  # int64 (B, max_source_length), 0 = padding
+DECODER_INPUT_IDS = "decoder_input_ids"  # [START] y1 ... yn, 0-padded
+TARGET_IDS = "target_ids"  # y1 ... yn [END], 0-padded: the labels
+REFERENCE = "reference"  # the target, tokenized and joined by spaces: what BLEU compares with
+SOURCE_LENGTH_BUCKET = "source_length_bucket"  # string, for TFMA slices by sentence length

@@ -1,8 +1,9 @@
 """The tasks the pipeline factory knows, by name."""
 from pipeline.tasks.base import Task
 from pipeline.tasks.imdb import IMDB
+from pipeline.tasks.translation import TRANSLATION
 
-TASKS = {task.name: task for task in (IMDB,)}
+TASKS = {task.name: task for task in (IMDB, TRANSLATION)}
 
 
 def get_task(name: str) -> Task:

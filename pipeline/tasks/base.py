@@ -13,8 +13,8 @@ class Task:
     name: str
     description: str
     default_data_dir: str
-    # data_dir -> the ExampleGen component that reads it.
-    example_gen: Callable[[str], BaseComponent]
+    # (data_dir, **data_options) -> the ExampleGen component that reads it.
+    example_gen: Callable[..., BaseComponent]
     # The model families it can train, by name; the first is the default.
     model_families: Mapping[str, ModelFamily]
     # Lower bound on the gating metric (None: the task's default) -> the TFMA EvalConfig.
@@ -22,10 +22,21 @@ class Task:
     gating_metric: str
     default_train_steps: int
     default_eval_steps: int
+    # Options of the ExampleGen and their defaults (translation: the languages).
+    data_options: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def default_model(self) -> str:
         return next(iter(self.model_families))
+
+    def reading_options(self, overrides: Optional[Mapping[str, str]] = None) -> dict:
+        """The task's data options with `overrides` applied; unknown names are an error."""
+        overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+        unknown = sorted(set(overrides) - set(self.data_options))
+        if unknown:
+            raise ValueError(f"task {self.name!r} takes no data option(s) {unknown}; "
+                             f"known: {sorted(self.data_options) or 'none'}")
+        return {**self.data_options, **overrides}
 
     def model_family(self, model: str) -> ModelFamily:
         if model not in self.model_families:

@@ -8,13 +8,16 @@ from tfx.types import standard_artifacts
 from tfx.utils import proto_utils
 
 
-def run_executor(component, output_dir) -> dict:
-    """Calls the component's executor Do(); returns split name -> list of tf.train.Example."""
+def run_executor(component, output_dir, examples=None) -> dict:
+    """Calls the component's executor Do(); returns split name -> list of tf.train.Example.
+
+    `examples`: the output Examples artifact to use (to read its properties afterwards).
+    """
     exec_properties = {
         key: proto_utils.proto_to_json(value) if isinstance(value, message.Message) else value
         for key, value in component.exec_properties.items()
     }
-    examples = standard_artifacts.Examples()
+    examples = examples or standard_artifacts.Examples()
     examples.uri = str(output_dir)
     component.executor_spec.executor_class().Do({}, {"examples": [examples]}, exec_properties)
     splits = {}

@@ -1,5 +1,6 @@
 """Backend-agnostic Keras 3 building blocks (keras.ops only; no TensorFlow imports)."""
 from trainer_module.layers.attention import MultiHeadAttention
+from trainer_module.layers.decoder import TransformerDecoderBlock, causal_mask
 from trainer_module.layers.encoder import FeedForward, TransformerEncoderBlock
 from trainer_module.layers.positional import (
     LearnedPositionalEmbedding,
@@ -14,6 +15,8 @@ __all__ = [
     "MultiHeadAttention",
     "SinusoidalPositionalEncoding",
     "TokenEmbedding",
+    "TransformerDecoderBlock",
     "TransformerEncoderBlock",
+    "causal_mask",
     "sinusoidal_table",
 ]

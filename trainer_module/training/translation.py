@@ -1,0 +1,95 @@
+"""Trains the encoder-decoder Transformer on Transform's output and exports the translator."""
+import math
+
+import keras
+import tensorflow as tf
+import tensorflow_transform as tft
+from absl import logging
+from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx_bsl.public import tfxio
+
+from trainer_module import features
+from trainer_module.models.translator import TransformerTranslator
+from trainer_module.models.translator_presets import TranslatorConfig, get_preset
+from trainer_module.preprocessing.translation import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
+                                                      vocabulary_tokens)
+from trainer_module.serving.translator import export_translator
+from trainer_module.training.history import LogEvaluations, write_history
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.schedules import WarmupInverseSqrt
+from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
+
+LENGTH_MULTIPLE = 8  # batches are trimmed to their longest sentence, rounded up to this
+
+
+def trim_to_longest(ids: tf.Tensor, *more: tf.Tensor):
+    """Drops the all-padding columns at the end of a batch (rounded up to LENGTH_MULTIPLE), so
+    short sentences do not pay for the fixed padded length. Several tensors share one length."""
+    used = tf.reduce_max(tf.reduce_sum(tf.cast(tf.stack([ids, *more]) != 0, tf.int32), axis=-1))
+    length = tf.minimum(tf.shape(ids)[1], (used + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE
+                        * LENGTH_MULTIPLE)
+    return tuple(t[:, :length] for t in (ids, *more))
+
+
+def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
+                 batch_size: int, shuffle: bool) -> tf.data.Dataset:
+    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated."""
+    dataset = fn_args.data_accessor.tf_dataset_factory(
+        file_pattern,
+        tfxio.TensorFlowDatasetOptions(batch_size=batch_size, label_key=features.TARGET_IDS,
+                                       shuffle=shuffle, shuffle_seed=0 if shuffle else None),
+        tf_transform_output.transformed_metadata.schema,
+    )
+
+    def to_model_inputs(x, targets):
+        (source,) = trim_to_longest(x[features.SOURCE_IDS])
+        decoder_inputs, targets = trim_to_longest(x[features.DECODER_INPUT_IDS], targets)
+        return {features.SOURCE_IDS: source, features.DECODER_INPUT_IDS: decoder_inputs}, targets
+
+    return dataset.map(to_model_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
+        tf.data.AUTOTUNE)
+
+
+def build_model(config: TranslatorConfig, source_rows: int, target_rows: int,
+                train_steps: int) -> keras.Model:
+    model = TransformerTranslator.from_preset_config(config, source_rows, target_rows)
+    warmup = min(config.warmup_steps, max(1, train_steps // 4))
+    model.compile(
+        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
+        loss=MaskedSequenceCrossEntropy(config.label_smoothing),
+        metrics=[MaskedTokenAccuracy()],
+    )
+    ids = keras.ops.ones((1, 2), dtype="int32")
+    model({features.SOURCE_IDS: ids, features.DECODER_INPUT_IDS: ids})  # build the weights
+    return model
+
+
+def train_and_export(fn_args: FnArgs) -> None:
+    custom = fn_args.custom_config
+    config = get_preset(custom.get("preset", "small"), custom.get("overrides"))
+    keras.utils.set_random_seed(int(custom.get("seed", 0)))
+    tf_transform_output = tft.TFTransformOutput(fn_args.transform_output)
+    source_rows = len(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
+    target_rows = len(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
+    logging.info("Translator config %s; %d source and %d target ids", config, source_rows,
+                 target_rows)
+
+    train = make_dataset(fn_args, fn_args.train_files, tf_transform_output, config.batch_size, True)
+    evaluation = make_dataset(fn_args, fn_args.eval_files, tf_transform_output,
+                              config.batch_size, False)
+    model = build_model(config, source_rows, target_rows, fn_args.train_steps)
+    evaluations = max(1, min(config.evaluations, fn_args.train_steps))
+    history = model.fit(
+        train,
+        steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
+        epochs=evaluations,
+        validation_data=evaluation,
+        validation_steps=max(1, fn_args.eval_steps or 1),
+        callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
+                   LogEvaluations(evaluations)],
+        verbose=0,
+    )
+    write_history(fn_args.model_run_dir, config.to_dict(), history.history,
+                  source_vocab_rows=source_rows, target_vocab_rows=target_rows)
+    export_translator(model, tf_transform_output, fn_args.serving_model_dir,
+                      max_decode_length=config.max_decode_length, beam_width=config.beam_width)
