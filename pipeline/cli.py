@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="rerun every component")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
 
-    predict = commands.add_parser("predict", help="classify text with a pushed SavedModel")
+    predict = commands.add_parser("predict", help="classify or translate text with a pushed SavedModel")
     predict.add_argument("--model", required=True,
                          help="a SavedModel folder, or a folder of numbered versions (the newest is used)")
     predict.add_argument("texts", nargs="+", metavar="TEXT")

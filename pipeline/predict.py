@@ -1,4 +1,5 @@
-"""Loads a pushed SavedModel with plain TensorFlow and classifies raw text."""
+"""Loads a pushed SavedModel with plain TensorFlow and runs it on raw text: a text classifier
+(`classify_text`) or a translator (`translate`)."""
 import os
 from typing import Iterable, List, Tuple
 
@@ -6,7 +7,8 @@ import tensorflow as tf
 
 from trainer_module.serving import custom_ops  # noqa: F401  (ops of BERT models' tokenizers)
 
-SIGNATURE = "classify_text"
+CLASSIFY = "classify_text"
+TRANSLATE = "translate"
 
 
 def resolve_model_dir(path: str) -> str:
@@ -27,15 +29,20 @@ def resolve_model_dir(path: str) -> str:
 def load_model(path: str) -> Tuple[object, str]:
     model_dir = resolve_model_dir(path)
     model = tf.saved_model.load(model_dir)
-    if SIGNATURE not in model.signatures:
-        raise ValueError(f"{model_dir}: no '{SIGNATURE}' signature "
-                         f"(has {sorted(model.signatures)}); is it a text classifier?")
+    if not {CLASSIFY, TRANSLATE} & set(model.signatures):
+        raise ValueError(f"{model_dir}: neither a '{CLASSIFY}' nor a '{TRANSLATE}' signature "
+                         f"(has {sorted(model.signatures)})")
     return model, model_dir
 
 
 def predict_texts(model, texts: Iterable[str]) -> List[dict]:
+    """One row per text: its class and probabilities, or its translation."""
     texts = list(texts)
-    outputs = model.signatures[SIGNATURE](text=tf.constant(texts))
+    if TRANSLATE in model.signatures:
+        outputs = model.signatures[TRANSLATE](source=tf.constant(texts))
+        return [{"source": text, "translation": translation.decode("utf-8")}
+                for text, translation in zip(texts, outputs["translation"].numpy())]
+    outputs = model.signatures[CLASSIFY](text=tf.constant(texts))
     names = [n.decode() for n in outputs["label_name"].numpy()]
     probabilities = outputs["probabilities"].numpy()
     rows = []

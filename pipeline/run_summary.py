@@ -8,6 +8,8 @@ from ml_metadata.proto import metadata_store_pb2
 from tfx.orchestration import metadata
 
 _STATES = metadata_store_pb2.Execution.State
+# Custom properties of the ExampleGen's Examples artifact that the summary reports.
+DATA_PROPERTIES = ("pairs", "skipped_empty_pairs")
 
 
 def _node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) -> str:
@@ -106,6 +108,12 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
         for artifact in outputs.get("evaluation", []):
             summary["metrics"] = overall_metrics(artifact.uri)
             summary["blessing_failures"] = blessing_failures(artifact.uri)
+        for artifact in outputs.get("examples", []):
+            # What the ExampleGen read and skipped (ParallelCorpusExampleGen records both).
+            for name in DATA_PROPERTIES:
+                value = _property(artifact, name)
+                if value is not None:
+                    summary.setdefault("data", {})[name] = value
         for artifact in outputs.get("blessing", []):
             summary["blessed"] = bool(_property(artifact, "blessed"))
         for artifact in outputs.get("pushed_model", []):

@@ -104,8 +104,12 @@ class TransformerTranslator(keras.Model):
             x = self.encoder_norm(x)
         return x, source_mask, attention
 
-    def decode(self, decoder_input_ids, memory, source_mask, training=None):
-        """(B, T) ids -> (logits (B, T, V), per-layer self-attention, per-layer cross-attention)."""
+    def decode(self, decoder_input_ids, memory, source_mask, training=None, last_only=False):
+        """(B, T) ids -> (logits (B, T, V), per-layer self-attention, per-layer cross-attention).
+
+        last_only: logits for the last position only, (B, 1, V): what decoding needs, without
+        projecting every earlier position onto the vocabulary.
+        """
         x = self.target_dropout(self.target_positions(self.target_embedding(decoder_input_ids)),
                                 training=training)
         self_attention, cross_attention = [], []
@@ -114,6 +118,8 @@ class TransformerTranslator(keras.Model):
                                                    training=training)
             self_attention.append(self_weights)
             cross_attention.append(cross_weights)
+        if last_only:
+            x = x[:, -1:, :]
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
         if self.output_projection is not None:

@@ -30,8 +30,10 @@ def make_generate(model: keras.Model, max_decode_length: int, beam_width: int):
 
     def next_token_logits(prompt, cache, index):
         memory, source_mask = cache
-        logits, _, _ = model.decode(prompt, memory, source_mask, training=False)
-        logits = tf.cast(tf.gather(logits, index - 1, axis=1), tf.float32)  # (B, V)
+        # The decoder is causal: the prefix [0, index) alone determines position index - 1.
+        logits, _, _ = model.decode(prompt[:, :index], memory, source_mask, training=False,
+                                    last_only=True)
+        logits = tf.cast(logits[:, -1, :], tf.float32)  # (B, V)
         vocab = tf.shape(logits)[-1]
         # Never emit padding or [START] while unfinished; only padding once [END] is out.
         banned = tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab)

@@ -1,5 +1,6 @@
 """Trains the encoder-decoder Transformer on Transform's output and exports the translator."""
 import math
+import time
 
 import keras
 import tensorflow as tf
@@ -19,31 +20,44 @@ from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 
-LENGTH_MULTIPLE = 8  # batches are trimmed to their longest sentence, rounded up to this
+LENGTH_MULTIPLE = 4  # batches are trimmed to their longest sentence, rounded up to this
+# Training batches group sentences of similar length (tokens, the longer side), so a batch pads
+# to about its own length instead of the longest sentence among 128 random ones.
+LENGTH_BUCKETS = (8, 12, 16, 20, 24, 32)
 
 
 def trim_to_longest(ids: tf.Tensor, *more: tf.Tensor):
     """Drops the all-padding columns at the end of a batch (rounded up to LENGTH_MULTIPLE), so
-    short sentences do not pay for the fixed padded length. Several tensors share one length."""
-    used = tf.reduce_max(tf.reduce_sum(tf.cast(tf.stack([ids, *more]) != 0, tf.int32), axis=-1))
-    length = tf.minimum(tf.shape(ids)[1], (used + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE
-                        * LENGTH_MULTIPLE)
-    return tuple(t[:, :length] for t in (ids, *more))
+    short sentences do not pay for the fixed padded length. The tensors share one length."""
+    tensors = (ids, *more)
+    used = tf.reduce_max([tf.reduce_max(tf.reduce_sum(tf.cast(t != 0, tf.int32), axis=-1))
+                          for t in tensors])
+    rounded = (used + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE * LENGTH_MULTIPLE
+    return tuple(t[:, :tf.minimum(tf.shape(t)[1], rounded)] for t in tensors)
 
 
 def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
                  batch_size: int, shuffle: bool) -> tf.data.Dataset:
-    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated."""
+    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated; training
+    batches (`shuffle`) are also bucketed by length."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(batch_size=batch_size, label_key=features.TARGET_IDS,
                                        shuffle=shuffle, shuffle_seed=0 if shuffle else None),
         tf_transform_output.transformed_metadata.schema,
     )
+    if shuffle:
+        dataset = dataset.unbatch().bucket_by_sequence_length(
+            element_length_func=lambda x, targets: tf.maximum(
+                tf.math.count_nonzero(x[features.SOURCE_IDS], dtype=tf.int32),
+                tf.math.count_nonzero(targets, dtype=tf.int32)),
+            bucket_boundaries=list(LENGTH_BUCKETS),
+            bucket_batch_sizes=[batch_size] * (len(LENGTH_BUCKETS) + 1))
 
     def to_model_inputs(x, targets):
-        (source,) = trim_to_longest(x[features.SOURCE_IDS])
-        decoder_inputs, targets = trim_to_longest(x[features.DECODER_INPUT_IDS], targets)
+        # One length for both sides: few distinct shapes, so few XLA compilations.
+        source, decoder_inputs, targets = trim_to_longest(
+            x[features.SOURCE_IDS], x[features.DECODER_INPUT_IDS], targets)
         return {features.SOURCE_IDS: source, features.DECODER_INPUT_IDS: decoder_inputs}, targets
 
     return dataset.map(to_model_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
@@ -79,6 +93,7 @@ def train_and_export(fn_args: FnArgs) -> None:
                               config.batch_size, False)
     model = build_model(config, source_rows, target_rows, fn_args.train_steps)
     evaluations = max(1, min(config.evaluations, fn_args.train_steps))
+    started = time.time()
     history = model.fit(
         train,
         steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
@@ -90,6 +105,7 @@ def train_and_export(fn_args: FnArgs) -> None:
         verbose=0,
     )
     write_history(fn_args.model_run_dir, config.to_dict(), history.history,
-                  source_vocab_rows=source_rows, target_vocab_rows=target_rows)
+                  source_vocab_rows=source_rows, target_vocab_rows=target_rows,
+                  train_steps=fn_args.train_steps, fit_seconds=round(time.time() - started, 1))
     export_translator(model, tf_transform_output, fn_args.serving_model_dir,
                       max_decode_length=config.max_decode_length, beam_width=config.beam_width)
