@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup lock test test-fast run run-bert clean
+.PHONY: setup lock test test-fast run run-bert run-translation clean
 
 setup: $(VENV)/.installed
 
@@ -39,6 +39,10 @@ BERT_TINY_PRESET := outputs/bert_tiny_random
 run-bert: setup
 	test -d $(BERT_TINY_PRESET) || $(PY) -m trainer_module.models.bert_tiny_preset $(BERT_TINY_PRESET)
 	$(VENV)/bin/tfx-transformers run --task imdb --model bert --bert-preset $(BERT_TINY_PRESET) --preset tiny
+
+# The translation pipeline (German -> English) on the embedded parallel corpus.
+run-translation: setup
+	$(VENV)/bin/tfx-transformers run --task translation --model transformer
 
 clean:
 	rm -rf outputs .pytest_cache

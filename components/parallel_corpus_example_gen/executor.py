@@ -6,7 +6,6 @@ repair), a TSV line without a tab. Lines where either side is empty are skipped 
 the count is recorded on the Examples artifact (`skipped_empty_pairs`) and in the run summary.
 """
 import gzip
-import hashlib
 import os
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -14,7 +13,6 @@ import apache_beam as beam
 import tensorflow as tf
 from absl import logging
 from google.protobuf import json_format, struct_pb2
-from tfx.components.example_gen import utils
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
@@ -23,6 +21,7 @@ from tfx.utils import proto_utils
 
 from components.parallel_corpus_example_gen.layout import (PARALLEL, CorpusDataError,
                                                            parallel_file)
+from components.seeded_split import split_by_seeded_hash
 
 SKIPPED_PROPERTY = "skipped_empty_pairs"  # on the output Examples artifact
 PAIRS_PROPERTY = "pairs"
@@ -114,12 +113,6 @@ def read_pairs(root: str, pattern: str, options: dict) -> Tuple[List[tf.train.Ex
     return examples, skipped
 
 
-def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> int:
-    """A pair's hash bucket, from its id and the seed: stable across runs and machines."""
-    pair_id = example.features.feature["id"].bytes_list.value[0]
-    return int(hashlib.sha256(f"{seed}:".encode() + pair_id).hexdigest(), 16) % total_buckets
-
-
 class Executor(BaseExampleGenExecutor):
     """Sentence pairs -> tf.Examples, with a seeded hash split when the corpus has no split."""
 
@@ -155,15 +148,5 @@ class Executor(BaseExampleGenExecutor):
             splits[split.name] = pipeline | f"Create{split.name}" >> beam.Create(examples)
         if not output_config.split_config.splits:
             return splits
-        seed = int(options["split_seed"])
-        bounds, total = [], 0
-        for split in output_config.split_config.splits:
-            total += split.hash_buckets
-            bounds.append(total)
-
-        def partition(example, num_partitions):
-            bucket = seeded_bucket(example, seed, total)
-            return next(i for i, bound in enumerate(bounds) if bucket < bound)
-
-        parts = splits["train"] | "SeededSplit" >> beam.Partition(partition, len(bounds))
-        return dict(zip(utils.generate_output_split_names(input_config, output_config), parts))
+        return split_by_seeded_hash(splits["train"], input_config, output_config,
+                                    int(options["split_seed"]))

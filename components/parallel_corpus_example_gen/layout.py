@@ -7,6 +7,8 @@ from typing import Dict, List
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components.seeded_split import hash_split_config
+
 PARALLEL = "parallel"
 TSV = "tsv"
 # File-name prefixes that name a split; others are split by seeded hash.
@@ -34,15 +36,6 @@ def parallel_file(root: str, prefix: str, language: str) -> str:
     return plain if fileio.exists(plain) or not fileio.exists(plain + ".gz") else plain + ".gz"
 
 
-def _hash_split(eval_percent: int) -> example_gen_pb2.Output:
-    if not 0 < eval_percent < 100:
-        raise ValueError(f"eval_percent must be between 1 and 99, not {eval_percent}")
-    return example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
-        example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=100 - eval_percent),
-        example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=eval_percent),
-    ]))
-
-
 def _layout(root: str, format: str, patterns: Dict[str, str], eval_percent: int) -> CorpusLayout:
     """Known split names keep their split (train + eval needed); anything else is hash-split."""
     named = {SPLIT_PREFIXES.get(prefix): pattern for prefix, pattern in patterns.items()}
@@ -60,7 +53,7 @@ def _layout(root: str, format: str, patterns: Dict[str, str], eval_percent: int)
     return CorpusLayout(root, format,
                         example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(
                             name="train", pattern=pattern)]),
-                        _hash_split(eval_percent))
+                        hash_split_config(eval_percent))
 
 
 def detect_layout(data_dir: str, source_lang: str, target_lang: str,

@@ -6,7 +6,6 @@ folder, an empty review, bytes that are not UTF-8 (no silent repair: a wrongly d
 is a silently wrong training example), a CSV row without text or with an unknown label.
 """
 import csv
-import hashlib
 import io
 import os
 import re
@@ -16,7 +15,6 @@ import apache_beam as beam
 import tensorflow as tf
 from absl import logging
 from google.protobuf import json_format, struct_pb2
-from tfx.components.example_gen import utils
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
@@ -24,6 +22,7 @@ from tfx.types import standard_component_specs
 from tfx.utils import proto_utils
 
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError
+from components.seeded_split import split_by_seeded_hash
 
 LABEL_FOLDERS = {"neg": 0, "pos": 1}
 SKIPPED_FOLDERS = {"unsup"}  # aclImdb's unlabelled reviews
@@ -151,13 +150,6 @@ def _ReviewsToExample(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
     return pipeline | "ListFiles" >> beam.Create(files) | "ReadRows" >> beam.FlatMap(read_csv_reviews)
 
 
-def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> int:
-    """A review's hash bucket, from its id and the seed: stable across runs and machines."""
-    review_id = example.features.feature["id"].bytes_list.value[0]
-    digest = hashlib.sha256(f"{seed}:".encode() + review_id).hexdigest()
-    return int(digest, 16) % total_buckets
-
-
 class Executor(BaseExampleGenExecutor):
     """Reviews -> tf.Examples, with a seeded hash split when the data has no split of its own."""
 
@@ -174,19 +166,7 @@ class Executor(BaseExampleGenExecutor):
                                   output_config)
         if not output_config.split_config.splits:
             return super().GenerateExamplesByBeam(pipeline, exec_properties)
-        seed = int(read_options(exec_properties)["split_seed"])
-        bounds, total = [], 0
-        for split in output_config.split_config.splits:
-            total += split.hash_buckets
-            bounds.append(total)
-
-        def partition(example, num_partitions):
-            bucket = seeded_bucket(example, seed, total)
-            return next(i for i, bound in enumerate(bounds) if bucket < bound)
-
-        parts = (pipeline
-                 | "InputToRecord" >> _ReviewsToExample(exec_properties,
-                                                        input_config.splits[0].pattern)
-                 | "SeededSplit" >> beam.Partition(partition, len(bounds)))
-        names = utils.generate_output_split_names(input_config, output_config)
-        return dict(zip(names, parts))
+        examples = pipeline | "InputToRecord" >> _ReviewsToExample(
+            exec_properties, input_config.splits[0].pattern)
+        return split_by_seeded_hash(examples, input_config, output_config,
+                                    int(read_options(exec_properties)["split_seed"]))

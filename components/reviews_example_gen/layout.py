@@ -5,6 +5,8 @@ import os
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components.seeded_split import hash_split_config
+
 ACLIMDB = "aclimdb"
 CSV = "csv"
 
@@ -27,15 +29,6 @@ def _splits(**patterns: str) -> example_gen_pb2.Input:
     ])
 
 
-def _hash_split(eval_percent: int) -> example_gen_pb2.Output:
-    if not 0 < eval_percent < 100:
-        raise ValueError(f"eval_percent must be between 1 and 99, not {eval_percent}")
-    return example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
-        example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=100 - eval_percent),
-        example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=eval_percent),
-    ]))
-
-
 def detect_layout(data_dir: str, eval_percent: int = 20) -> ReviewsLayout:
     """The layout under `data_dir`.
 
@@ -54,13 +47,13 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ReviewsLayout:
             return ReviewsLayout(root, ACLIMDB, _splits(train="train/*/*.txt", eval="test/*/*.txt"),
                                  example_gen_pb2.Output())
         return ReviewsLayout(root, ACLIMDB, _splits(train="train/*/*.txt"),
-                             _hash_split(eval_percent))
+                             hash_split_config(eval_percent))
     csv_files = sorted(os.path.basename(f) for f in fileio.glob(os.path.join(data_dir, "*.csv")))
     if {"train.csv", "test.csv"} <= set(csv_files):
         return ReviewsLayout(data_dir, CSV, _splits(train="train.csv", eval="test.csv"),
                              example_gen_pb2.Output())
     if csv_files:
-        return ReviewsLayout(data_dir, CSV, _splits(train="*.csv"), _hash_split(eval_percent))
+        return ReviewsLayout(data_dir, CSV, _splits(train="*.csv"), hash_split_config(eval_percent))
     raise ReviewDataError(
         f"{data_dir}: no reviews found. Expected the aclImdb layout "
         "(train/pos/ID_RATING.txt, train/neg/..., optional test/...) or CSV files with a "

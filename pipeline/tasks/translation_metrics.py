@@ -62,12 +62,14 @@ class DecodedBleu(metric_types.Metric):
 
 
 def _outputs(element, model_name: str) -> dict:
+    """The served model's output dict for `model_name` (candidate or baseline)."""
     predictions = element.predictions
     if isinstance(predictions, dict) and model_name in predictions:
         predictions = predictions[model_name]
     if not isinstance(predictions, dict) or "correct_tokens" not in predictions:
+        found = sorted(predictions) if isinstance(predictions, dict) else type(predictions).__name__
         raise ValueError("token accuracy needs the model's 'correct_tokens' and 'target_tokens' "
-                         f"outputs; got {sorted(predictions) if isinstance(predictions, dict) else type(predictions)}")
+                         f"outputs; got {found}")
     return predictions
 
 

@@ -100,3 +100,35 @@ def test_a_missing_schema_file_is_refused(aclimdb_dir, tmp_path):
     with pytest.raises(FileNotFoundError, match="schema file not found"):
         build_local_pipeline(task="imdb", data_dir=str(aclimdb_dir), output_dir=str(tmp_path),
                              schema_path=str(tmp_path / "missing.pbtxt"))
+
+
+def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path):
+    data = tmp_path / "corpus"
+    data.mkdir()
+    for name in ("train.fr", "train.en", "valid.fr", "valid.en"):
+        (data / name).write_text("un deux\n", "utf-8")
+    pipeline = create_pipeline(
+        pipeline_name="t", pipeline_root=str(tmp_path / "root"), task=get_task("translation"),
+        model="transformer", data_dir=str(data), serving_model_dir=str(tmp_path / "serving"),
+        data_options={"source_lang": "fr"}, preset="tiny", blessing_threshold=30.0)
+    nodes = {c.id: c for c in pipeline.components}
+    example_gen = nodes["ParallelCorpusExampleGen"].exec_properties
+    assert '"source_lang": "fr"' in example_gen["custom_config"]
+    assert '"target_lang": "en"' in example_gen["custom_config"]  # the task's default
+    assert '"name": "eval"' in example_gen["input_config"]  # valid.* kept as the eval split
+    transform = nodes["Transform"].exec_properties
+    assert transform["preprocessing_fn"] == (
+        "trainer_module.preprocessing.translation.preprocessing_fn")
+    assert '"max_target_length": 16' in transform["custom_config"]
+    assert ('"training_module": "trainer_module.training.translation"'
+            in nodes["Trainer"].exec_properties["custom_config"])
+    evaluator = nodes["Evaluator"].exec_properties
+    assert evaluator["module_path"] == "pipeline.tasks.translation_metrics"
+    for text in ('"DecodedBleu"', '"MaskedTokenAccuracy"', '"label_key": "reference"',
+                 '"prediction_key": "translation"', "30.0"):
+        assert text in evaluator["eval_config"]
+
+
+def test_data_options_a_task_does_not_take_are_refused(aclimdb_dir, tmp_path):
+    with pytest.raises(ValueError, match=r"task 'imdb' takes no data option\(s\) \['source_lang'\]"):
+        build(aclimdb_dir, tmp_path, data_options={"source_lang": "de"})

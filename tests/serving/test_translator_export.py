@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.translation_util import PAIRS, overfit, tiny_translator
@@ -23,16 +24,24 @@ def example(source: str, target: str = None) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
 
-def test_exported_translator_translates_raw_strings_with_plain_tensorflow(tmp_path):
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(transformed rows, TFTransformOutput, a tiny translator overfitted to PAIRS)."""
     rows = [{"source": s, "target": t} for s, t in PAIRS]
     transformed, output = local.analyze_and_transform(
-        rows, translation.preprocessing_fn, CONFIG, str(tmp_path / "transform"), FEATURE_SPEC)
+        rows, translation.preprocessing_fn, CONFIG,
+        str(tmp_path_factory.mktemp("transform")), FEATURE_SPEC)
     model = tiny_translator(len(vocabulary_tokens(output, SOURCE_VOCABULARY)),
                             len(vocabulary_tokens(output, TARGET_VOCABULARY)))
     accuracy = overfit(model, [r["source_ids"] for r in transformed],
                        [r["decoder_input_ids"] for r in transformed],
                        [r["target_ids"] for r in transformed])
     assert accuracy == 1.0
+    return transformed, output, model
+
+
+def test_exported_translator_translates_raw_strings_with_plain_tensorflow(trained, tmp_path):
+    transformed, output, model = trained
     for beam_width in (1, 3):
         export_dir = str(tmp_path / f"export_{beam_width}")
         export_translator(model, output, export_dir, max_decode_length=9, beam_width=beam_width)
@@ -62,15 +71,8 @@ def test_exported_translator_translates_raw_strings_with_plain_tensorflow(tmp_pa
     assert reference.tolist() == [b"two dogs are playing in the park ."]
 
 
-def test_decoding_stops_at_the_maximum_length(tmp_path):
-    rows = [{"source": s, "target": t} for s, t in PAIRS]
-    transformed, output = local.analyze_and_transform(
-        rows, translation.preprocessing_fn, CONFIG, str(tmp_path / "transform"), FEATURE_SPEC)
-    model = tiny_translator(len(vocabulary_tokens(output, SOURCE_VOCABULARY)),
-                            len(vocabulary_tokens(output, TARGET_VOCABULARY)))
-    overfit(model, [r["source_ids"] for r in transformed],
-            [r["decoder_input_ids"] for r in transformed],
-            [r["target_ids"] for r in transformed])
+def test_decoding_stops_at_the_maximum_length(trained, tmp_path):
+    _, output, model = trained
     export_translator(model, output, str(tmp_path / "export"), max_decode_length=3, beam_width=1)
     result = tf.saved_model.load(str(tmp_path / "export")).signatures["translate"](
         source=tf.constant([PAIRS[2][0]]))

@@ -53,10 +53,11 @@ def pad_ids(ids: tf.RaggedTensor, max_length: int) -> tf.Tensor:
     return tf.cast(dense + 1, tf.int64)
 
 
-def length_bucket(tokens: tf.RaggedTensor) -> tf.Tensor:
+def length_bucket(tokens: tf.RaggedTensor, buckets=LENGTH_BUCKETS) -> tf.Tensor:
+    """(B,) bucket names by token count; `buckets` = ((first length, name), ...), ascending."""
     lengths = tokens.row_lengths()
-    bucket = tf.fill(tf.shape(lengths), LENGTH_BUCKETS[0][1])
-    for start, name in LENGTH_BUCKETS[1:]:
+    bucket = tf.fill(tf.shape(lengths), buckets[0][1])
+    for start, name in buckets[1:]:
         bucket = tf.where(lengths >= start, name, bucket)
     return bucket
 

@@ -15,7 +15,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
-from trainer_module.preprocessing.text import as_vector, tokenize
+from trainer_module.preprocessing.text import as_vector, length_bucket, tokenize
 
 SOURCE_VOCABULARY = "source_vocabulary"
 TARGET_VOCABULARY = "target_vocabulary"
@@ -45,14 +45,6 @@ def shift_target(ids: tf.RaggedTensor, length: int):
     end = tf.fill([batch, 1], tf.constant(END_ID, tf.int64))
     return (pad(tf.concat([start, ids], axis=1), length),
             pad(tf.concat([ids, end], axis=1), length))
-
-
-def length_bucket(tokens: tf.RaggedTensor) -> tf.Tensor:
-    lengths = tokens.row_lengths()
-    bucket = tf.fill(tf.shape(lengths), LENGTH_BUCKETS[0][1])
-    for start, name in LENGTH_BUCKETS[1:]:
-        bucket = tf.where(lengths >= start, name, bucket)
-    return bucket
 
 
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
@@ -86,7 +78,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         features.TARGET_IDS: target_ids,
         # What BLEU compares with: the whole target, tokenized as the model writes it.
         features.REFERENCE: tf.strings.reduce_join(target_tokens, axis=-1, separator=" "),
-        features.SOURCE_LENGTH_BUCKET: length_bucket(source_tokens),
+        features.SOURCE_LENGTH_BUCKET: length_bucket(source_tokens, LENGTH_BUCKETS),
     }
 
 

@@ -1,5 +1,7 @@
-"""What training leaves beside the TensorBoard logs: per-evaluation log lines and history.json."""
+"""Training with evaluations spread over the steps, and what it leaves: TensorBoard logs,
+per-evaluation log lines and history.json in the Trainer's model run directory."""
 import json
+import math
 import os
 
 import keras
@@ -29,3 +31,20 @@ def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> N
               "history": {k: [float(v) for v in vs] for k, vs in history.items()}}
     with tf.io.gfile.GFile(os.path.join(model_run_dir, HISTORY_FILE), "w") as f:
         json.dump(record, f, indent=1)
+
+
+def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
+                         evaluations: int) -> keras.callbacks.History:
+    """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
+    evenly over them (Keras "epochs"), logging to TensorBoard in the model run directory."""
+    evaluations = max(1, min(evaluations, fn_args.train_steps))
+    return model.fit(
+        train,
+        steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
+        epochs=evaluations,
+        validation_data=evaluation,
+        validation_steps=max(1, fn_args.eval_steps or 1),
+        callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
+                   LogEvaluations(evaluations)],
+        verbose=0,
+    )

@@ -1,5 +1,4 @@
 """Trains the from-scratch Transformer classifier on Transform's output and exports it."""
-import math
 
 import keras
 import tensorflow_transform as tft
@@ -10,7 +9,7 @@ from trainer_module.models.presets import TextEncoderConfig, get_preset
 from trainer_module.models.text_classifier import TransformerClassifier
 from trainer_module.preprocessing.text import embedding_rows
 from trainer_module.serving.text_classifier import export_text_classifier, token_ids
-from trainer_module.training.history import LogEvaluations, write_history
+from trainer_module.training.history import fit_with_evaluations, write_history
 from trainer_module.training.inputs import make_dataset
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
@@ -43,16 +42,6 @@ def train_and_export(fn_args: FnArgs) -> None:
                      config.num_classes, shuffle)
         for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
     model = build_model(config, vocab_rows, fn_args.train_steps)
-    evaluations = max(1, min(config.evaluations, fn_args.train_steps))
-    history = model.fit(
-        train,
-        steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
-        epochs=evaluations,
-        validation_data=evaluation,
-        validation_steps=max(1, fn_args.eval_steps or 1),
-        callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
-                   LogEvaluations(evaluations)],
-        verbose=0,
-    )
+    history = fit_with_evaluations(model, train, evaluation, fn_args, config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history, vocab_rows=vocab_rows)
     export_text_classifier(model, tf_transform_output, fn_args.serving_model_dir)

@@ -1,5 +1,4 @@
 """Trains the encoder-decoder Transformer on Transform's output and exports the translator."""
-import math
 import time
 
 import keras
@@ -15,7 +14,7 @@ from trainer_module.models.translator_presets import TranslatorConfig, get_prese
 from trainer_module.preprocessing.translation import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
                                                       vocabulary_tokens)
 from trainer_module.serving.translator import export_translator
-from trainer_module.training.history import LogEvaluations, write_history
+from trainer_module.training.history import fit_with_evaluations, write_history
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
@@ -92,18 +91,8 @@ def train_and_export(fn_args: FnArgs) -> None:
     evaluation = make_dataset(fn_args, fn_args.eval_files, tf_transform_output,
                               config.batch_size, False)
     model = build_model(config, source_rows, target_rows, fn_args.train_steps)
-    evaluations = max(1, min(config.evaluations, fn_args.train_steps))
     started = time.time()
-    history = model.fit(
-        train,
-        steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
-        epochs=evaluations,
-        validation_data=evaluation,
-        validation_steps=max(1, fn_args.eval_steps or 1),
-        callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
-                   LogEvaluations(evaluations)],
-        verbose=0,
-    )
+    history = fit_with_evaluations(model, train, evaluation, fn_args, config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history,
                   source_vocab_rows=source_rows, target_vocab_rows=target_rows,
                   train_steps=fn_args.train_steps, fit_seconds=round(time.time() - started, 1))

@@ -1,0 +1,44 @@
+"""The seeded hash split the dataset ExampleGens share when the data has no split of its own."""
+import hashlib
+from typing import Dict
+
+import apache_beam as beam
+import tensorflow as tf
+from tfx.components.example_gen import utils
+from tfx.proto import example_gen_pb2
+
+ID_FEATURE = "id"  # every ExampleGen here writes a stable per-example id
+
+
+def hash_split_config(eval_percent: int) -> example_gen_pb2.Output:
+    """`train` / `eval` output splits of 100 - eval_percent and eval_percent hash buckets."""
+    if not 0 < eval_percent < 100:
+        raise ValueError(f"eval_percent must be between 1 and 99, not {eval_percent}")
+    return example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
+        example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=100 - eval_percent),
+        example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=eval_percent),
+    ]))
+
+
+def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> int:
+    """An example's hash bucket, from its id and the seed: stable across runs and machines
+    (TFX's own hash split hashes the whole serialized example, without a seed)."""
+    example_id = example.features.feature[ID_FEATURE].bytes_list.value[0]
+    return int(hashlib.sha256(f"{seed}:".encode() + example_id).hexdigest(), 16) % total_buckets
+
+
+def split_by_seeded_hash(examples: beam.PCollection, input_config: example_gen_pb2.Input,
+                         output_config: example_gen_pb2.Output,
+                         seed: int) -> Dict[str, beam.PCollection]:
+    """Output split name -> the examples whose bucket falls in that split's share."""
+    bounds, total = [], 0
+    for split in output_config.split_config.splits:
+        total += split.hash_buckets
+        bounds.append(total)
+
+    def partition(example, num_partitions):
+        bucket = seeded_bucket(example, seed, total)
+        return next(i for i, bound in enumerate(bounds) if bucket < bound)
+
+    parts = examples | "SeededSplit" >> beam.Partition(partition, len(bounds))
+    return dict(zip(utils.generate_output_split_names(input_config, output_config), parts))
