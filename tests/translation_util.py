@@ -21,6 +21,8 @@ def tiny_translator(source_vocab: int, target_vocab: int, length: int = 12,
     model = TransformerTranslator(source_vocab, target_vocab, length, length, **options)
     model.compile(optimizer=adamw(3e-3, 0.0), loss=MaskedSequenceCrossEntropy(),
                   metrics=[MaskedTokenAccuracy()])
+    ids = np.ones((1, 2), dtype="int32")
+    model({"source_ids": ids, "decoder_input_ids": ids})  # build the weights
     return model
 
 

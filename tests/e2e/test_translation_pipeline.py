@@ -50,11 +50,11 @@ def test_every_component_ran_and_bleu_gated_the_push(run):
 
 
 def test_the_pushed_model_translates_raw_strings(run):
+    sources = ["Eine Frau sitzt am Strand.", "Zwei Männer tanzen im Park."]
     model = tf.saved_model.load(run["pushed_model"])  # plain TensorFlow
-    out = model.signatures["translate"](source=tf.constant(["Ein Mann läuft im Park."]))
-    assert out["translation"].dtype == tf.string and out["translation"].shape == (1,)
-    rows = cli("predict", "--model", os.path.dirname(run["pushed_model"]),
-               "Eine Frau sitzt am Strand.", "Zwei Männer tanzen.")
-    assert [r["source"] for r in rows] == ["Eine Frau sitzt am Strand.", "Zwei Männer tanzen."]
-    assert all(isinstance(r["translation"], str) and r["translation"] for r in rows)
+    out = model.signatures["translate"](source=tf.constant(sources))
+    assert out["translation"].dtype == tf.string and out["translation"].shape == (2,)
+    rows = cli("predict", "--model", os.path.dirname(run["pushed_model"]), *sources)
+    assert [r["source"] for r in rows] == sources
+    assert [r["translation"] for r in rows] == [t.decode() for t in out["translation"].numpy()]
     assert rows[0]["model"] == run["pushed_model"]

@@ -71,3 +71,18 @@ def test_presets_validate_and_refuse_unknown_fields():
         get_preset("tiny", {"layers": 2})
     with pytest.raises(ValueError, match="beam_width"):
         get_preset("tiny", {"beam_width": 0})
+
+
+@pytest.mark.parametrize("options", [{}, {"norm_first": False, "positional": "learned",
+                                          "tie_output_embeddings": False}])
+def test_cached_decoding_steps_match_decoding_the_whole_prefix(options):
+    model = tiny_translator(20, 16, length=8, decoder_layers=2, **options)
+    source = np.array([[4, 5, 6, 0], [7, 8, 9, 10]])
+    target = np.array([[2, 5, 7, 9, 11, 4], [2, 6, 6, 8, 12, 13]])
+    memory, source_mask, _ = model.encode(source)
+    full, _, _ = model.decode(target, memory, source_mask)
+    cache = model.start_decoding(memory, source_mask, max_length=8)
+    for position in range(target.shape[1]):
+        step, cache = model.decode_step(target[:, position:position + 1], position, cache)
+        np.testing.assert_allclose(ops.convert_to_numpy(step)[:, 0],
+                                   ops.convert_to_numpy(full)[:, position], rtol=1e-4, atol=1e-4)

@@ -1,3 +1,7 @@
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -57,6 +61,15 @@ def test_exported_translator_translates_raw_strings_with_plain_tensorflow(traine
         ids = result["token_ids"].numpy()
         assert ids.shape == (4, 9)
         assert ids[0].tolist()[:6] == [r for r in transformed[0]["target_ids"][:6]]  # ... [END]
+
+    # A fresh process with TensorFlow alone (no project code, no KerasHub) translates too.
+    script = ("import json, sys, tensorflow as tf; m = tf.saved_model.load(sys.argv[1]); "
+              "out = m.signatures['translate'](source=tf.constant([sys.argv[2]])); "
+              "print(json.dumps([t.decode() for t in out['translation'].numpy()]))")
+    fresh = subprocess.run([sys.executable, "-c", script, export_dir, PAIRS[3][0]],
+                           capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    assert json.loads(fresh.stdout.strip().splitlines()[-1]) == ["a child is laughing ."]
 
     # tf.Examples, with and without a target: the same translation; teacher-forced counts
     # only where there is a target.

@@ -58,24 +58,29 @@ class MultiHeadAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, length, self.num_heads, self.key_dim))
         return ops.transpose(x, (0, 2, 1, 3))
 
-    def call(self, query, value=None, attention_mask=None, training=None):
-        value = query if value is None else value
-        q = self._split_heads(self.query_dense(query))  # (B, H, Tq, Dk)
-        k = self._split_heads(self.key_dense(value))  # (B, H, Tk, Dk)
-        v = self._split_heads(self.value_dense(value))  # (B, H, Tk, Dk)
+    def project_key_value(self, value):
+        """(B, Tk, D) -> keys and values (B, H, Tk, Dk): what a decoding cache keeps."""
+        return self._split_heads(self.key_dense(value)), self._split_heads(self.value_dense(value))
 
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (B, H, Tq, Tk)
+    def attend(self, query, keys, values, attention_mask=None, training=None):
+        """Attention of `query` (B, Tq, D) over projected `keys`/`values` (B, H, Tk, Dk)."""
+        q = self._split_heads(self.query_dense(query))  # (B, H, Tq, Dk)
+        scores = ops.matmul(q, ops.transpose(keys, (0, 1, 3, 2)))  # (B, H, Tq, Tk)
         scores = scores / ops.cast(math.sqrt(self.key_dim), scores.dtype)
         if attention_mask is not None:
             mask = ops.expand_dims(ops.cast(attention_mask, "bool"), 1)  # (B, 1, Tq, Tk)
             scores = ops.where(mask, scores, masked_fill_value(scores.dtype))
         weights = ops.softmax(scores, axis=-1)
 
-        context = ops.matmul(self.weights_dropout(weights, training=training), v)
+        context = ops.matmul(self.weights_dropout(weights, training=training), values)
         context = ops.transpose(context, (0, 2, 1, 3))  # (B, Tq, H, Dk)
         batch, length = ops.shape(context)[0], ops.shape(context)[1]
         context = ops.reshape(context, (batch, length, self.num_heads * self.key_dim))
         return self.output_dense(context), weights
+
+    def call(self, query, value=None, attention_mask=None, training=None):
+        keys, values = self.project_key_value(query if value is None else value)
+        return self.attend(query, keys, values, attention_mask, training=training)
 
     def compute_output_spec(self, query, value=None, attention_mask=None, training=None):
         value = query if value is None else value

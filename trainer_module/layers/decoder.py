@@ -82,6 +82,28 @@ class TransformerDecoderBlock(keras.layers.Layer):
                               training)
         return x, self_weights, cross_weights
 
+    def step(self, x, index, self_cache, cross_keys_values, memory_mask=None):
+        """One decoding position with cached keys and values (inference only).
+
+        x: (B, 1, D) at position `index`. self_cache: (keys, values) (B, H, L, Dk) of positions
+        0 ... L - 1, filled up to index - 1. cross_keys_values: the encoder output's projected
+        (keys, values). Returns (x, self_cache with position `index` written in).
+        """
+        def self_attend(h):
+            new_keys, new_values = self.self_attention.project_key_value(h)  # (B, H, 1, Dk)
+            keys = ops.slice_update(self_cache[0], (0, 0, index, 0), new_keys)
+            values = ops.slice_update(self_cache[1], (0, 0, index, 0), new_values)
+            visible = ops.arange(ops.shape(keys)[2]) <= index  # causal: positions <= index
+            out, _ = self.self_attention.attend(h, keys, values, visible[None, None, :])
+            return out, (keys, values)
+
+        cross_mask = None if memory_mask is None else memory_mask[:, None, :]
+        x, self_cache = self._sublayer(0, x, self_attend, training=False)
+        x, _ = self._sublayer(1, x, lambda h: self.cross_attention.attend(
+            h, *cross_keys_values, attention_mask=cross_mask), training=False)
+        x, _ = self._sublayer(2, x, lambda h: (self.feed_forward(h), None), training=False)
+        return x, self_cache
+
     def compute_output_spec(self, x, memory, memory_mask=None, training=None):
         batch, length, source = x.shape[0], x.shape[1], memory.shape[1]
         return (keras.KerasTensor(x.shape, dtype=self.compute_dtype),

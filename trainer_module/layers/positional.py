@@ -17,6 +17,13 @@ def sinusoidal_table(max_length: int, d_model: int) -> np.ndarray:
     return table.astype("float32")
 
 
+def _positions(table, offset, length):
+    """Rows offset ... offset + length - 1 of a (max_length, D) table."""
+    if isinstance(offset, int) and offset == 0:
+        return table[:length]
+    return ops.slice(table, (offset, 0), (length, ops.shape(table)[1]))
+
+
 class TokenEmbedding(keras.layers.Layer):
     """Token ids (B, T) -> embeddings (B, T, D) scaled by sqrt(D), as in Vaswani et al. 3.4."""
 
@@ -53,10 +60,10 @@ class SinusoidalPositionalEncoding(keras.layers.Layer):
         # A NumPy constant, not a tensor: build may run inside a traced function.
         self.table = sinusoidal_table(self.max_length, input_shape[-1])
 
-    def call(self, x):
-        length = ops.shape(x)[1]
+    def call(self, x, offset=0):
+        """x (B, T, D) holds positions offset ... offset + T - 1 (offset > 0 when decoding)."""
         table = ops.convert_to_tensor(self.table, dtype=x.dtype)
-        return x + table[None, :length, :]
+        return x + _positions(table, offset, ops.shape(x)[1])[None]
 
     def get_config(self):
         return {**super().get_config(), "max_length": self.max_length}
@@ -76,9 +83,9 @@ class LearnedPositionalEmbedding(keras.layers.Layer):
             initializer=keras.initializers.RandomNormal(stddev=0.02),
         )
 
-    def call(self, x):
-        length = ops.shape(x)[1]
-        return x + ops.cast(self.table[None, :length, :], x.dtype)
+    def call(self, x, offset=0):
+        """x (B, T, D) holds positions offset ... offset + T - 1 (offset > 0 when decoding)."""
+        return x + ops.cast(_positions(self.table, offset, ops.shape(x)[1]), x.dtype)[None]
 
     def get_config(self):
         return {**super().get_config(), "max_length": self.max_length}

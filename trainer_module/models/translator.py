@@ -104,12 +104,8 @@ class TransformerTranslator(keras.Model):
             x = self.encoder_norm(x)
         return x, source_mask, attention
 
-    def decode(self, decoder_input_ids, memory, source_mask, training=None, last_only=False):
-        """(B, T) ids -> (logits (B, T, V), per-layer self-attention, per-layer cross-attention).
-
-        last_only: logits for the last position only, (B, 1, V): what decoding needs, without
-        projecting every earlier position onto the vocabulary.
-        """
+    def decode(self, decoder_input_ids, memory, source_mask, training=None):
+        """(B, T) ids -> (logits (B, T, V), per-layer self-attention, per-layer cross-attention)."""
         x = self.target_dropout(self.target_positions(self.target_embedding(decoder_input_ids)),
                                 training=training)
         self_attention, cross_attention = [], []
@@ -118,16 +114,47 @@ class TransformerTranslator(keras.Model):
                                                    training=training)
             self_attention.append(self_weights)
             cross_attention.append(cross_weights)
-        if last_only:
-            x = x[:, -1:, :]
+        return self._project(x), self_attention, cross_attention
+
+    def start_decoding(self, memory, source_mask, max_length: int) -> tuple:
+        """The decoding cache: per decoder block, the encoder output's projected keys and
+        values, and empty (B, H, max_length, Dk) self-attention keys and values; then the
+        source mask. Batch first everywhere, so a beam search can reorder it."""
+        cache = []
+        batch = ops.shape(memory)[0]
+        for block in self.decoder_blocks:
+            attention = block.self_attention
+            empty = ops.zeros((batch, attention.num_heads, max_length, attention.key_dim),
+                              dtype=memory.dtype)
+            cache.extend([*block.cross_attention.project_key_value(memory), empty, empty])
+        # The mask as numbers: a beam search gathers the cache with take_along_axis.
+        return tuple(cache) + (ops.cast(source_mask, memory.dtype),)
+
+    def decode_step(self, token_ids, index, cache):
+        """(B, 1) ids at position `index` -> (logits (B, 1, V), the updated cache).
+
+        Costs one position per block instead of the whole prefix: decode(prefix)[:, -1] without
+        recomputing earlier positions.
+        """
+        source_mask = cache[-1]
+        x = self.target_positions(self.target_embedding(token_ids), offset=index)
+        updated = []
+        for i, block in enumerate(self.decoder_blocks):
+            cross_keys, cross_values, self_keys, self_values = cache[4 * i: 4 * i + 4]
+            x, (self_keys, self_values) = block.step(
+                x, index, (self_keys, self_values), (cross_keys, cross_values), source_mask)
+            updated.extend([cross_keys, cross_values, self_keys, self_values])
+        return self._project(x), tuple(updated) + (source_mask,)
+
+    def _project(self, x):
+        """Final LayerNorm (pre-norm) and the projection onto the target vocabulary."""
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
         if self.output_projection is not None:
-            return self.output_projection(x), self_attention, cross_attention
+            return self.output_projection(x)
         table = self.target_embedding.embedding.embeddings  # (V, D)
-        logits = ops.matmul(x, ops.transpose(ops.cast(table, x.dtype))) + ops.cast(
+        return ops.matmul(x, ops.transpose(ops.cast(table, x.dtype))) + ops.cast(
             self.output_bias, x.dtype)
-        return logits, self_attention, cross_attention
 
     def call(self, inputs, training=None):
         memory, source_mask, _ = self.encode(inputs["source_ids"], training=training)

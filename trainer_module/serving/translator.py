@@ -7,9 +7,10 @@ Signatures:
                                             target_tokens when the example has a target (TFMA)
   transform_features(examples)           -> Transform's outputs (TFMA reads `reference`)
 
-Decoding is greedy (beam_width 1) or beam search (KerasHub's samplers, run in the graph): it
-starts from [START], stops at [END] (a finished hypothesis only appends padding, at no cost to
-its score) or after max_decode_length tokens.
+Decoding is greedy (beam_width 1) or beam search (KerasHub's samplers, run in the graph) with
+a key/value cache (each step computes one position): it starts from [START], stops at [END] (a
+finished hypothesis only appends padding, at no cost to its score) or after max_decode_length
+tokens.
 """
 import keras
 import keras_hub
@@ -29,11 +30,9 @@ def make_generate(model: keras.Model, max_decode_length: int, beam_width: int):
                else keras_hub.samplers.BeamSampler(num_beams=beam_width))
 
     def next_token_logits(prompt, cache, index):
-        memory, source_mask = cache
-        # The decoder is causal: the prefix [0, index) alone determines position index - 1.
-        logits, _, _ = model.decode(prompt[:, :index], memory, source_mask, training=False,
-                                    last_only=True)
-        logits = tf.cast(logits[:, -1, :], tf.float32)  # (B, V)
+        # One position per step: the decoder keeps every earlier position's keys and values.
+        logits, cache = model.decode_step(prompt[:, index - 1:index], index - 1, cache)
+        logits = tf.cast(logits[:, 0, :], tf.float32)  # (B, V)
         vocab = tf.shape(logits)[-1]
         # Never emit padding or [START] while unfinished; only padding once [END] is out.
         banned = tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab)
@@ -50,8 +49,9 @@ def make_generate(model: keras.Model, max_decode_length: int, beam_width: int):
                             tf.zeros([batch, max_decode_length], tf.int32)], axis=1)
         mask = tf.concat([tf.ones([batch, 1], tf.bool),
                           tf.zeros([batch, max_decode_length], tf.bool)], axis=1)
-        return sampler(next_token_logits, prompt, cache=(memory, source_mask), index=1,
-                       mask=mask, stop_token_ids=[END_ID])
+        cache = model.start_decoding(memory, source_mask, max_decode_length + 1)
+        return sampler(next_token_logits, prompt, cache=cache, index=1, mask=mask,
+                       stop_token_ids=[END_ID])
 
     return generate
 
