@@ -12,11 +12,12 @@ and the ratio between them. Writes the same as JSON to <output>/imdb_benchmark.j
 import argparse
 import json
 import os
-import platform
-import resource
 import sys
 import tarfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_TARBALL = os.path.join(REPO, "..", "shared", "data", "imdb", "aclImdb_train.tar.gz")
@@ -43,12 +44,6 @@ def extract(tarball: str, into: str) -> str:
             archive.extractall(into, filter="data")
         open(marker, "w").close()
     return into
-
-
-def peak_memory_gb() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round((own + children) / 1024 ** 2, 2)  # ru_maxrss is in KiB on Linux
 
 
 def main() -> int:
@@ -87,28 +82,20 @@ def main() -> int:
     measured = {
         "accuracy": summary["metrics"].get("binary_accuracy"),
         "wall_seconds": summary["wall_seconds"],
-        "peak_memory_gb": peak_memory_gb(),
+        "peak_memory_gb": report.peak_memory_gb(),
     }
     result = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "command": " ".join(sys.argv),
         "model": args.model, "preset": preset, "overrides": overrides,
         "train_steps": train_steps,
         "eval_examples": summary["metrics"].get("example_count"),
         "measured": measured, "metrics": summary["metrics"], "components": summary["components"],
         "blessed": summary["blessed"], "pushed_model": summary["pushed_model"],
     }
-    print(f"\nIMDB pipeline benchmark ({result['machine']}), {train_steps} training steps "
+    print(f"\nIMDB pipeline benchmark ({report.machine()}), {train_steps} training steps "
           f"({args.epochs} epochs), {int(result['eval_examples'] or 0)} validation reviews\n")
-    print(f"{'measure':28} {'measured':>10} {'reference':>10} {'ratio':>7}  reference")
-    for name, key, reference, kind in REFERENCES:
-        value = measured[key]
-        print(f"{name:28} {value:>10.4g} {reference:>10.4g} {value / reference:>7.3f}  {kind}")
-    print(f"\n{'component':32} {'state':>9} {'seconds':>8}")
-    for node, info in summary["components"].items():
-        print(f"{node:32} {info['state']:>9} {info['seconds']:>8.1f}")
-    with open(os.path.join(args.output, "imdb_benchmark.json"), "w") as f:
-        json.dump(result, f, indent=1)
+    report.print_comparison(measured, REFERENCES)
+    report.print_components(summary["components"])
+    report.save(result, os.path.join(args.output, "imdb_benchmark.json"))
     return 0
 
 

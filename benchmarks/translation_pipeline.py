@@ -42,6 +42,29 @@ def target_tokens(data_dir: str) -> int:
         return sum(len(re.sub(r"([^\w\s])", r" \1 ", line.lower()).split()) + 1 for line in f)
 
 
+def serving_speed(model_dir: str, data_dir: str) -> dict:
+    """The pushed model's `translate` signature on raw val sentences: median latency of one
+    sentence, and sentences per second in batches of 64."""
+    import statistics
+
+    import tensorflow as tf
+
+    with gzip.open(os.path.join(data_dir, "val.de.gz"), "rt", encoding="utf-8") as f:
+        sentences = [line.strip() for line in f][:256]
+    translate = tf.saved_model.load(model_dir).signatures["translate"]
+    translate(source=tf.constant(sentences[:1]))  # warm up
+    single = []
+    for sentence in sentences[:30]:
+        started = time.perf_counter()
+        translate(source=tf.constant([sentence]))
+        single.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    for i in range(0, len(sentences), 64):
+        translate(source=tf.constant(sentences[i:i + 64]))
+    return {"latency_ms_batch_1": round(1000 * statistics.median(single), 1),
+            "sentences_per_second_batch_64": round(len(sentences) / (time.perf_counter() - started), 1)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA)
@@ -80,6 +103,8 @@ def main() -> int:
         "wall_seconds": summary["wall_seconds"],
         "peak_memory_gb": report.peak_memory_gb(),
     }
+    if summary["pushed_model"]:
+        measured.update(serving_speed(summary["pushed_model"], args.data))
     print(f"\nTranslation pipeline benchmark, Multi30k de->en ({report.machine()}): preset "
           f"{args.preset} {overrides or ''}, {train_steps} steps ({args.epochs} epochs), "
           f"{int(summary['metrics'].get('example_count') or 0)} val pairs, beam width "
@@ -88,6 +113,9 @@ def main() -> int:
     print(f"\ntoken accuracy (teacher-forced, val) {measured['token_accuracy']}; "
           f"target tokens/s in training {measured['target_tokens_per_second']}; "
           f"pipeline wall time {measured['wall_seconds']:.0f} s")
+    if "latency_ms_batch_1" in measured:
+        print(f"serving (translate, raw strings): {measured['latency_ms_batch_1']} ms for one "
+              f"sentence, {measured['sentences_per_second_batch_64']} sentences/s in batches of 64")
     report.print_components(summary["components"])
     report.save({"preset": args.preset, "overrides": overrides, "train_steps": train_steps,
                  "measured": measured, "metrics": summary["metrics"],
