@@ -10,7 +10,6 @@ time per component and peak memory, each side by side with its target or publish
 and the ratio between them. Writes the same as JSON to <output>/imdb_benchmark.json.
 """
 import argparse
-import json
 import os
 import sys
 import tarfile
