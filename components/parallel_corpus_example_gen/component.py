@@ -1,10 +1,9 @@
 """ParallelCorpusExampleGen: a FileBasedExampleGen whose driver fingerprints the corpus files,
 so a changed corpus is never served from cache."""
-from google.protobuf import struct_pb2
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
-from tfx.proto import example_gen_pb2
 
+from components.example_gen_options import pack_options
 from components.parallel_corpus_example_gen import executor
 from components.parallel_corpus_example_gen.layout import detect_layout
 
@@ -25,10 +24,7 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
     def __init__(self, data_dir: str, source_lang: str, target_lang: str,
                  eval_percent: int = 20, split_seed: int = 42):
         layout = detect_layout(data_dir, source_lang, target_lang, eval_percent)
-        options = struct_pb2.Struct()
-        options.update({"format": layout.format, "split_seed": split_seed,
-                        "source_lang": source_lang, "target_lang": target_lang})
-        custom_config = example_gen_pb2.CustomConfig()
-        custom_config.custom_config.Pack(options)
+        custom_config = pack_options({"format": layout.format, "split_seed": split_seed,
+                                      "source_lang": source_lang, "target_lang": target_lang})
         super().__init__(input_base=layout.root, input_config=layout.input_config,
                          output_config=layout.output_config, custom_config=custom_config)

@@ -12,28 +12,17 @@ from typing import Any, Dict, Iterator, List, Tuple
 import apache_beam as beam
 import tensorflow as tf
 from absl import logging
-from google.protobuf import json_format, struct_pb2
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
-from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import proto_utils
 
 from components.parallel_corpus_example_gen.layout import (PARALLEL, CorpusDataError,
                                                            parallel_file)
+from components.example_gen_options import read_options, read_split_configs
 from components.seeded_split import split_by_seeded_hash
 
 SKIPPED_PROPERTY = "skipped_empty_pairs"  # on the output Examples artifact
 PAIRS_PROPERTY = "pairs"
-
-
-def read_options(exec_properties: Dict[str, Any]) -> dict:
-    """`format`, `split_seed`, `source_lang` and `target_lang` from the custom_config."""
-    config = example_gen_pb2.CustomConfig()
-    proto_utils.json_to_proto(exec_properties[standard_component_specs.CUSTOM_CONFIG_KEY], config)
-    options = struct_pb2.Struct()
-    config.custom_config.Unpack(options)
-    return json_format.MessageToDict(options)
 
 
 def read_lines(path: str) -> List[str]:
@@ -131,12 +120,7 @@ class Executor(BaseExampleGenExecutor):
 
     def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
                                exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
-        input_config = example_gen_pb2.Input()
-        output_config = example_gen_pb2.Output()
-        proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
-                                  input_config)
-        proto_utils.json_to_proto(exec_properties[standard_component_specs.OUTPUT_CONFIG_KEY],
-                                  output_config)
+        input_config, output_config = read_split_configs(exec_properties)
         options = read_options(exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
         splits = {}

@@ -1,10 +1,9 @@
 """ReviewsExampleGen: a FileBasedExampleGen whose driver fingerprints the review files, so a
 changed corpus is never served from cache."""
-from google.protobuf import struct_pb2
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
-from tfx.proto import example_gen_pb2
 
+from components.example_gen_options import pack_options
 from components.reviews_example_gen import executor
 from components.reviews_example_gen.layout import detect_layout
 
@@ -22,9 +21,6 @@ class ReviewsExampleGen(FileBasedExampleGen):
 
     def __init__(self, data_dir: str, eval_percent: int = 20, split_seed: int = 42):
         layout = detect_layout(data_dir, eval_percent)
-        options = struct_pb2.Struct()
-        options.update({"format": layout.format, "split_seed": split_seed})
-        custom_config = example_gen_pb2.CustomConfig()
-        custom_config.custom_config.Pack(options)
+        custom_config = pack_options({"format": layout.format, "split_seed": split_seed})
         super().__init__(input_base=layout.root, input_config=layout.input_config,
                          output_config=layout.output_config, custom_config=custom_config)

@@ -14,14 +14,12 @@ from typing import Any, Dict, Iterator, List
 import apache_beam as beam
 import tensorflow as tf
 from absl import logging
-from google.protobuf import json_format, struct_pb2
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
-from tfx.proto import example_gen_pb2
 from tfx.types import standard_component_specs
-from tfx.utils import proto_utils
 
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError
+from components.example_gen_options import read_options, read_split_configs
 from components.seeded_split import split_by_seeded_hash
 
 LABEL_FOLDERS = {"neg": 0, "pos": 1}
@@ -29,15 +27,6 @@ SKIPPED_FOLDERS = {"unsup"}  # aclImdb's unlabelled reviews
 CSV_LABELS = {"0": 0, "1": 1, "neg": 0, "pos": 1, "negative": 0, "positive": 1}
 FILE_NAME = re.compile(r"^(?P<id>\d+)_(?P<rating>\d+)\.txt$")
 UNKNOWN_RATING = -1
-
-
-def read_options(exec_properties: Dict[str, Any]) -> dict:
-    """The `format` and `split_seed` packed into the ExampleGen's custom_config."""
-    config = example_gen_pb2.CustomConfig()
-    proto_utils.json_to_proto(exec_properties[standard_component_specs.CUSTOM_CONFIG_KEY], config)
-    options = struct_pb2.Struct()
-    config.custom_config.Unpack(options)
-    return json_format.MessageToDict(options)
 
 
 def decode_text(path: str, data: bytes) -> str:
@@ -158,12 +147,7 @@ class Executor(BaseExampleGenExecutor):
 
     def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
                                exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
-        input_config = example_gen_pb2.Input()
-        output_config = example_gen_pb2.Output()
-        proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
-                                  input_config)
-        proto_utils.json_to_proto(exec_properties[standard_component_specs.OUTPUT_CONFIG_KEY],
-                                  output_config)
+        input_config, output_config = read_split_configs(exec_properties)
         if not output_config.split_config.splits:
             return super().GenerateExamplesByBeam(pipeline, exec_properties)
         examples = pipeline | "InputToRecord" >> _ReviewsToExample(

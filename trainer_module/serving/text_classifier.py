@@ -10,6 +10,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
+from trainer_module.serving.archive import write_saved_model
 
 
 def token_ids(transformed: dict):
@@ -49,10 +50,6 @@ def export_text_classifier(model: keras.Model, tf_transform_output: tft.TFTransf
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tft_layer)
-    archive.add_endpoint("serving_default", serve_examples)
-    archive.add_endpoint("classify_text", classify_text)
-    archive.add_endpoint("transform_features", transform_features)
-    archive.write_out(export_dir, verbose=False)
+    write_saved_model(export_dir, model, tft_layer, {
+        "serving_default": serve_examples, "classify_text": classify_text,
+        "transform_features": transform_features})

@@ -20,6 +20,7 @@ import tensorflow_transform as tft
 from trainer_module import features
 from trainer_module.preprocessing.translation import (END_ID, PAD_ID, START_ID, TARGET_VOCABULARY,
                                                       vocabulary_tokens)
+from trainer_module.serving.archive import write_saved_model
 
 NEVER = -1.0e9  # a logit that no sampler picks
 
@@ -74,8 +75,7 @@ def export_translator(model: keras.Model, tf_transform_output: tft.TFTransformOu
         features.SOURCE: raw_spec[features.SOURCE],
         # Present in evaluation data, absent in requests: default to "" (no teacher forcing).
         features.TARGET: tf.io.FixedLenFeature(target_shape, tf.string,
-                                               default_value=[""] * max(1, len(target_shape))
-                                               if target_shape else ""),
+                                               default_value=[""] if target_shape else ""),
     }
     words = tf.constant(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
     generate = make_generate(model, max_decode_length, beam_width)
@@ -110,10 +110,6 @@ def export_translator(model: keras.Model, tf_transform_output: tft.TFTransformOu
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tft_layer)
-    archive.add_endpoint("serving_default", serve_examples)
-    archive.add_endpoint("translate", translate)
-    archive.add_endpoint("transform_features", transform_features)
-    archive.write_out(export_dir, verbose=False)
+    write_saved_model(export_dir, model, tft_layer, {
+        "serving_default": serve_examples, "translate": translate,
+        "transform_features": transform_features})

@@ -22,7 +22,7 @@ from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, 
 LENGTH_MULTIPLE = 4  # batches are trimmed to their longest sentence, rounded up to this
 # Training batches group sentences of similar length (tokens, the longer side), so a batch pads
 # to about its own length instead of the longest sentence among 128 random ones.
-LENGTH_BUCKETS = (8, 12, 16, 20, 24, 32)
+BATCH_LENGTH_BOUNDARIES = (8, 12, 16, 20, 24, 32)
 
 
 def trim_to_longest(ids: tf.Tensor, *more: tf.Tensor):
@@ -50,8 +50,8 @@ def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTrans
             element_length_func=lambda x, targets: tf.maximum(
                 tf.math.count_nonzero(x[features.SOURCE_IDS], dtype=tf.int32),
                 tf.math.count_nonzero(targets, dtype=tf.int32)),
-            bucket_boundaries=list(LENGTH_BUCKETS),
-            bucket_batch_sizes=[batch_size] * (len(LENGTH_BUCKETS) + 1))
+            bucket_boundaries=list(BATCH_LENGTH_BOUNDARIES),
+            bucket_batch_sizes=[batch_size] * (len(BATCH_LENGTH_BOUNDARIES) + 1))
 
     def to_model_inputs(x, targets):
         # One length for both sides: few distinct shapes, so few XLA compilations.
