@@ -4,7 +4,6 @@ import os
 
 import keras
 import tensorflow as tf
-import tensorflow_transform as tft
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
@@ -14,7 +13,7 @@ from trainer_module.models.bert_presets import BertClassifierConfig, get_preset
 from trainer_module.preprocessing.bert import PADDING_MASK, SEGMENT_IDS
 from trainer_module.serving.text_classifier import export_text_classifier
 from trainer_module.training.history import LogEvaluations, write_history
-from trainer_module.training.inputs import make_dataset
+from trainer_module.training.inputs import make_dataset, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupLinearDecay
 
@@ -33,10 +32,7 @@ def _compile(model, learning_rate, config: BertClassifierConfig) -> None:
 
 
 def train_and_export(fn_args: FnArgs) -> None:
-    custom = fn_args.custom_config
-    config = get_preset(custom.get("preset", "default"), custom.get("overrides"))
-    keras.utils.set_random_seed(int(custom.get("seed", 0)))
-    tf_transform_output = tft.TFTransformOutput(fn_args.transform_output)
+    config, tf_transform_output = start_run(fn_args, get_preset, "default")
     train, evaluation = (
         make_dataset(fn_args, files, tf_transform_output, bert_inputs, config.batch_size,
                      config.num_classes, shuffle)

@@ -1,6 +1,7 @@
 """Input functions over Transform's output, shared by every model family."""
 from typing import Callable
 
+import keras
 import tensorflow as tf
 import tensorflow_transform as tft
 from tfx.components.trainer.fn_args_utils import FnArgs
@@ -24,3 +25,12 @@ def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTrans
         lambda x, y: (model_inputs(x), tf.one_hot(tf.reshape(y, [-1]), num_classes)),
         num_parallel_calls=tf.data.AUTOTUNE,
     ).prefetch(tf.data.AUTOTUNE)
+
+
+def start_run(fn_args: FnArgs, get_preset, default_preset: str):
+    """(config, TFTransformOutput) for one Trainer run: the preset named in custom_config with
+    its overrides, and Keras' random seed set from it."""
+    custom = fn_args.custom_config
+    config = get_preset(custom.get("preset", default_preset), custom.get("overrides"))
+    keras.utils.set_random_seed(int(custom.get("seed", 0)))
+    return config, tft.TFTransformOutput(fn_args.transform_output)

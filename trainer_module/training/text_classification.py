@@ -1,7 +1,6 @@
 """Trains the from-scratch Transformer classifier on Transform's output and exports it."""
 
 import keras
-import tensorflow_transform as tft
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
@@ -10,7 +9,7 @@ from trainer_module.models.text_classifier import TransformerClassifier
 from trainer_module.preprocessing.text import embedding_rows
 from trainer_module.serving.text_classifier import export_text_classifier, token_ids
 from trainer_module.training.history import fit_with_evaluations, write_history
-from trainer_module.training.inputs import make_dataset
+from trainer_module.training.inputs import make_dataset, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 
@@ -30,10 +29,7 @@ def build_model(config: TextEncoderConfig, vocab_rows: int, train_steps: int) ->
 
 
 def train_and_export(fn_args: FnArgs) -> None:
-    custom = fn_args.custom_config
-    config = get_preset(custom.get("preset", "small"), custom.get("overrides"))
-    keras.utils.set_random_seed(int(custom.get("seed", 0)))
-    tf_transform_output = tft.TFTransformOutput(fn_args.transform_output)
+    config, tf_transform_output = start_run(fn_args, get_preset, "small")
     vocab_rows = embedding_rows(tf_transform_output)
     logging.info("Text classifier config %s, %d embedding rows", config, vocab_rows)
 

@@ -15,6 +15,7 @@ from trainer_module.preprocessing.translation import (SOURCE_VOCABULARY, TARGET_
                                                       vocabulary_tokens)
 from trainer_module.serving.translator import export_translator
 from trainer_module.training.history import fit_with_evaluations, write_history
+from trainer_module.training.inputs import start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
@@ -78,10 +79,7 @@ def build_model(config: TranslatorConfig, source_rows: int, target_rows: int,
 
 
 def train_and_export(fn_args: FnArgs) -> None:
-    custom = fn_args.custom_config
-    config = get_preset(custom.get("preset", "small"), custom.get("overrides"))
-    keras.utils.set_random_seed(int(custom.get("seed", 0)))
-    tf_transform_output = tft.TFTransformOutput(fn_args.transform_output)
+    config, tf_transform_output = start_run(fn_args, get_preset, "small")
     source_rows = len(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
     target_rows = len(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
     logging.info("Translator config %s; %d source and %d target ids", config, source_rows,
