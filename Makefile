@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup lock test test-fast run run-bert run-translation clean
+.PHONY: setup lock test test-fast run run-bert run-translation run-cifar10 clean
 
 setup: $(VENV)/.installed
 
@@ -43,6 +43,10 @@ run-bert: setup
 # The translation pipeline (German -> English) on the embedded parallel corpus.
 run-translation: setup
 	$(VENV)/bin/tfx-transformers run --task translation --model transformer
+
+# The image pipeline (a Vision Transformer) on the embedded shapes (data/shapes).
+run-cifar10: setup
+	$(VENV)/bin/tfx-transformers run --task cifar10 --model vit
 
 clean:
 	rm -rf outputs .pytest_cache

@@ -2,6 +2,7 @@
 
   tfx-transformers run --task imdb --model transformer [--data DIR] [--output DIR] ...
   tfx-transformers predict --model PATH TEXT...
+  tfx-transformers predict --model PATH --image FILE...
 """
 import argparse
 import json
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data", help="input data directory (default: the embedded corpus)")
     run.add_argument("--source-lang", help="translation: source language suffix (default: de)")
     run.add_argument("--target-lang", help="translation: target language suffix (default: en)")
+    run.add_argument("--image-size", type=_positive_int,
+                     help="cifar10: the side every dataset image must have (default: 32)")
     run.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
                      help="pipeline roots, MLMD, logs and pushed models (default: %(default)s)")
     run.add_argument("--train-steps", type=_positive_int)
@@ -61,10 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="rerun every component")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
 
-    predict = commands.add_parser("predict", help="classify or translate text with a pushed SavedModel")
+    predict = commands.add_parser(
+        "predict", help="classify text or images, or translate, with a pushed SavedModel")
     predict.add_argument("--model", required=True,
                          help="a SavedModel folder, or a folder of numbered versions (the newest is used)")
-    predict.add_argument("texts", nargs="+", metavar="TEXT")
+    predict.add_argument("--image", dest="images", nargs="+", metavar="FILE",
+                         help="JPEG or PNG files, any size (image classifiers)")
+    predict.add_argument("texts", nargs="*", metavar="TEXT")
     return parser
 
 
@@ -81,7 +87,8 @@ def command_run(args) -> int:
                                             else args.bert_preset)
         pipeline, paths = build_local_pipeline(
             task=args.task, model=args.model, data_dir=args.data, output_dir=args.output,
-            data_options={"source_lang": args.source_lang, "target_lang": args.target_lang},
+            data_options={"source_lang": args.source_lang, "target_lang": args.target_lang,
+                          "image_size": args.image_size and str(args.image_size)},
             train_steps=args.train_steps, eval_steps=args.eval_steps, beam_mode=args.beam_mode,
             preset=args.preset, model_overrides=overrides,
             blessing_threshold=args.blessing_threshold, schema_path=args.schema,
@@ -105,14 +112,19 @@ def command_run(args) -> int:
 
 
 def command_predict(args) -> int:
-    from pipeline.predict import load_model, predict_texts
+    from pipeline.predict import load_model, predict_images, predict_texts
 
+    if bool(args.images) == bool(args.texts):
+        print("error: give either TEXT arguments or --image FILE...", file=sys.stderr)
+        return 2
     try:
         model, path = load_model(args.model)
+        rows = predict_images(model, args.images) if args.images else predict_texts(
+            model, args.texts)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    for row in predict_texts(model, args.texts):
+    for row in rows:
         print(json.dumps({"model": path, **row}, ensure_ascii=False))
     return 0
 

@@ -6,7 +6,7 @@
 The CLI runs this file as a script, so its settings come from the environment (all optional):
 TFXT_TASK (imdb), TFXT_MODEL, TFXT_DATA, TFXT_OUTPUT (outputs), TFXT_PRESET,
 TFXT_TRAIN_STEPS, TFXT_EVAL_STEPS, TFXT_BEAM_MODE (in_memory), TFXT_SCHEMA (a curated
-schema), TFXT_SOURCE_LANG / TFXT_TARGET_LANG (translation). The pipeline name is `<task>-<model>`, e.g. imdb-transformer.
+schema), TFXT_SOURCE_LANG / TFXT_TARGET_LANG (translation), TFXT_IMAGE_SIZE (cifar10). The pipeline name is `<task>-<model>`, e.g. imdb-transformer.
 """
 import os
 
@@ -27,7 +27,8 @@ def pipeline_from_environment():
         model=os.environ.get("TFXT_MODEL") or None,
         data_dir=os.environ.get("TFXT_DATA") or None,
         data_options={"source_lang": os.environ.get("TFXT_SOURCE_LANG") or None,
-                      "target_lang": os.environ.get("TFXT_TARGET_LANG") or None},
+                      "target_lang": os.environ.get("TFXT_TARGET_LANG") or None,
+                      "image_size": os.environ.get("TFXT_IMAGE_SIZE") or None},
         output_dir=os.environ.get("TFXT_OUTPUT", configs.DEFAULT_OUTPUT_DIR),
         preset=os.environ.get("TFXT_PRESET") or None,
         train_steps=_int("TFXT_TRAIN_STEPS"),

@@ -8,7 +8,7 @@ run_fn calls it: trainer_module/training/run_fn.py).
 import dataclasses
 from typing import Any, Callable, Mapping, Optional
 
-from trainer_module.models import bert_presets, presets, translator_presets
+from trainer_module.models import bert_presets, presets, translator_presets, vit_presets
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +42,10 @@ def _translator_transform_config(preset: str, overrides: Mapping[str, Any]) -> d
         "max_source_length", "max_target_length")}
 
 
+def _vit_transform_config(preset: str, overrides: Mapping[str, Any]) -> dict:
+    return {"image_size": vit_presets.get_preset(preset, overrides).image_size}
+
+
 TEXT_CLASSIFIERS: Mapping[str, ModelFamily] = {
     "transformer": ModelFamily(
         name="transformer",
@@ -69,5 +73,15 @@ TRANSLATORS: Mapping[str, ModelFamily] = {
         training_module="trainer_module.training.translation",
         # TFMA's BLEU and token accuracy, fed by the served model's outputs.
         evaluator_module="pipeline.tasks.translation_metrics",
+    ),
+}
+
+IMAGE_CLASSIFIERS: Mapping[str, ModelFamily] = {
+    "vit": ModelFamily(
+        name="vit",
+        preprocessing_fn="trainer_module.preprocessing.image.preprocessing_fn",
+        default_preset="small",
+        transform_config=_vit_transform_config,
+        training_module="trainer_module.training.image_classification",
     ),
 }

@@ -24,3 +24,13 @@ DECODER_INPUT_IDS = "decoder_input_ids"  # [START] y1 ... yn, 0-padded
 TARGET_IDS = "target_ids"  # y1 ... yn [END], 0-padded: the labels
 REFERENCE = "reference"  # the target, tokenized and joined by spaces: what BLEU compares with
 SOURCE_LENGTH_BUCKET = "source_length_bucket"  # string, for TFMA slices by sentence length
+
+# Raw image features (components/image_example_gen).
+IMAGE = "image"  # encoded PNG or JPEG bytes
+IMAGE_LABEL = "label"  # int, the index of label_name in the dataset's class list
+IMAGE_LABEL_NAME = "label_name"
+IMAGE_ID = "id"  # <batch file>:<record> or <split>/<class>/<file>
+
+# Transformed image features (trainer_module/preprocessing/image.py).
+PIXELS = "pixels"  # float32 (B, S, S, 3), per-channel normalized
+CLASS_VOCABULARY = "class_names"  # tf.Transform vocabulary of "<label>:<label_name>" entries

@@ -28,7 +28,7 @@ def test_run_reports_an_unknown_task(tmp_path, capsys):
     code = cli.main(["run", "--task", "nope", "--output", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 2
-    assert "unknown task 'nope'; known tasks: ['imdb', 'translation']" in err
+    assert "unknown task 'nope'; known tasks: ['cifar10', 'imdb', 'translation']" in err
 
 
 def test_bert_preset_needs_the_bert_model(tmp_path, capsys):

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from pipeline import configs
@@ -132,3 +134,36 @@ def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path
 def test_data_options_a_task_does_not_take_are_refused(aclimdb_dir, tmp_path):
     with pytest.raises(ValueError, match=r"task 'imdb' takes no data option\(s\) \['source_lang'\]"):
         build(aclimdb_dir, tmp_path, data_options={"source_lang": "de"})
+
+
+def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_path):
+    from tests.image_util import write_binary_release
+
+    write_binary_release(tmp_path / "cifar", batches=1)
+    pipeline = create_pipeline(
+        pipeline_name="c", pipeline_root=str(tmp_path / "root"), task=get_task("cifar10"),
+        model="vit", data_dir=str(tmp_path / "cifar"), serving_model_dir=str(tmp_path / "s"),
+        preset="tiny", blessing_threshold=0.7)
+    nodes = {c.id: c for c in pipeline.components}
+    example_gen = nodes["ImageExampleGen"].exec_properties
+    options = json.loads(example_gen["custom_config"])["custom_config"]["value"]
+    assert options["format"] == "cifar10_binary"
+    assert options["class_names"] == ["airplane", "automobile", "bird"]
+    assert '"hash_buckets": 10' in example_gen["output_config"]  # the seeded 90/10 split
+    assert nodes["Transform"].exec_properties["custom_config"] == '{"image_size": 16}'
+    assert ('"training_module": "trainer_module.training.image_classification"'
+            in nodes["Trainer"].exec_properties["custom_config"])
+    eval_config = nodes["Evaluator"].exec_properties["eval_config"]
+    for text in ('"SparseCategoricalAccuracy"', '"SparseTopKCategoricalAccuracy"',
+                 '"MultiClassConfusionMatrixPlot"', '"label_name"',
+                 '"prediction_key": "probabilities"', "0.7"):
+        assert text in eval_config
+
+
+def test_cifar10_reads_tfrecords_with_import_example_gen(tmp_path):
+    for split in ("train", "eval"):
+        (tmp_path / "records" / split).mkdir(parents=True)
+        (tmp_path / "records" / split / "data.tfrecord.gz").write_bytes(b"")
+    gen = get_task("cifar10").example_gen(str(tmp_path / "records"), image_size="32")
+    assert type(gen).__name__ == "ImportExampleGen"
+    assert '"pattern": "eval/*"' in gen.exec_properties["input_config"]

@@ -3,7 +3,7 @@ import math
 import pytest
 from keras import ops
 
-from trainer_module.training.schedules import WarmupInverseSqrt
+from trainer_module.training.schedules import WarmupCosineDecay, WarmupInverseSqrt
 
 
 def lr(schedule, step):
@@ -36,3 +36,13 @@ def test_warmup_then_linear_decay_to_zero():
     assert lr(schedule, 60) == pytest.approx(2e-5 * 50 / 100)
     assert lr(schedule, 110) == pytest.approx(0.0)
     assert lr(schedule, 500) == pytest.approx(0.0)
+
+
+def test_linear_warmup_then_cosine_decay_to_zero():
+    schedule = WarmupCosineDecay(peak_learning_rate=1e-3, warmup_steps=10, total_steps=110)
+    assert lr(schedule, 0) == pytest.approx(1e-4)
+    assert lr(schedule, 9) == pytest.approx(1e-3)
+    assert lr(schedule, 10) == pytest.approx(1e-3)
+    assert lr(schedule, 60) == pytest.approx(0.5e-3)  # half-way through the decay
+    assert lr(schedule, 110) == pytest.approx(0.0, abs=1e-12)
+    assert lr(schedule, 500) == pytest.approx(0.0, abs=1e-12)

@@ -1,4 +1,6 @@
 """Learning-rate schedules (keras.ops only)."""
+import math
+
 import keras
 from keras import ops
 
@@ -40,6 +42,28 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         falling = (total - step) / ops.maximum(total - warmup, 1.0)
         fraction = ops.where(step < self.warmup_steps, rising, falling)
         return self.peak_learning_rate * ops.clip(fraction, 0.0, 1.0)
+
+    def get_config(self):
+        return {"peak_learning_rate": self.peak_learning_rate,
+                "warmup_steps": self.warmup_steps, "total_steps": self.total_steps}
+
+
+class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup to `peak_learning_rate` over `warmup_steps`, then cosine decay to zero at
+    `total_steps` (the ViT and CCT recipes)."""
+
+    def __init__(self, peak_learning_rate: float, warmup_steps: int, total_steps: int):
+        self.peak_learning_rate = peak_learning_rate
+        self.warmup_steps = max(1, int(warmup_steps))
+        self.total_steps = max(self.warmup_steps + 1, int(total_steps))
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        warmup = ops.cast(self.warmup_steps, "float32")
+        progress = (step - warmup) / ops.cast(self.total_steps - self.warmup_steps, "float32")
+        cosine = 0.5 * (1.0 + ops.cos(math.pi * ops.clip(progress, 0.0, 1.0)))
+        rising = (step + 1.0) / warmup
+        return self.peak_learning_rate * ops.where(step < warmup, rising, cosine)
 
     def get_config(self):
         return {"peak_learning_rate": self.peak_learning_rate,

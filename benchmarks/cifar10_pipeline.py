@@ -1,0 +1,140 @@
+"""Benchmark: the CIFAR-10 pipeline on the 50,000 training images (JPEG folders).
+
+    .venv/bin/python benchmarks/cifar10_pipeline.py [--data DIR_OR_TAR] [--output DIR]
+        [--epochs 35] [--preset cct] [--set KEY=VALUE ...]
+
+Unpacks `../shared/data/cifar10/cifar10_train_jpeg.tar.gz` (train/<class>/NNNN.jpg) once under
+<output>/data, runs every component with LocalDagRunner in this process, with ImageExampleGen
+holding out a seeded 10% validation split (5,000 images), and prints validation accuracy and
+top-3 accuracy (TFMA), training images per second, serving images per second, wall time per
+component and peak memory, beside the targets and published anchors with the ratio.
+Writes the same as JSON to <output>/cifar10_benchmark.json.
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+import tarfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "cifar10", "cifar10_train_jpeg.tar.gz")
+TRAIN_IMAGES = 45_000  # 90% of the 50,000 (the seeded hash split)
+VAL_IMAGES = 5_000
+
+REFERENCES = [
+    ("val accuracy", "accuracy", 0.80, "target (higher is better)"),
+    ("val accuracy", "accuracy", 0.7822, "anchor: keras.io ViT, 100 GPU epochs"),
+    ("val accuracy", "accuracy", 0.7676, "anchor: keras.io CCT, 30 GPU epochs"),
+    ("training time (min)", "fit_minutes", 90.0, "target (lower is better)"),
+]
+
+
+def unpack(data: str, output: str) -> str:
+    """The image-folder root: `data` itself, or where the tarball was unpacked (once)."""
+    if os.path.isdir(data):
+        return data
+    root = os.path.join(output, "data")
+    if not os.path.isdir(os.path.join(root, "train")):
+        started = time.time()
+        with tarfile.open(data) as archive:
+            archive.extractall(root, filter="data")
+        print(f"unpacked {data} in {time.time() - started:.0f} s")
+    return root
+
+
+def serving_speed(model_dir: str, data_dir: str) -> dict:
+    """The pushed model's `classify_image` signature on raw JPEG bytes: median latency of one
+    image, and images per second in batches of 64."""
+    import tensorflow as tf
+
+    paths = sorted(p for p in glob.glob(os.path.join(data_dir, "train", "*", "*"))
+                   if p.endswith((".jpg", ".png")))[::97][:512]
+    images = [open(p, "rb").read() for p in paths]
+    classify = tf.saved_model.load(model_dir).signatures["classify_image"]
+    classify(image=tf.constant(images[:1]))  # warm up
+    single = []
+    for image in images[:50]:
+        started = time.perf_counter()
+        classify(image=tf.constant([image]))
+        single.append(time.perf_counter() - started)
+    classify(image=tf.constant(images[:64]))
+    started = time.perf_counter()
+    for i in range(0, len(images), 64):
+        classify(image=tf.constant(images[i:i + 64]))
+    return {"latency_ms_batch_1": round(1000 * statistics.median(single), 2),
+            "serving_images_per_second_batch_64": round(
+                len(images) / (time.perf_counter() - started), 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=DEFAULT_DATA, help="the tarball or an image folder")
+    parser.add_argument("--output", default=os.path.join(REPO, "benchmarks", "results", "cifar10"))
+    parser.add_argument("--epochs", type=float, default=35.0)
+    parser.add_argument("--preset", default="cct")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--beam-mode", default="in_memory")
+    args = parser.parse_args()
+
+    from pipeline.cli import parse_override
+    from pipeline.runner import build_local_pipeline, run_local
+    from trainer_module.models.vit_presets import get_preset
+
+    overrides = dict(parse_override(o) for o in args.overrides)
+    config = get_preset(args.preset, overrides)
+    data_dir = unpack(args.data, args.output)
+    train_steps = int(args.epochs * TRAIN_IMAGES / config.batch_size)
+    eval_steps = -(-VAL_IMAGES // config.batch_size)
+    pipeline, paths = build_local_pipeline(
+        task="cifar10", data_dir=data_dir,
+        output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
+        train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
+        preset=args.preset, model_overrides=overrides)
+    summary = run_local(pipeline, paths)
+
+    history_files = glob.glob(os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*",
+                                           "history.json"))
+    history = json.load(open(history_files[0])) if history_files else {}
+    fit_seconds = history.get("fit_seconds")
+    metrics = summary["metrics"]
+    measured = {
+        "accuracy": metrics.get("sparse_categorical_accuracy"),
+        "top3_accuracy": metrics.get("sparse_top_k_categorical_accuracy"),
+        "fit_minutes": round(fit_seconds / 60, 1) if fit_seconds else None,
+        "train_images_per_second": history.get("train_images_per_second"),
+        "parameters": history.get("parameters"),
+        "wall_seconds": summary["wall_seconds"],
+        "peak_memory_gb": report.peak_memory_gb(),
+    }
+    if summary["pushed_model"]:
+        measured.update(serving_speed(summary["pushed_model"], data_dir))
+    print(f"\nCIFAR-10 pipeline benchmark ({report.machine()}): preset {args.preset} "
+          f"{overrides or ''}, {measured['parameters']} parameters, {train_steps} steps of "
+          f"{config.batch_size} ({args.epochs} epochs of {TRAIN_IMAGES}), "
+          f"{int(metrics.get('example_count') or 0)} validation images\n")
+    report.print_comparison(measured, REFERENCES)
+    print(f"\ntop-3 accuracy {measured['top3_accuracy']}; training "
+          f"{measured['train_images_per_second']} images/s (validation passes included); "
+          f"pipeline wall time {measured['wall_seconds']:.0f} s; peak memory "
+          f"{measured['peak_memory_gb']} GB")
+    if "latency_ms_batch_1" in measured:
+        print(f"serving (classify_image, raw JPEG bytes): {measured['latency_ms_batch_1']} ms "
+              f"for one image, {measured['serving_images_per_second_batch_64']} images/s in "
+              "batches of 64")
+    report.print_components(summary["components"])
+    report.save({"preset": args.preset, "overrides": overrides, "train_steps": train_steps,
+                 "measured": measured, "metrics": metrics,
+                 "components": summary["components"], "history": history.get("history"),
+                 "blessed": summary["blessed"], "pushed_model": summary["pushed_model"]},
+                os.path.join(args.output, "cifar10_benchmark.json"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Reads images into tf.Examples: `image` (PNG or JPEG bytes), `label` (int), `label_name`, `id`.
+
+The CIFAR-10 binary release's records (1 label byte, then 3,072 pixel bytes: the red, green and
+blue planes, each 32x32 row-major) are written out as PNG. Bad input stops the run with an
+error naming the file: a truncated record (file and byte offset), a label byte outside the
+class list, an image that does not decode, an image that is not image_size x image_size
+(rejected, not resized: in a dataset of fixed-size images it is a sign of mixed-in data;
+serving resizes any image), a class folder not in the class list, an empty class folder.
+"""
+import io
+import os
+from typing import Any, Dict, Iterator, List, Tuple
+
+import apache_beam as beam
+import numpy as np
+import tensorflow as tf
+from absl import logging
+from PIL import Image
+from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
+from tfx.dsl.io import fileio
+from tfx.types import standard_component_specs
+
+from components.example_gen_options import read_options, read_split_configs
+from components.image_example_gen.layout import BINARY, IMAGE_SUFFIXES, ImageDataError
+from components.seeded_split import split_by_seeded_hash
+
+CIFAR_SIDE = 32
+RECORD_BYTES = 1 + 3 * CIFAR_SIDE * CIFAR_SIDE  # 3,073
+
+
+def make_example(image: bytes, label: int, label_name: str, image_id: str) -> tf.train.Example:
+    def text(value: bytes) -> tf.train.Feature:
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+
+    return tf.train.Example(features=tf.train.Features(feature={
+        "image": text(image),
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+        "label_name": text(label_name.encode("utf-8")),
+        "id": text(image_id.encode("utf-8")),
+    }))
+
+
+def encode_png(pixels: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def read_binary_batch(path: str, class_names: List[str]) -> Iterator[Tuple[bytes, int, str]]:
+    """(PNG bytes, label, id) for each record of one CIFAR-10 binary batch file."""
+    with fileio.open(path, "rb") as f:
+        data = f.read()
+    if not data:
+        raise ImageDataError(f"{path}: empty file")
+    complete = len(data) // RECORD_BYTES
+    if len(data) % RECORD_BYTES:
+        raise ImageDataError(
+            f"{path}: truncated record at byte offset {complete * RECORD_BYTES} (the file has "
+            f"{len(data):,} bytes, not a multiple of the {RECORD_BYTES:,}-byte record)")
+    records = np.frombuffer(data, dtype=np.uint8).reshape(complete, RECORD_BYTES)
+    name = os.path.basename(path)
+    for index, record in enumerate(records):
+        label = int(record[0])
+        if label >= len(class_names):
+            raise ImageDataError(
+                f"{path}: record {index} (byte offset {index * RECORD_BYTES}) has label {label}, "
+                f"but there are {len(class_names)} classes")
+        planes = record[1:].reshape(3, CIFAR_SIDE, CIFAR_SIDE)  # channel, row, column
+        yield encode_png(planes.transpose(1, 2, 0)), label, f"{name}:{index}"
+
+
+def check_image(path: str, data: bytes, image_size: int) -> None:
+    """Raises ImageDataError unless `data` decodes to an image_size x image_size image."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            size = image.size
+    except Exception as error:  # PIL raises many types for a bad file
+        raise ImageDataError(f"{path}: not a readable image ({error})") from None
+    if size != (image_size, image_size):
+        raise ImageDataError(
+            f"{path}: image is {size[0]}x{size[1]}, expected {image_size}x{image_size}; "
+            "resize the dataset's images or set the image_size data option")
+
+
+def read_folder_split(root: str, split_folder: str, class_names: List[str],
+                      image_size: int) -> Iterator[Tuple[bytes, int, str]]:
+    """(image bytes, label, id) for each image of `root/split_folder/<class>/`."""
+    split_dir = os.path.normpath(os.path.join(root, split_folder))
+    if not fileio.isdir(split_dir):
+        raise ImageDataError(f"{split_dir}: not a directory")
+    folders = sorted(n.rstrip("/") for n in fileio.listdir(split_dir)
+                     if fileio.isdir(os.path.join(split_dir, n)) and not n.startswith((".", "_")))
+    unknown = [f for f in folders if f not in class_names]
+    if unknown:
+        raise ImageDataError(f"{os.path.join(split_dir, unknown[0])}: unknown class folder "
+                             f"{unknown[0]!r}; the classes are {class_names}")
+    if not folders:
+        raise ImageDataError(f"{split_dir}: no class folders")
+    for folder in folders:
+        class_dir = os.path.join(split_dir, folder)
+        files = sorted(p for p in fileio.glob(os.path.join(class_dir, "*"))
+                       if p.lower().endswith(IMAGE_SUFFIXES))
+        if not files:
+            raise ImageDataError(f"{class_dir}: empty class folder (no .png/.jpg/.jpeg files)")
+        label = class_names.index(folder)
+        for path in files:
+            with fileio.open(path, "rb") as f:
+                data = f.read()
+            check_image(path, data, image_size)
+            yield data, label, os.path.relpath(path, root)
+
+
+class Executor(BaseExampleGenExecutor):
+    """Images -> tf.Examples, with a seeded hash split when the data has no eval split."""
+
+    def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
+        raise NotImplementedError("GenerateExamplesByBeam reads the images itself")
+
+    def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
+                               exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
+        input_config, output_config = read_split_configs(exec_properties)
+        options = read_options(exec_properties)
+        root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+        class_names = list(options["class_names"])
+        splits = {}
+        for split in input_config.splits:
+            if options["format"] == BINARY:
+                paths = sorted(fileio.glob(os.path.join(root, split.pattern)))
+                rows = (row for path in paths for row in read_binary_batch(path, class_names))
+            else:
+                rows = read_folder_split(root, split.pattern, class_names,
+                                         int(options["image_size"]))
+            examples = [make_example(image, label, class_names[label], image_id)
+                        for image, label, image_id in rows]
+            logging.info("Read %d images for split %s", len(examples), split.name)
+            splits[split.name] = pipeline | f"Create{split.name}" >> beam.Create(examples)
+        if not output_config.split_config.splits:
+            return splits
+        return split_by_seeded_hash(splits["train"], input_config, output_config,
+                                    int(options["split_seed"]))

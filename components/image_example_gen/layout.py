@@ -1,0 +1,123 @@
+"""Finds which image-dataset layout a data directory holds, before the pipeline is built.
+
+- The CIFAR-10 binary release: `data_batch_*.bin` (+ `batches.meta.txt`, the class names), as
+  unpacked from cifar-10-binary.tar.gz, in the directory or its `cifar-10-batches-bin/`.
+- Image folders: `<split>/<class_name>/*.png|jpg|jpeg` (train + val/valid/validation/eval keep
+  their split, test too), or `<class_name>/*` directly; class names come from `classes.txt`
+  when present, else from the train split's folders.
+`test_batch.bin` is not read: it is the test set, held back from training and model selection.
+The Python-pickle release is refused (unpickling a downloaded file can run arbitrary code).
+"""
+import dataclasses
+import os
+from typing import List
+
+from tfx.dsl.io import fileio
+from tfx.proto import example_gen_pb2
+
+from components.seeded_split import hash_split_config
+
+BINARY = "cifar10_binary"
+FOLDERS = "image_folders"
+BINARY_SUBDIR = "cifar-10-batches-bin"
+BINARY_PATTERN = "data_batch_*.bin"
+BINARY_META = "batches.meta.txt"
+CLASSES_FILE = "classes.txt"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+SPLIT_FOLDERS = {"train": "train", "val": "eval", "valid": "eval", "validation": "eval",
+                 "eval": "eval", "test": "test"}
+PICKLE_NAMES = ("data_batch_1", "batches.meta", "cifar-10-python.tar.gz", "cifar-10-batches-py")
+
+
+class ImageDataError(ValueError):
+    """Image data that cannot be read as it is; the message names the file and the problem."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageLayout:
+    root: str  # the ExampleGen's input_base
+    format: str  # BINARY or FOLDERS
+    class_names: List[str]
+    input_config: example_gen_pb2.Input
+    output_config: example_gen_pb2.Output
+
+
+def _names(directory: str) -> List[str]:
+    return sorted(os.path.basename(p.rstrip("/")) for p in fileio.listdir(directory))
+
+
+def _is_dir(root: str, name: str) -> bool:
+    return fileio.isdir(os.path.join(root, name))
+
+
+def read_class_names(path: str) -> List[str]:
+    """One class name per non-empty line (CIFAR's batches.meta.txt, or classes.txt)."""
+    with fileio.open(path, "rb") as f:
+        data = f.read()
+    try:
+        names = [line.strip() for line in data.decode("utf-8").splitlines() if line.strip()]
+    except UnicodeDecodeError as error:
+        raise ImageDataError(f"{path}: not UTF-8 text at byte {error.start}") from None
+    if not names:
+        raise ImageDataError(f"{path}: no class names")
+    if len(set(names)) != len(names):
+        raise ImageDataError(f"{path}: repeated class names in {names}")
+    return names
+
+
+def _refuse_pickle(data_dir: str, names: List[str]) -> None:
+    found = [n for n in names if n in PICKLE_NAMES]
+    if found:
+        raise ImageDataError(
+            f"{os.path.join(data_dir, found[0])}: this is the Python-pickle release of CIFAR-10, "
+            "which is not read: unpickling a downloaded file can run arbitrary code. Use the "
+            "binary release instead (cifar-10-binary.tar.gz from "
+            "https://www.cs.toronto.edu/~kriz/cifar.html, unpacked: data_batch_1.bin ...).")
+
+
+def _split_input(splits: dict, eval_percent: int):
+    """(input, output) configs: named train + eval splits kept, a lone train hash-split."""
+    if "train" not in splits:
+        raise ImageDataError(f"no 'train' split among {sorted(splits)}")
+    if "eval" in splits:
+        return (example_gen_pb2.Input(splits=[
+            example_gen_pb2.Input.Split(name=name, pattern=splits[name])
+            for name in ("train", "eval", "test") if name in splits]), example_gen_pb2.Output())
+    return (example_gen_pb2.Input(splits=[
+        example_gen_pb2.Input.Split(name="train", pattern=splits["train"])]),
+        hash_split_config(eval_percent))
+
+
+def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
+    """The layout under `data_dir` (see the module docstring)."""
+    if not fileio.isdir(data_dir):
+        raise FileNotFoundError(f"image data directory not found: {data_dir}")
+    names = _names(data_dir)
+    _refuse_pickle(data_dir, names)
+    if BINARY_SUBDIR in names:
+        return detect_layout(os.path.join(data_dir, BINARY_SUBDIR), eval_percent)
+    if any(n.startswith("data_batch_") and n.endswith(".bin") for n in names):
+        if BINARY_META not in names:
+            raise ImageDataError(f"{os.path.join(data_dir, BINARY_META)}: missing; the binary "
+                                 "release lists its class names there")
+        input_config, output_config = _split_input({"train": BINARY_PATTERN}, eval_percent)
+        return ImageLayout(data_dir, BINARY, read_class_names(os.path.join(data_dir, BINARY_META)),
+                           input_config, output_config)
+    folders = [n for n in names if _is_dir(data_dir, n) and not n.startswith((".", "_"))]
+    splits = {SPLIT_FOLDERS[n]: n for n in folders if n in SPLIT_FOLDERS}
+    if not splits:
+        if not folders:
+            raise ImageDataError(
+                f"{data_dir}: no images found. Expected the CIFAR-10 binary release "
+                f"({BINARY_PATTERN}, {BINARY_META}) or folders <split>/<class_name>/*.png|jpg")
+        splits = {"train": "."}  # class folders directly under data_dir
+    if CLASSES_FILE in names:
+        class_names = read_class_names(os.path.join(data_dir, CLASSES_FILE))
+    else:
+        train_dir = os.path.normpath(os.path.join(data_dir, splits["train"]))
+        class_names = [n for n in _names(train_dir)
+                       if _is_dir(train_dir, n) and not n.startswith((".", "_"))]
+        if not class_names:
+            raise ImageDataError(f"{train_dir}: no class folders")
+    input_config, output_config = _split_input(splits, eval_percent)
+    return ImageLayout(data_dir, FOLDERS, class_names, input_config, output_config)

@@ -1,0 +1,115 @@
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from components.image_example_gen import ImageDataError, ImageExampleGen
+from components.image_example_gen.executor import RECORD_BYTES
+from tests.components.example_gen_util import run_executor, value
+from tests.image_util import CLASSES, encode, pattern, write_binary_release, write_folders
+
+
+def run(data_dir, tmp_path, **kwargs):
+    return run_executor(ImageExampleGen(str(data_dir), **kwargs), tmp_path / "out")
+
+
+def pixels(example):
+    data = example.features.feature["image"].bytes_list.value[0]
+    return np.asarray(Image.open(io.BytesIO(data)))
+
+
+def test_binary_release_records_become_png_with_label_and_name(tmp_path):
+    records = write_binary_release(tmp_path / "cifar-10-batches-bin")
+    splits = run(tmp_path, tmp_path, eval_percent=25)  # finds the release's subfolder
+    assert sorted(splits) == ["eval", "train"]
+    examples = splits["train"] + splits["eval"]
+    assert len(examples) == len(records) == 24
+    for example in examples:
+        batch, index = value(example, "id").split(":")
+        label, expected = records[(batch, int(index))]
+        assert example.features.feature["image"].bytes_list.value[0][:4] == b"\x89PNG"
+        np.testing.assert_array_equal(pixels(example), expected)  # planes -> rows x cols x RGB
+        assert value(example, "label") == label
+        assert value(example, "label_name") == CLASSES[label]
+
+
+def test_the_seeded_split_is_stable_and_depends_on_the_seed(tmp_path):
+    write_binary_release(tmp_path / "data", per_class=10)
+    ids = {seed: sorted(value(e, "id") for e in run(tmp_path / "data", tmp_path / str(seed),
+                                                   split_seed=seed)["eval"])
+           for seed in (1, 2)}
+    again = sorted(value(e, "id") for e in run(tmp_path / "data", tmp_path / "again",
+                                               split_seed=1)["eval"])
+    assert again == ids[1] and ids[1] != ids[2]
+
+
+def test_a_truncated_record_names_the_file_and_byte_offset(tmp_path):
+    write_binary_release(tmp_path / "data", batches=1)
+    batch = tmp_path / "data" / "data_batch_1.bin"
+    batch.write_bytes(batch.read_bytes()[:-100])
+    offset = 11 * RECORD_BYTES  # 12 records, the last one cut
+    with pytest.raises(ImageDataError, match=rf"data_batch_1.bin: truncated record at byte "
+                                             rf"offset {offset}"):
+        run(tmp_path / "data", tmp_path)
+
+
+def test_a_label_byte_outside_the_class_list_is_refused(tmp_path):
+    write_binary_release(tmp_path / "data", batches=1, classes=["cat", "dog", "ship"])
+    (tmp_path / "data" / "batches.meta.txt").write_text("cat\ndog\n")
+    with pytest.raises(ImageDataError, match="record 2 .* has label 2, but there are 2 classes"):
+        run(tmp_path / "data", tmp_path)
+
+
+def test_the_pickle_release_is_refused_with_a_pointer_to_the_binary_one(tmp_path):
+    data = tmp_path / "cifar-10-batches-py"
+    data.mkdir()
+    (data / "data_batch_1").write_bytes(b"\x80\x04not unpickled")
+    (data / "batches.meta").write_bytes(b"\x80\x04")
+    with pytest.raises(ImageDataError, match="pickle release.*arbitrary code.*binary release"):
+        ImageExampleGen(str(data))
+
+
+def test_image_folders_keep_their_splits_with_labels_from_the_class_list(tmp_path):
+    write_folders(tmp_path / "data", splits=("train", "val"))
+    splits = run(tmp_path / "data", tmp_path)
+    assert sorted(splits) == ["eval", "train"]
+    assert len(splits["train"]) == len(splits["eval"]) == 9
+    bird = next(e for e in splits["eval"] if value(e, "id") == "val/bird/1.png")
+    assert (value(bird, "label"), value(bird, "label_name")) == (2, "bird")
+    np.testing.assert_array_equal(pixels(bird), pattern(2, 1))  # the PNG bytes, kept as they are
+    jpeg = next(e for e in splits["train"] if value(e, "id") == "train/airplane/2.jpg")
+    assert jpeg.features.feature["image"].bytes_list.value[0][:2] == b"\xff\xd8"
+
+
+def test_classes_txt_fixes_the_label_order(tmp_path):
+    write_folders(tmp_path / "data", splits=("train",), classes=["dog", "cat"])
+    (tmp_path / "data" / "classes.txt").write_text("zebra\ncat\ndog\n")
+    examples = run(tmp_path / "data", tmp_path, eval_percent=50)
+    labels = {value(e, "label_name"): value(e, "label")
+              for split in examples.values() for e in split}
+    assert labels == {"cat": 1, "dog": 2}
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda root: (root / "train" / "bird" / "0.png").write_bytes(b"\x89PNG\r\n\x1a\nbroken"),
+     r"train/bird/0.png: not a readable image"),
+    (lambda root: (root / "train" / "bird" / "1.png").write_bytes(encode(pattern(2, 1, 24))),
+     r"train/bird/1.png: image is 24x24, expected 32x32"),
+    (lambda root: (root / "eval" / "horse").mkdir() or (root / "eval" / "horse" / "0.png")
+     .write_bytes(encode(pattern(0, 0))), r"eval/horse: unknown class folder 'horse'"),
+    (lambda root: [p.unlink() for p in (root / "eval" / "bird").iterdir()],
+     r"eval/bird: empty class folder"),
+])
+def test_bad_images_and_folders_are_refused_naming_the_file(tmp_path, damage, message):
+    root = write_folders(tmp_path / "data")
+    damage(root)
+    with pytest.raises(ImageDataError, match=message):
+        run(root, tmp_path)
+
+
+def test_a_directory_without_images_is_refused(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.txt").write_text("nothing here")
+    with pytest.raises(ImageDataError, match="no images found"):
+        ImageExampleGen(str(tmp_path / "data"))

@@ -1,0 +1,52 @@
+"""Exports a classifier with the tf.Transform graph attached: one raw input feature (review text,
+image bytes) in, class probabilities and names out.
+
+Signatures:
+  serving_default(examples: serialized tf.Example) -> probabilities, label, label_name[, score]
+  <raw_signature>(<raw feature>: string)          -> the same, from the raw value
+  transform_features(examples)                    -> Transform's outputs (for TFMA)
+"""
+from typing import Callable, Sequence
+
+import keras
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from trainer_module.serving.archive import write_saved_model
+
+
+def export_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
+                      export_dir: str, *, model_inputs: Callable[[dict], object],
+                      label_names: Sequence[str], raw_feature: str, raw_signature: str) -> None:
+    """Writes the SavedModel; `model_inputs` maps Transform's outputs to the model's inputs."""
+    tft_layer = tf_transform_output.transform_features_layer()
+    raw_spec = tf_transform_output.raw_feature_spec()
+    input_spec = {raw_feature: raw_spec[raw_feature]}
+    input_shape = list(raw_spec[raw_feature].shape)  # [] or [1], as SchemaGen inferred
+    names = tf.constant(list(label_names))
+
+    def classify(transformed):
+        logits = model(model_inputs(transformed), training=False)
+        probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, C)
+        label = tf.argmax(probabilities, axis=-1)
+        outputs = {"probabilities": probabilities, "label": label,
+                   "label_name": tf.gather(names, label)}
+        if len(label_names) == 2:
+            outputs["score"] = probabilities[:, 1]  # P(class 1): what TFMA's binary metrics read
+        return outputs
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def serve_examples(serialized):
+        return classify(tft_layer(tf.io.parse_example(serialized, input_spec)))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=raw_feature)])
+    def classify_raw(values):
+        return classify(tft_layer({raw_feature: tf.reshape(values, [-1] + input_shape)}))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def transform_features(serialized):
+        return tft_layer(tf.io.parse_example(serialized, raw_spec))
+
+    write_saved_model(export_dir, model, tft_layer, {
+        "serving_default": serve_examples, raw_signature: classify_raw,
+        "transform_features": transform_features})
