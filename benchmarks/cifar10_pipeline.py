@@ -1,7 +1,7 @@
 """Benchmark: the CIFAR-10 pipeline on the 50,000 training images (JPEG folders).
 
     .venv/bin/python benchmarks/cifar10_pipeline.py [--data DIR_OR_TAR] [--output DIR]
-        [--epochs 35] [--preset cct] [--set KEY=VALUE ...]
+        [--epochs 30] [--preset cct] [--set KEY=VALUE ...]
 
 Unpacks `../shared/data/cifar10/cifar10_train_jpeg.tar.gz` (train/<class>/NNNN.jpg) once under
 <output>/data, runs every component with LocalDagRunner in this process, with ImageExampleGen
@@ -12,7 +12,6 @@ Writes the same as JSON to <output>/cifar10_benchmark.json.
 """
 import argparse
 import glob
-import json
 import os
 import statistics
 import sys
@@ -75,15 +74,11 @@ def serving_speed(model_dir: str, data_dir: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA, help="the tarball or an image folder")
-    parser.add_argument("--output", default=os.path.join(REPO, "benchmarks", "results", "cifar10"))
-    parser.add_argument("--epochs", type=float, default=35.0)
-    parser.add_argument("--preset", default="cct")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--beam-mode", default="in_memory")
+    report.add_pipeline_arguments(
+        parser, os.path.join(REPO, "benchmarks", "results", "cifar10"), 30.0, "cct")
     args = parser.parse_args()
 
     from pipeline.cli import parse_override
-    from pipeline.runner import build_local_pipeline, run_local
     from trainer_module.models.vit_presets import get_preset
 
     overrides = dict(parse_override(o) for o in args.overrides)
@@ -91,16 +86,8 @@ def main() -> int:
     data_dir = unpack(args.data, args.output)
     train_steps = int(args.epochs * TRAIN_IMAGES / config.batch_size)
     eval_steps = -(-VAL_IMAGES // config.batch_size)
-    pipeline, paths = build_local_pipeline(
-        task="cifar10", data_dir=data_dir,
-        output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
-        train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
-        preset=args.preset, model_overrides=overrides)
-    summary = run_local(pipeline, paths)
-
-    history_files = glob.glob(os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*",
-                                           "history.json"))
-    history = json.load(open(history_files[0])) if history_files else {}
+    summary, history = report.run_pipeline(args, "cifar10", data_dir, train_steps, eval_steps,
+                                           overrides)
     fit_seconds = history.get("fit_seconds")
     metrics = summary["metrics"]
     measured = {

@@ -1,9 +1,11 @@
 """What the benchmarks share: the machine, peak memory and the side-by-side comparison table."""
+import glob
 import json
 import os
 import platform
 import resource
 import sys
+import time
 
 
 def machine() -> str:
@@ -39,3 +41,33 @@ def save(result: dict, path: str) -> None:
     with open(path, "w") as f:
         json.dump({"machine": machine(), "command": " ".join(sys.argv), **result}, f, indent=1)
     print(f"\nwritten to {path}")
+
+
+def add_pipeline_arguments(parser, output: str, epochs: float, preset: str) -> None:
+    """The options every pipeline benchmark takes besides its data."""
+    parser.add_argument("--output", default=output)
+    parser.add_argument("--epochs", type=float, default=epochs)
+    parser.add_argument("--preset", default=preset)
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE")
+    parser.add_argument("--beam-mode", default="in_memory")
+
+
+def run_pipeline(args, task: str, data_dir: str, train_steps: int, eval_steps: int,
+                 overrides: dict):
+    """Runs the task's pipeline in this process under <output>/run-<time>; returns the run
+    summary and the Trainer's history.json ({} when it left none)."""
+    from pipeline.runner import build_local_pipeline, run_local
+
+    pipeline, paths = build_local_pipeline(
+        task=task, data_dir=data_dir,
+        output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
+        train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
+        preset=args.preset, model_overrides=overrides)
+    summary = run_local(pipeline, paths)
+    files = glob.glob(os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*",
+                                   "history.json"))
+    if not files:
+        return summary, {}
+    with open(files[0]) as f:
+        return summary, json.load(f)

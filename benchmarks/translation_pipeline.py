@@ -12,9 +12,7 @@ time per component and peak memory, each beside its target or published anchor w
 Writes the same as JSON to <output>/translation_benchmark.json.
 """
 import argparse
-import glob
 import gzip
-import json
 import os
 import re
 import sys
@@ -68,31 +66,19 @@ def serving_speed(model_dir: str, data_dir: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA)
-    parser.add_argument("--output", default=os.path.join(REPO, "benchmarks", "results", "translation"))
-    parser.add_argument("--epochs", type=float, default=10.0)
-    parser.add_argument("--preset", default="base")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--beam-mode", default="in_memory")
+    report.add_pipeline_arguments(
+        parser, os.path.join(REPO, "benchmarks", "results", "translation"), 10.0, "base")
     args = parser.parse_args()
 
     from pipeline.cli import parse_override
-    from pipeline.runner import build_local_pipeline, run_local
     from trainer_module.models.translator_presets import get_preset
 
     overrides = dict(parse_override(o) for o in args.overrides)
     config = get_preset(args.preset, overrides)
     train_steps = int(args.epochs * TRAIN_PAIRS / config.batch_size)
     eval_steps = -(-VAL_PAIRS // config.batch_size)
-    pipeline, paths = build_local_pipeline(
-        task="translation", data_dir=args.data,
-        output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
-        train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
-        preset=args.preset, model_overrides=overrides)
-    summary = run_local(pipeline, paths)
-
-    history_files = glob.glob(os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*",
-                                           "history.json"))
-    history = json.load(open(history_files[0])) if history_files else {}
+    summary, history = report.run_pipeline(args, "translation", args.data, train_steps, eval_steps,
+                                           overrides)
     fit_seconds = history.get("fit_seconds")
     tokens = target_tokens(args.data) * args.epochs
     measured = {

@@ -8,6 +8,18 @@ from tfx.dsl.components.base.base_component import BaseComponent
 from pipeline.model_families import ModelFamily
 
 
+def overall_gate(lower_bound: float) -> list:
+    """per_slice_thresholds for a task's gating metric: on the whole eval split (slices are
+    reported, not gated), at least `lower_bound` and no worse than the latest blessed model
+    (the tiny slack absorbs float noise)."""
+    threshold = tfma.MetricThreshold(
+        value_threshold=tfma.GenericValueThreshold(lower_bound={"value": lower_bound}),
+        change_threshold=tfma.GenericChangeThreshold(
+            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}),
+    )
+    return [tfma.PerSliceMetricThreshold(slicing_specs=[tfma.SlicingSpec()], threshold=threshold)]
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     name: str

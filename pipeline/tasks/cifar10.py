@@ -12,7 +12,7 @@ from components.image_example_gen import ImageExampleGen
 from components.seeded_split import hash_split_config
 from pipeline import configs
 from pipeline.model_families import IMAGE_CLASSIFIERS
-from pipeline.tasks.base import Task
+from pipeline.tasks.base import Task, overall_gate
 from trainer_module import features
 
 DEFAULT_MIN_ACCURACY = 0.5  # chance is 0.1; the embedded shapes reach 0.95 with the defaults
@@ -55,11 +55,6 @@ def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
     latest blessed model); per-class slices are reported, not gated.
     """
     min_accuracy = DEFAULT_MIN_ACCURACY if min_accuracy is None else min_accuracy
-    accuracy_threshold = tfma.MetricThreshold(
-        value_threshold=tfma.GenericValueThreshold(lower_bound={"value": min_accuracy}),
-        change_threshold=tfma.GenericChangeThreshold(
-            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}),
-    )
     metric = tfma.MetricConfig
     return tfma.EvalConfig(
         model_specs=[tfma.ModelSpec(signature_name="serving_default",
@@ -69,9 +64,8 @@ def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
                        tfma.SlicingSpec(feature_keys=[features.IMAGE_LABEL_NAME])],
         metrics_specs=[tfma.MetricsSpec(metrics=[
             metric(class_name="ExampleCount"),
-            metric(class_name="SparseCategoricalAccuracy", per_slice_thresholds=[
-                tfma.PerSliceMetricThreshold(slicing_specs=[tfma.SlicingSpec()],
-                                             threshold=accuracy_threshold)]),
+            metric(class_name="SparseCategoricalAccuracy",
+                   per_slice_thresholds=overall_gate(min_accuracy)),
             metric(class_name="SparseTopKCategoricalAccuracy", config='"k": 3'),
             metric(class_name="MultiClassConfusionMatrixPlot"),
         ])],

@@ -6,7 +6,7 @@ import tensorflow_model_analysis as tfma
 from components.reviews_example_gen import ReviewsExampleGen
 from pipeline import configs
 from pipeline.model_families import TEXT_CLASSIFIERS
-from pipeline.tasks.base import Task
+from pipeline.tasks.base import Task, overall_gate
 from trainer_module import features
 
 DEFAULT_MIN_ACCURACY = 0.6  # well above chance, below what a trained model reaches on both corpora
@@ -24,12 +24,6 @@ def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
     gated (a handful of reviews with one rating must not block a model).
     """
     min_accuracy = DEFAULT_MIN_ACCURACY if min_accuracy is None else min_accuracy
-    accuracy_threshold = tfma.MetricThreshold(
-        value_threshold=tfma.GenericValueThreshold(lower_bound={"value": min_accuracy}),
-        # Against the latest blessed model: no worse (the tiny slack absorbs float noise).
-        change_threshold=tfma.GenericChangeThreshold(
-            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}),
-    )
     metric = tfma.MetricConfig
     return tfma.EvalConfig(
         model_specs=[tfma.ModelSpec(
@@ -45,9 +39,7 @@ def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
         ],
         metrics_specs=[tfma.MetricsSpec(metrics=[
             metric(class_name="ExampleCount"),
-            metric(class_name="BinaryAccuracy", per_slice_thresholds=[
-                tfma.PerSliceMetricThreshold(slicing_specs=[tfma.SlicingSpec()],
-                                             threshold=accuracy_threshold)]),
+            metric(class_name="BinaryAccuracy", per_slice_thresholds=overall_gate(min_accuracy)),
             metric(class_name="AUC"),
             metric(class_name="Precision"),
             metric(class_name="Recall"),

@@ -6,7 +6,7 @@ import tensorflow_model_analysis as tfma
 from components.parallel_corpus_example_gen import ParallelCorpusExampleGen
 from pipeline import configs
 from pipeline.model_families import TRANSLATORS
-from pipeline.tasks.base import Task
+from pipeline.tasks.base import Task, overall_gate
 from pipeline.tasks.translation_metrics import BLEU_NAME
 from trainer_module import features
 
@@ -28,11 +28,6 @@ def eval_config(min_bleu: Optional[float] = None) -> tfma.EvalConfig:
     blessed model); slices are reported, not gated.
     """
     min_bleu = DEFAULT_MIN_BLEU if min_bleu is None else min_bleu
-    bleu_threshold = tfma.MetricThreshold(
-        value_threshold=tfma.GenericValueThreshold(lower_bound={"value": min_bleu}),
-        change_threshold=tfma.GenericChangeThreshold(
-            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}),
-    )
     return tfma.EvalConfig(
         model_specs=[tfma.ModelSpec(
             signature_name="serving_default",
@@ -45,8 +40,7 @@ def eval_config(min_bleu: Optional[float] = None) -> tfma.EvalConfig:
         metrics_specs=[tfma.MetricsSpec(metrics=[
             tfma.MetricConfig(class_name="ExampleCount"),
             tfma.MetricConfig(class_name="DecodedBleu", module=METRICS_MODULE,
-                              per_slice_thresholds=[tfma.PerSliceMetricThreshold(
-                                  slicing_specs=[tfma.SlicingSpec()], threshold=bleu_threshold)]),
+                              per_slice_thresholds=overall_gate(min_bleu)),
             tfma.MetricConfig(class_name="MaskedTokenAccuracy", module=METRICS_MODULE),
         ])],
     )

@@ -1,29 +1,18 @@
 """The CIFAR-10 pipeline end to end through the CLI, on a tiny binary release the test writes,
 then `predict --image` on the pushed model with images of other sizes and formats."""
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from pipeline import configs
+from tests.e2e.cli_util import cli
 from tests.image_util import CLASSES, encode, pattern, write_binary_release
 
 pytestmark = pytest.mark.e2e
-BIN = os.path.dirname(sys.executable)
 COMPONENTS = {"ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
               "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
               "Evaluator", "Pusher"}
-
-
-def cli(*args):
-    result = subprocess.run([os.path.join(BIN, "tfx-transformers"), *args], capture_output=True,
-                            text=True, cwd=str(configs.REPO_ROOT), timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return [json.loads(line) for line in result.stdout.strip().splitlines()]
 
 
 @pytest.fixture(scope="module")

@@ -1,28 +1,18 @@
 """The translation pipeline end to end through the CLI, on the embedded corpus (plus one empty
 pair), then `predict` on the pushed model."""
-import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
 
 from pipeline import configs
+from tests.e2e.cli_util import cli
 
 pytestmark = pytest.mark.e2e
-BIN = os.path.dirname(sys.executable)
 COMPONENTS = {"ParallelCorpusExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
               "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
               "Evaluator", "Pusher"}
-
-
-def cli(*args):
-    result = subprocess.run([os.path.join(BIN, "tfx-transformers"), *args], capture_output=True,
-                            text=True, cwd=str(configs.REPO_ROOT), timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return [json.loads(line) for line in result.stdout.strip().splitlines()]
 
 
 @pytest.fixture(scope="module")
