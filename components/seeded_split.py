@@ -8,6 +8,10 @@ from tfx.components.example_gen import utils
 from tfx.proto import example_gen_pb2
 
 ID_FEATURE = "id"  # every ExampleGen here writes a stable per-example id
+# File or folder names that name a split, and the split they become; data under other names
+# is split by seeded hash.
+SPLIT_NAMES = {"train": "train", "val": "eval", "valid": "eval", "validation": "eval",
+               "dev": "eval", "eval": "eval", "test": "test"}
 
 
 def hash_split_config(eval_percent: int) -> example_gen_pb2.Output:

@@ -2,8 +2,8 @@
 
 - The CIFAR-10 binary release: `data_batch_*.bin` (+ `batches.meta.txt`, the class names), as
   unpacked from cifar-10-binary.tar.gz, in the directory or its `cifar-10-batches-bin/`.
-- Image folders: `<split>/<class_name>/*.png|jpg|jpeg` (train + val/valid/validation/eval keep
-  their split, test too), or `<class_name>/*` directly; class names come from `classes.txt`
+- Image folders: `<split>/<class_name>/*.png|jpg|jpeg` (train + val/valid/validation/dev/eval
+  keep their split, test too), or `<class_name>/*` directly; class names come from `classes.txt`
   when present, else from the train split's folders.
 `test_batch.bin` is not read: it is the test set, held back from training and model selection.
 The Python-pickle release is refused (unpickling a downloaded file can run arbitrary code).
@@ -15,7 +15,7 @@ from typing import List
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
-from components.seeded_split import hash_split_config
+from components.seeded_split import SPLIT_NAMES, hash_split_config
 
 BINARY = "cifar10_binary"
 FOLDERS = "image_folders"
@@ -24,8 +24,6 @@ BINARY_PATTERN = "data_batch_*.bin"
 BINARY_META = "batches.meta.txt"
 CLASSES_FILE = "classes.txt"
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
-SPLIT_FOLDERS = {"train": "train", "val": "eval", "valid": "eval", "validation": "eval",
-                 "eval": "eval", "test": "test"}
 PICKLE_NAMES = ("data_batch_1", "batches.meta", "cifar-10-python.tar.gz", "cifar-10-batches-py")
 
 
@@ -104,7 +102,7 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
         return ImageLayout(data_dir, BINARY, read_class_names(os.path.join(data_dir, BINARY_META)),
                            input_config, output_config)
     folders = [n for n in names if _is_dir(data_dir, n) and not n.startswith((".", "_"))]
-    splits = {SPLIT_FOLDERS[n]: n for n in folders if n in SPLIT_FOLDERS}
+    splits = {SPLIT_NAMES[n]: n for n in folders if n in SPLIT_NAMES}
     if not splits:
         if not folders:
             raise ImageDataError(

@@ -7,13 +7,10 @@ from typing import Dict, List
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
-from components.seeded_split import hash_split_config
+from components.seeded_split import SPLIT_NAMES, hash_split_config
 
 PARALLEL = "parallel"
 TSV = "tsv"
-# File-name prefixes that name a split; others are split by seeded hash.
-SPLIT_PREFIXES = {"train": "train", "val": "eval", "valid": "eval", "validation": "eval",
-                  "dev": "eval", "eval": "eval", "test": "test"}
 TSV_SUFFIXES = (".tsv", ".txt")
 IGNORED_PREFIXES = ("_", ".", "README")  # e.g. the `_about.txt` beside Anki's `spa.txt`
 
@@ -38,7 +35,7 @@ def parallel_file(root: str, prefix: str, language: str) -> str:
 
 def _layout(root: str, format: str, patterns: Dict[str, str], eval_percent: int) -> CorpusLayout:
     """Known split names keep their split (train + eval needed); anything else is hash-split."""
-    named = {SPLIT_PREFIXES.get(prefix): pattern for prefix, pattern in patterns.items()}
+    named = {SPLIT_NAMES.get(prefix): pattern for prefix, pattern in patterns.items()}
     if "train" in named and "eval" in named:
         splits = [example_gen_pb2.Input.Split(name=name, pattern=named[name])
                   for name in ("train", "eval", "test") if name in named]

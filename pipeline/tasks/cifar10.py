@@ -20,30 +20,39 @@ EVAL_PERCENT = 10  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 v
 TFRECORD_SUFFIXES = (".tfrecord", ".tfrecord.gz", ".tfrecords")
 
 
-def _tfrecord_files(directory: str) -> list:
-    return [n for n in fileio.listdir(directory) if n.endswith(TFRECORD_SUFFIXES)]
+def tfrecord_patterns(data_dir: str) -> dict:
+    """Split -> file pattern of the TFRecords under `data_dir`: `train/` (+ `eval/`) folders of
+    them, or files directly in it (then all of them are `train`); empty when there are none."""
+    def has_records(directory: str) -> bool:
+        return fileio.isdir(directory) and any(
+            n.endswith(TFRECORD_SUFFIXES) for n in fileio.listdir(directory))
+
+    if not fileio.isdir(data_dir):
+        return {}
+    if has_records(data_dir):
+        return {"train": "*.tfrecord*"}
+    return {s: f"{s}/*" for s in ("train", "eval") if has_records(os.path.join(data_dir, s))}
 
 
-def import_example_gen(data_dir: str) -> ImportExampleGen:
-    """TFRecords of tf.Example: `train/` + `eval/` folders of them, or files to hash-split."""
-    splits = [name for name in ("train", "eval")
-              if fileio.isdir(os.path.join(data_dir, name))
-              and _tfrecord_files(os.path.join(data_dir, name))]
-    if splits == ["train", "eval"]:
+def import_example_gen(data_dir: str, patterns: dict) -> ImportExampleGen:
+    """TFX's ImportExampleGen: `train` + `eval` kept, a lone `train` hash-split."""
+    if "train" not in patterns:
+        raise ValueError(f"{data_dir}: TFRecords in eval/ but none in train/")
+    if "eval" in patterns:
         return ImportExampleGen(input_base=data_dir, input_config=example_gen_pb2.Input(splits=[
-            example_gen_pb2.Input.Split(name=name, pattern=f"{name}/*") for name in splits]))
+            example_gen_pb2.Input.Split(name=name, pattern=patterns[name])
+            for name in ("train", "eval")]))
     return ImportExampleGen(input_base=data_dir, input_config=example_gen_pb2.Input(splits=[
-        example_gen_pb2.Input.Split(name="train", pattern="*.tfrecord*")]),
+        example_gen_pb2.Input.Split(name="train", pattern=patterns["train"])]),
         output_config=hash_split_config(EVAL_PERCENT))
 
 
 def example_gen(data_dir: str, image_size: str):
     """ImportExampleGen for TFRecords of tf.Example (already `image`, `label`, `label_name`);
     ImageExampleGen for the CIFAR-10 binary release or image folders."""
-    if fileio.isdir(data_dir) and (_tfrecord_files(data_dir) or any(
-            fileio.isdir(os.path.join(data_dir, s)) and _tfrecord_files(os.path.join(data_dir, s))
-            for s in ("train", "eval"))):
-        return import_example_gen(data_dir)
+    patterns = tfrecord_patterns(data_dir)
+    if patterns:
+        return import_example_gen(data_dir, patterns)
     return ImageExampleGen(data_dir, image_size=int(image_size), eval_percent=EVAL_PERCENT,
                            split_seed=configs.SPLIT_SEED)
 

@@ -25,7 +25,7 @@ def run(tmp_path_factory):
     return summary, root
 
 
-def test_every_component_ran_and_accuracy_gated_the_push(run):
+def test_every_component_ran_and_a_blessed_model_was_pushed(run):
     summary, _ = run
     assert summary["status"] == "succeeded"
     assert set(summary["components"]) == COMPONENTS

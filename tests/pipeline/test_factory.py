@@ -167,3 +167,11 @@ def test_cifar10_reads_tfrecords_with_import_example_gen(tmp_path):
     gen = get_task("cifar10").example_gen(str(tmp_path / "records"), image_size="32")
     assert type(gen).__name__ == "ImportExampleGen"
     assert '"pattern": "eval/*"' in gen.exec_properties["input_config"]
+
+
+def test_cifar10_hash_splits_tfrecords_of_a_lone_train_folder(tmp_path):
+    (tmp_path / "records" / "train").mkdir(parents=True)
+    (tmp_path / "records" / "train" / "data.tfrecord.gz").write_bytes(b"")
+    gen = get_task("cifar10").example_gen(str(tmp_path / "records"), image_size="32")
+    assert '"pattern": "train/*"' in gen.exec_properties["input_config"]
+    assert '"hash_buckets": 10' in gen.exec_properties["output_config"]
