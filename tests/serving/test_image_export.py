@@ -72,6 +72,13 @@ def test_exported_classifier_answers_raw_image_bytes_with_plain_tensorflow(tmp_p
         examples=tf.constant([example(images[0]), example(encode(picture("red", 16, 97)))]))
     assert served["label_name"].numpy().tolist() == [b"green", b"red"]
     assert served["probabilities"].shape == (2, 3)
+    # Attention over the 16x16 image's 4x4 patches of 4 pixels, [CLS] first (tiny preset).
+    attention = loaded.signatures["attention"](image=tf.constant(images))
+    assert attention["patch_grid"].numpy().tolist() == [4, 4]
+    weights = attention["attention"].numpy()
+    layers, heads = model.config.num_layers, model.config.num_heads
+    assert weights.shape == (2, layers, heads, 17, 17)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-5)
     features = loaded.signatures["transform_features"](examples=tf.constant([
         tf.train.Example(features=tf.train.Features(feature={
             "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[images[1]])),

@@ -52,3 +52,31 @@ def test_exported_model_classifies_raw_text_with_plain_tensorflow(tmp_path):
     from_examples = loaded.signatures["serving_default"](
         examples=tf.constant([serialized_example(t) for t in texts]))
     np.testing.assert_allclose(from_examples["probabilities"].numpy(), probabilities, rtol=1e-6)
+
+
+def test_attention_signature_returns_each_layers_weights_over_the_tokens(tmp_path):
+    _, output = analyze_and_transform(ROWS, {"vocab_size": 10, "max_length": 6},
+                                      str(tmp_path / "transform"))
+    model = TransformerClassifier(vocab_size=embedding_rows(output), max_length=6, d_model=8,
+                                  num_heads=2, ff_dim=8, num_layers=2, dropout=0.0,
+                                  pooling="cls")
+    model(np.zeros((1, 6), dtype="int64"))
+    export_dir = str(tmp_path / "export")
+    export_text_classifier(model, output, export_dir)
+
+    loaded = tf.saved_model.load(export_dir)
+    result = loaded.signatures["attention"](text=tf.constant(["Great fun!", "dull plot"]))
+    tokens = result["tokens"].numpy().astype(str).tolist()
+    # [CLS], the words (out-of-vocabulary as [UNK]), then padding.
+    assert tokens[0] == ["[CLS]", "great", "fun", "[UNK]", "[PAD]", "[PAD]", "[PAD]"]
+    assert tokens[1][:3] == ["[CLS]", "dull", "plot"]
+    assert result["token_mask"].numpy()[0].tolist() == [True] * 4 + [False] * 3
+    weights = result["attention"].numpy()
+    assert weights.shape == (2, 2, 2, 7, 7)  # (batch, layers, heads, queries, keys)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-5)
+    assert np.all(weights[0, :, :, :, 4:] < 1e-6)  # padding gets no attention
+    # The same weights as the Keras model computes.
+    ids = loaded.signatures["transform_features"](
+        examples=tf.constant([serialized_example("Great fun!", 0)]))["token_ids"]
+    _, _, expected = model.encode(ids, training=False)
+    np.testing.assert_allclose(weights[0, 1], np.asarray(expected[1])[0], rtol=1e-5, atol=1e-6)

@@ -84,6 +84,25 @@ def test_exported_translator_translates_raw_strings_with_plain_tensorflow(traine
     assert reference.tolist() == [b"two dogs are playing in the park ."]
 
 
+def test_attention_signature_aligns_each_generated_token_with_the_source(trained, tmp_path):
+    _, output, model = trained
+    export_translator(model, output, str(tmp_path / "export"), max_decode_length=9, beam_width=1)
+    result = tf.saved_model.load(str(tmp_path / "export")).signatures["attention"](
+        source=tf.constant([PAIRS[0][0], PAIRS[2][0]]))
+    def text(tokens):
+        return np.vectorize(lambda t: t.decode())(tokens.numpy())
+
+    source, target = text(result["source_tokens"]), text(result["target_tokens"])
+    source_mask, target_mask = result["source_mask"].numpy(), result["target_mask"].numpy()
+    assert source[0][source_mask[0]].tolist() == ["ein", "mann", "läuft", "."]
+    assert target[0][target_mask[0]].tolist() == ["a", "man", "is", "running", ".", "[END]"]
+    assert target[1][target_mask[1]].tolist()[:2] == ["two", "dogs"]
+    weights = result["cross_attention"].numpy()
+    assert weights.shape == (2, 1, 2, 9, 10)  # (batch, decoder layers, heads, target, source)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-5)
+    assert np.all(weights[0, ..., ~source_mask[0]] < 1e-6)  # padding gets no attention
+
+
 def test_decoding_stops_at_the_maximum_length(trained, tmp_path):
     _, output, model = trained
     export_translator(model, output, str(tmp_path / "export"), max_decode_length=3, beam_width=1)

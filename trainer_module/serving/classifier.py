@@ -5,8 +5,10 @@ Signatures:
   serving_default(examples: serialized tf.Example) -> probabilities, label, label_name[, score]
   <raw_signature>(<raw feature>: string)          -> the same, from the raw value
   transform_features(examples)                    -> Transform's outputs (for TFMA)
+  attention(<raw feature>: string)                -> per-layer attention weights, when the
+                                                     model family exports them (run report)
 """
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 import keras
 import tensorflow as tf
@@ -17,8 +19,10 @@ from trainer_module.serving.archive import write_saved_model
 
 def export_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
                       export_dir: str, *, model_inputs: Callable[[dict], object],
-                      label_names: Sequence[str], raw_feature: str, raw_signature: str) -> None:
-    """Writes the SavedModel; `model_inputs` maps Transform's outputs to the model's inputs."""
+                      label_names: Sequence[str], raw_feature: str, raw_signature: str,
+                      attention: Optional[Callable[[dict], dict]] = None) -> None:
+    """Writes the SavedModel; `model_inputs` maps Transform's outputs to the model's inputs and
+    `attention` maps them to the `attention` signature's outputs."""
     tft_layer = tf_transform_output.transform_features_layer()
     raw_spec = tf_transform_output.raw_feature_spec()
     input_spec = {raw_feature: raw_spec[raw_feature]}
@@ -47,6 +51,12 @@ def export_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOu
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
-    write_saved_model(export_dir, model, tft_layer, {
-        "serving_default": serve_examples, raw_signature: classify_raw,
-        "transform_features": transform_features})
+    signatures = {"serving_default": serve_examples, raw_signature: classify_raw,
+                  "transform_features": transform_features}
+    if attention is not None:
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=raw_feature)])
+        def attention_raw(values):
+            return attention(tft_layer({raw_feature: tf.reshape(values, [-1] + input_shape)}))
+
+        signatures["attention"] = attention_raw
+    write_saved_model(export_dir, model, tft_layer, signatures)

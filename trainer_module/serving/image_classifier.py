@@ -1,9 +1,11 @@
 """Exports an image classifier: `classify_image(image)` takes encoded JPEG or PNG bytes of any
-size (Transform's graph decodes, resizes and normalizes them), plus the classifier signatures
-(trainer_module/serving/classifier.py)."""
+size (Transform's graph decodes, resizes and normalizes them), `attention(image)` returns the
+ViT's attention weights, plus the classifier signatures (trainer_module/serving/classifier.py)."""
+import math
 from typing import Sequence
 
 import keras
+import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
@@ -15,8 +17,21 @@ def pixels(transformed: dict):
     return transformed[features.PIXELS]
 
 
+def vit_attention(model: keras.Model):
+    """Transform's outputs -> attention (B, layers, heads, T, T) and patch_grid (B,): the side
+    of the row-major patch grid; T = grid² + 1 when position 0 is the [CLS] token."""
+    grid = math.isqrt(model.config.num_patches)
+
+    def attention(transformed):
+        _, weights = model.encode(pixels(transformed), training=False)
+        stacked = tf.cast(tf.stack(weights, axis=1), tf.float32)
+        return {"attention": stacked, "patch_grid": tf.fill([tf.shape(stacked)[0]], grid)}
+
+    return attention
+
+
 def export_image_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
                             export_dir: str, label_names: Sequence[str]) -> None:
     export_classifier(model, tf_transform_output, export_dir, model_inputs=pixels,
                       label_names=label_names, raw_feature=features.IMAGE,
-                      raw_signature="classify_image")
+                      raw_signature="classify_image", attention=vit_attention(model))

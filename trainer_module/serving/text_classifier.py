@@ -1,10 +1,15 @@
-"""Exports a text classifier: `classify_text(text)` and the classifier signatures
-(trainer_module/serving/classifier.py)."""
+"""Exports a text classifier: `classify_text(text)`, the classifier signatures
+(trainer_module/serving/classifier.py) and, for the from-scratch encoder, `attention(text)`."""
 import keras
+import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
+from trainer_module.models.text_classifier import TransformerClassifier
+from trainer_module.preprocessing.text import VOCABULARY_NAME
 from trainer_module.serving.classifier import export_classifier
+
+PAD_TOKEN, OOV_TOKEN, CLS_TOKEN = "[PAD]", "[UNK]", "[CLS]"
 
 
 def token_ids(transformed: dict):
@@ -12,9 +17,35 @@ def token_ids(transformed: dict):
     return transformed[features.TOKEN_IDS]
 
 
+def id_tokens(tf_transform_output: tft.TFTransformOutput) -> list:
+    """Token strings by id: padding (0), the vocabulary (shifted by one), then the OOV bucket."""
+    words = [w.decode("utf-8", "replace")
+             for w in tf_transform_output.vocabulary_by_name(VOCABULARY_NAME)]
+    return [PAD_TOKEN] + words + [OOV_TOKEN]
+
+
+def encoder_attention(model: TransformerClassifier, tf_transform_output: tft.TFTransformOutput):
+    """Transform's outputs -> tokens (B, T'), token_mask (B, T') and the encoder's attention
+    weights (B, layers, heads, T', T'); T' counts the [CLS] position when the model pools it."""
+    words = tf.constant(id_tokens(tf_transform_output))
+
+    def attention(transformed):
+        ids = token_ids(transformed)
+        _, mask, weights = model.encode(ids, training=False)
+        tokens = tf.gather(words, ids)
+        if model.pooling == "cls":
+            tokens = tf.concat([tf.fill([tf.shape(ids)[0], 1], CLS_TOKEN), tokens], axis=1)
+        return {"tokens": tokens, "token_mask": mask,
+                "attention": tf.cast(tf.stack(weights, axis=1), tf.float32)}
+
+    return attention
+
+
 def export_text_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
                            export_dir: str, model_inputs=token_ids,
                            label_names=features.LABEL_NAMES) -> None:
+    attention = (encoder_attention(model, tf_transform_output)
+                 if isinstance(model, TransformerClassifier) else None)
     export_classifier(model, tf_transform_output, export_dir, model_inputs=model_inputs,
                       label_names=label_names, raw_feature=features.TEXT,
-                      raw_signature="classify_text")
+                      raw_signature="classify_text", attention=attention)

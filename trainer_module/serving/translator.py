@@ -6,6 +6,9 @@ Signatures:
   serving_default(examples: tf.Example)  -> translation, and teacher-forced correct_tokens /
                                             target_tokens when the example has a target (TFMA)
   transform_features(examples)           -> Transform's outputs (TFMA reads `reference`)
+  attention(source: string (B,))         -> source_tokens (B, S), target_tokens (B, L) (the
+                                            translation's tokens), their masks, and each decoder
+                                            layer's cross-attention (B, layers, heads, L, S)
 
 Decoding is greedy (beam_width 1) or beam search (KerasHub's samplers, run in the graph) with
 a key/value cache (each step computes one position): it starts from [START], stops at [END] (a
@@ -18,8 +21,8 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
-from trainer_module.preprocessing.translation import (END_ID, PAD_ID, START_ID, TARGET_VOCABULARY,
-                                                      vocabulary_tokens)
+from trainer_module.preprocessing.translation import (END_ID, PAD_ID, SOURCE_VOCABULARY, START_ID,
+                                                      TARGET_VOCABULARY, vocabulary_tokens)
 from trainer_module.serving.archive import write_saved_model
 
 NEVER = -1.0e9  # a logit that no sampler picks
@@ -63,6 +66,13 @@ def detokenize(token_ids: tf.Tensor, words: tf.Tensor) -> tf.Tensor:
     keep = tf.logical_and(tf.logical_not(ended), tf.not_equal(token_ids, PAD_ID))
     return tf.strings.reduce_join(tf.ragged.boolean_mask(tf.gather(words, token_ids), keep),
                                   axis=-1, separator=" ")
+
+
+def until_end(token_ids: tf.Tensor) -> tf.Tensor:
+    """(B, L) generated ids -> True up to and including the first [END]."""
+    ends = tf.cast(tf.equal(token_ids, END_ID), tf.int32)
+    return tf.logical_and(tf.equal(tf.cumsum(ends, axis=1) - ends, 0),
+                          tf.not_equal(token_ids, PAD_ID))
 
 
 def export_translator(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
@@ -110,6 +120,23 @@ def export_translator(model: keras.Model, tf_transform_output: tft.TFTransformOu
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
+    source_words = tf.constant(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="source")])
+    def attention(source):
+        # Decode, then replay the translation teacher-forced: row i of the cross-attention is
+        # what the decoder attended to while emitting target token i.
+        transformed = tft_layer({features.SOURCE: tf.reshape(source, [-1] + source_shape)})
+        source_ids = tf.cast(transformed[features.SOURCE_IDS], tf.int32)
+        generated = generate(source_ids)
+        memory, source_mask, _ = model.encode(source_ids, training=False)
+        _, _, cross = model.decode(generated[:, :-1], memory, source_mask, training=False)
+        target_ids = generated[:, 1:]
+        return {"source_tokens": tf.gather(source_words, source_ids), "source_mask": source_mask,
+                "target_tokens": tf.gather(words, target_ids),
+                "target_mask": until_end(target_ids),
+                "cross_attention": tf.cast(tf.stack(cross, axis=1), tf.float32)}
+
     write_saved_model(export_dir, model, tft_layer, {
         "serving_default": serve_examples, "translate": translate,
-        "transform_features": transform_features})
+        "transform_features": transform_features, "attention": attention})
