@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup lock test test-fast run run-bert run-translation run-cifar10 clean
+.PHONY: setup browser lock test test-fast run run-bert run-translation run-cifar10 report clean
 
 setup: $(VENV)/.installed
 
@@ -17,6 +17,14 @@ $(VENV)/.installed: requirements/lock.txt pyproject.toml
 	UV_PYTHON_DOWNLOADS=never $(VENV)/bin/uv pip install --python $(PY) --no-deps -e .
 	$(PY) -c "import tfx, tensorflow, keras, tensorflow_transform, tensorflow_model_analysis; print('stack ok: tfx', tfx.__version__, '| tensorflow', tensorflow.__version__, '| keras', keras.__version__)"
 	@touch $@
+
+# Debian's Chromium, for the run report's browser test (the test skips without it, unless
+# REQUIRE_BROWSER=1, as in CI). Playwright drives it; no browser is downloaded.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null || $(SUDO) apt-get install -y --no-install-recommends chromium \
+	  || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }
+	@chromium --version 2>/dev/null
 
 lock: setup
 	scripts/lock.sh
@@ -47,6 +55,10 @@ run-translation: setup
 # The image pipeline (a Vision Transformer) on the embedded shapes (data/shapes).
 run-cifar10: setup
 	$(VENV)/bin/tfx-transformers run --task cifar10 --model vit
+
+# The path of the newest run report (open it in a browser).
+report: setup
+	@$(VENV)/bin/tfx-transformers report
 
 clean:
 	rm -rf outputs .pytest_cache

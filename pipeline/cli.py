@@ -3,6 +3,7 @@
   tfx-transformers run --task imdb --model transformer [--data DIR] [--output DIR] ...
   tfx-transformers predict --model PATH TEXT...
   tfx-transformers predict --model PATH --image FILE...
+  tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
 """
 import argparse
 import json
@@ -71,6 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--image", dest="images", nargs="+", metavar="FILE",
                          help="JPEG or PNG files, any size (image classifiers)")
     predict.add_argument("texts", nargs="*", metavar="TEXT")
+
+    report = commands.add_parser(
+        "report", help="print the path of the latest run report, or rebuild one from MLMD")
+    report.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
+                        help="the run command's output directory (default: %(default)s)")
+    report.add_argument("--pipeline", help="e.g. imdb-transformer (default: the newest report "
+                                           "of any pipeline; required with --run/--regenerate "
+                                           "when the output holds several)")
+    report.add_argument("--run", dest="run_id", help="a run id (the run summary's run_id): "
+                                                     "rebuild that run's report from MLMD")
+    report.add_argument("--regenerate", action="store_true",
+                        help="rebuild the report from MLMD (default: the newest run) into "
+                             "<output>/reports/<pipeline>/<run id>.html")
     return parser
 
 
@@ -129,12 +143,31 @@ def command_predict(args) -> int:
     return 0
 
 
+def command_report(args) -> int:
+    from pipeline import reports
+
+    try:
+        if args.run_id or args.regenerate:
+            path = reports.regenerate(args.output, args.pipeline, args.run_id)
+        else:
+            path = reports.latest_report(args.output, args.pipeline)
+            if path is None:
+                raise FileNotFoundError(f"no run report under {os.path.abspath(args.output)}; "
+                                        "run a pipeline first (tfx-transformers run ...)")
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     # TensorFlow's C++ start-up lines (CUDA plugins on a CPU machine, CPU features) are noise
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     args = build_parser().parse_args(argv)
-    return {"run": command_run, "predict": command_predict}[args.command](args)
+    commands = {"run": command_run, "predict": command_predict, "report": command_report}
+    return commands[args.command](args)
 
 
 def entry_point() -> None:

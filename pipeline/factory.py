@@ -1,4 +1,5 @@
 """The one pipeline factory: a task and a model family in, a TFX pipeline out."""
+import json
 from typing import Any, Mapping, Optional, Sequence
 
 from ml_metadata.proto import metadata_store_pb2
@@ -14,6 +15,7 @@ from tfx.proto import pusher_pb2, trainer_pb2
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
+from components.run_report import RunReport
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs
 from pipeline.tasks import Task
@@ -105,12 +107,27 @@ def create_pipeline(
         push_destination=pusher_pb2.PushDestination(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=serving_model_dir)),
     ).with_id("Pusher")
+    # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
+    report = RunReport(
+        model_card=json.dumps(task.model_card(model, preset)),
+        examples=example_gen.outputs["examples"],
+        statistics=statistics_gen.outputs["statistics"],
+        schema=schema_gen.outputs["schema"],
+        anomalies=example_validator.outputs["anomalies"],
+        transform_graph=transform.outputs["transform_graph"],
+        model=trainer.outputs["model"],
+        model_run=trainer.outputs["model_run"],
+        evaluation=evaluator.outputs["evaluation"],
+        blessing=evaluator.outputs["blessing"],
+        pushed_model=pusher.outputs["pushed_model"],
+        baseline_model=model_resolver.outputs["model"],
+    )
 
     return Pipeline(
         pipeline_name=pipeline_name,
         pipeline_root=pipeline_root,
         components=[example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
-                    transform, trainer, model_resolver, evaluator, pusher],
+                    transform, trainer, model_resolver, evaluator, pusher, report],
         enable_cache=enable_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(beam_pipeline_args),

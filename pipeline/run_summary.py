@@ -1,25 +1,25 @@
 """What a pipeline run did, read back from MLMD: per-component state and time, metrics, push."""
-import math
 from typing import Optional
 
 import ml_metadata as mlmd
-import tensorflow_model_analysis as tfma
 from ml_metadata.proto import metadata_store_pb2
 from tfx.orchestration import metadata
+
+from components.run_report.evaluation import blessing_failures, overall_metrics
 
 _STATES = metadata_store_pb2.Execution.State
 # Custom properties of the ExampleGen's Examples artifact that the summary reports.
 DATA_PROPERTIES = ("pairs", "skipped_empty_pairs")
 
 
-def _node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) -> str:
+def node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) -> str:
     for context in store.get_contexts_by_execution(execution_id):
         if context.name.startswith(pipeline_name + "."):
             return context.name[len(pipeline_name) + 1:]
     return f"execution-{execution_id}"
 
 
-def _latest_run(store: mlmd.MetadataStore, pipeline_name: str) -> Optional[metadata_store_pb2.Context]:
+def latest_run(store: mlmd.MetadataStore, pipeline_name: str) -> Optional[metadata_store_pb2.Context]:
     pipeline = store.get_context_by_type_and_name("pipeline", pipeline_name)
     if pipeline is None:
         return None
@@ -29,7 +29,7 @@ def _latest_run(store: mlmd.MetadataStore, pipeline_name: str) -> Optional[metad
     return max(runs, key=lambda c: (c.create_time_since_epoch, c.id), default=None)
 
 
-def _outputs(store: mlmd.MetadataStore, execution_id: int) -> dict:
+def outputs(store: mlmd.MetadataStore, execution_id: int) -> dict:
     """Output key -> artifacts of one execution."""
     events = [e for e in store.get_events_by_execution_ids([execution_id])
               if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)]
@@ -48,76 +48,39 @@ def _property(artifact, name):
     return getattr(value, value.WhichOneof("value"))
 
 
-def overall_metrics(evaluation_uri: str) -> dict:
-    """The candidate model's metrics on the whole eval split (no slice), by name."""
-    metrics = {}
-    for slice_metrics in tfma.load_metrics(evaluation_uri):
-        if slice_metrics.slice_key.single_slice_keys:
-            continue
-        for entry in slice_metrics.metric_keys_and_values:
-            key, value = entry.key, entry.value
-            if key.is_diff or key.model_name not in ("", "candidate"):
-                continue
-            if value.HasField("double_value"):
-                number = value.double_value.value
-                metrics[key.name] = None if math.isnan(number) else round(number, 6)
-    return dict(sorted(metrics.items()))
-
-
-def _slice_name(slice_key) -> str:
-    parts = []
-    for key in slice_key.single_slice_keys:
-        value = getattr(key, key.WhichOneof("kind"))
-        parts.append(f"{key.column}={value.decode() if isinstance(value, bytes) else value}")
-    return ", ".join(parts) or "overall"
-
-
-def blessing_failures(evaluation_uri: str) -> list:
-    """Why the model was not blessed: metric, slice, value and the bound it missed."""
-    result = tfma.load_validation_result(evaluation_uri)
-    lines = []
-    for per_slice in result.metric_validations_per_slice:
-        for failure in per_slice.failures:
-            key = failure.metric_key
-            kind = "change vs baseline" if key.is_diff else "value"
-            value = failure.metric_value.double_value.value
-            threshold = " ".join(str(failure.metric_threshold).split())
-            lines.append(f"{key.name} {kind} on {_slice_name(per_slice.slice_key)}: "
-                         f"{value:.4f} misses {threshold}")
-    return lines
-
-
 def summarize(metadata_path: str, pipeline_name: str) -> dict:
     """The summary of the newest run of `pipeline_name` recorded in the SQLite MLMD store."""
     store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
-    run = _latest_run(store, pipeline_name)
+    run = latest_run(store, pipeline_name)
     summary = {"pipeline_name": pipeline_name, "run_id": run.name if run else None,
                "pushed_model": None, "pushed_version": None, "blessed": None,
-               "metrics": {}, "components": {}}
+               "metrics": {}, "components": {}, "report": None}
     if run is None:
         return summary
     executions = sorted(store.get_executions_by_context(run.id), key=lambda e: e.id)
     for execution in executions:
-        node = _node_id(store, execution.id, pipeline_name)
+        node = node_id(store, execution.id, pipeline_name)
         seconds = (execution.last_update_time_since_epoch - execution.create_time_since_epoch) / 1000
         summary["components"][node] = {
             "state": _STATES.Name(execution.last_known_state).lower(),
             "seconds": round(seconds, 2),
         }
-        outputs = _outputs(store, execution.id)
-        for artifact in outputs.get("evaluation", []):
+        produced = outputs(store, execution.id)
+        for artifact in produced.get("evaluation", []):
             summary["metrics"] = overall_metrics(artifact.uri)
             summary["blessing_failures"] = blessing_failures(artifact.uri)
-        for artifact in outputs.get("examples", []):
+        for artifact in produced.get("examples", []):
             # What the ExampleGen read and skipped (ParallelCorpusExampleGen records both).
             for name in DATA_PROPERTIES:
                 value = _property(artifact, name)
                 if value is not None:
                     summary.setdefault("data", {})[name] = value
-        for artifact in outputs.get("blessing", []):
+        for artifact in produced.get("blessing", []):
             summary["blessed"] = bool(_property(artifact, "blessed"))
-        for artifact in outputs.get("pushed_model", []):
+        for artifact in produced.get("pushed_model", []):
             if _property(artifact, "pushed"):
                 summary["pushed_model"] = _property(artifact, "pushed_destination")
                 summary["pushed_version"] = _property(artifact, "pushed_version")
+        for artifact in produced.get("report", []):
+            summary["report"] = _property(artifact, "report_path")
     return summary

@@ -1,6 +1,6 @@
 """A Task: everything the pipeline factory needs to know about one dataset and its models."""
 import dataclasses
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Tuple
 
 import tensorflow_model_analysis as tfma
 from tfx.dsl.components.base.base_component import BaseComponent
@@ -36,6 +36,9 @@ class Task:
     default_eval_steps: int
     # Options of the ExampleGen and their defaults (translation: the languages).
     data_options: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # The model card's prose (run report): what the model is for, and what it is not.
+    intended_use: str = ""
+    limitations: Tuple[str, ...] = ()
 
     @property
     def default_model(self) -> str:
@@ -49,6 +52,13 @@ class Task:
             raise ValueError(f"task {self.name!r} takes no data option(s) {unknown}; "
                              f"known: {sorted(self.data_options) or 'none'}")
         return {**self.data_options, **overrides}
+
+    def model_card(self, model: str, preset: Optional[str] = None) -> dict:
+        """What the run report's model card says about this task trained with `model`."""
+        return {"task": self.name, "model": model,
+                "preset": preset or self.model_family(model).default_preset,
+                "description": self.description, "intended_use": self.intended_use,
+                "limitations": list(self.limitations), "gating_metric": self.gating_metric}
 
     def model_family(self, model: str) -> ModelFamily:
         if model not in self.model_families:

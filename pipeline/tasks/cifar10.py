@@ -92,4 +92,11 @@ CIFAR10 = Task(
     default_train_steps=500,
     default_eval_steps=3,
     data_options={"image_size": "32"},
+    intended_use=("Classifying small natural images into the dataset's classes (CIFAR-10: "
+                  "10 object classes at 32x32), as a reference for Vision Transformers in TFX. "
+                  "Not for safety-relevant recognition."),
+    limitations=("Images of other sizes are resized at serving; photos unlike the training "
+                 "set's (other classes, framing, resolution) get confident wrong answers.",
+                 "Every image is assigned one of the known classes; there is no 'none' class.",
+                 "Accuracy differs per class: see the label_name slices."),
 )

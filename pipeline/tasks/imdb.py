@@ -61,4 +61,12 @@ IMDB = Task(
     gating_metric="binary_accuracy",
     default_train_steps=120,
     default_eval_steps=5,
+    intended_use=("Binary sentiment (positive/negative) of English movie reviews, as a "
+                  "reference for training, evaluating and serving text Transformers with TFX. "
+                  "Not for decisions about people or for text far from movie reviews."),
+    limitations=("Trained on movie reviews only: other domains, languages and very short or "
+                 "sarcastic texts are out of distribution.",
+                 "Reviews longer than the preset's max_length are truncated (head and tail "
+                 "kept); the verdict may sit in the cut part.",
+                 "Learned from IMDB users' ratings, with the biases of that audience."),
 )

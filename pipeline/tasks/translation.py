@@ -57,4 +57,11 @@ TRANSLATION = Task(
     default_train_steps=600,
     default_eval_steps=4,
     data_options={"source_lang": "de", "target_lang": "en"},
+    intended_use=("Sentence-level machine translation of short descriptive sentences (the "
+                  "Multi30k image-caption domain), as a reference for sequence-to-sequence "
+                  "Transformers in TFX. Not for documents, or where a mistranslation matters."),
+    limitations=("Trained on image captions: longer, technical or conversational text is out "
+                 "of distribution.",
+                 "Words outside the learned vocabulary become [UNK]; names are often lost.",
+                 "Corpus BLEU measures n-gram overlap with one reference, not adequacy."),
 )

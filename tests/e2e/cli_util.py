@@ -15,3 +15,10 @@ def cli(*args) -> list:
                             text=True, cwd=str(configs.REPO_ROOT), timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return [json.loads(line) for line in result.stdout.strip().splitlines()]
+
+
+def pipeline_components(example_gen: str) -> set:
+    """The node ids of a task's pipeline, whose ExampleGen is `example_gen`."""
+    return {example_gen, "StatisticsGen", "SchemaGen", "ExampleValidator", "AnomaliesGate",
+            "Transform", "Trainer", "latest_blessed_model_resolver", "Evaluator", "Pusher",
+            "RunReport"}

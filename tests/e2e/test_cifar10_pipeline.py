@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.e2e.cli_util import cli
+from tests.e2e.cli_util import cli, pipeline_components
+from tests.report.html_util import check_report
 from tests.image_util import CLASSES, encode, pattern, write_binary_release
 
 pytestmark = pytest.mark.e2e
-COMPONENTS = {"ImageExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
-              "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
-              "Evaluator", "Pusher"}
+COMPONENTS = pipeline_components("ImageExampleGen")
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +33,7 @@ def test_every_component_ran_and_a_blessed_model_was_pushed(run):
     assert 0 <= metrics["sparse_categorical_accuracy"] <= 1
     assert metrics["sparse_top_k_categorical_accuracy"] == 1.0  # k = 3 of 3 classes
     assert summary["blessed"] is True and summary["pushed_model"]
+    check_report(summary["report"])  # with attention heatmaps
 
 
 def test_the_pushed_model_classifies_raw_image_bytes(run, tmp_path):

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from tests.conftest import write_aclimdb
+from tests.report.html_util import check_report
 
 pytestmark = pytest.mark.e2e
 BIN = os.path.dirname(sys.executable)
@@ -30,7 +31,19 @@ def test_run_then_predict(tmp_path):
     assert summary["pipeline_name"] == "imdb-transformer" and summary["run_id"]
     assert summary["blessed"] is True
     assert summary["components"]["Trainer"]["seconds"] > 0
-    assert "[10/10] Pusher done" in result.stderr
+    assert "[10/11] Pusher done" in result.stderr
+    check_report(summary["report"])
+
+    # `report` names the run's page, and rebuilds it from MLMD on request.
+    out = str(tmp_path / "out")
+    latest = run([os.path.join(BIN, "tfx-transformers"), "report", "--output", out])
+    assert latest.stdout.strip() == summary["report"]
+    rebuilt = run([os.path.join(BIN, "tfx-transformers"), "report", "--output", out,
+                   "--run", summary["run_id"]]).stdout.strip()
+    assert rebuilt.startswith(os.path.join(out, "reports", "imdb-transformer", ""))
+    rebuilt_page = check_report(rebuilt)
+    assert rebuilt_page.tables["metrics-overall"] == check_report(summary["report"]).tables[
+        "metrics-overall"]
 
     base = os.path.dirname(summary["pushed_model"])
     predicted = run([os.path.join(BIN, "tfx-transformers"), "predict", "--model", base,

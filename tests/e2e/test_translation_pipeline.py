@@ -7,12 +7,11 @@ import pytest
 import tensorflow as tf
 
 from pipeline import configs
-from tests.e2e.cli_util import cli
+from tests.e2e.cli_util import cli, pipeline_components
+from tests.report.html_util import check_report
 
 pytestmark = pytest.mark.e2e
-COMPONENTS = {"ParallelCorpusExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
-              "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
-              "Evaluator", "Pusher"}
+COMPONENTS = pipeline_components("ParallelCorpusExampleGen")
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +36,7 @@ def test_every_component_ran_and_bleu_gated_the_push(run):
     assert 0 < run["metrics"]["token_accuracy"] <= 1
     assert run["blessed"] is True and run["pushed_model"]
     assert run["data"] == {"pairs": 600, "skipped_empty_pairs": 1}
+    check_report(run["report"])  # with attention heatmaps
 
 
 def test_the_pushed_model_translates_raw_strings(run):

@@ -47,6 +47,19 @@ def test_run_reports_a_missing_data_directory_as_json(tmp_path, capsys):
     assert "review data directory not found" in err
 
 
+def test_report_without_any_run_says_so(tmp_path, capsys):
+    code = cli.main(["report", "--output", str(tmp_path)])
+    assert code == 2
+    assert f"no run report under {tmp_path}" in capsys.readouterr().err
+
+
+def test_report_regeneration_needs_a_known_pipeline(tmp_path, capsys):
+    code = cli.main(["report", "--output", str(tmp_path), "--pipeline", "imdb-transformer",
+                     "--regenerate"])
+    assert code == 2
+    assert "no pipeline 'imdb-transformer'" in capsys.readouterr().err
+
+
 def test_resolve_model_dir_picks_the_newest_complete_version(tmp_path):
     for version in ("9", "10", "11"):
         os.makedirs(tmp_path / version)

@@ -9,7 +9,7 @@ from pipeline.tasks import TASKS, get_task
 
 EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
                   "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
-                  "Evaluator", "Pusher"]
+                  "Evaluator", "Pusher", "RunReport"]
 
 
 def build(aclimdb_dir, tmp_path, model="transformer", **kwargs):
@@ -41,6 +41,15 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     evaluator = nodes["Evaluator"]
     assert "0.9" in evaluator.exec_properties["eval_config"]
     assert nodes["Pusher"].inputs["model_blessing"] is evaluator.outputs["blessing"]
+    # The report comes last and reads the run's artifacts, the baseline included.
+    report = nodes["RunReport"]
+    assert order[-1] == "RunReport"
+    assert report.inputs["pushed_model"] is nodes["Pusher"].outputs["pushed_model"]
+    assert report.inputs["model_run"] is trainer.outputs["model_run"]
+    assert report.inputs["baseline_model"] is nodes["latest_blessed_model_resolver"].outputs["model"]
+    card = json.loads(report.exec_properties["model_card"])
+    assert (card["task"], card["model"], card["preset"]) == ("imdb", "transformer", "tiny")
+    assert card["intended_use"] and card["limitations"]
     assert pipeline.enable_cache
 
 

@@ -1,13 +1,9 @@
 import numpy as np
 import tensorflow as tf
 
-from tests.tft_util import analyze_and_transform
-from trainer_module.models.text_classifier import TransformerClassifier
+from tests.tft_util import tiny_text_classifier
 from trainer_module.preprocessing.text import embedding_rows
 from trainer_module.serving.text_classifier import export_text_classifier
-
-ROWS = [{"text": "great fun", "label": 1}, {"text": "awful and dull", "label": 0},
-        {"text": "great great cast", "label": 1}, {"text": "dull plot", "label": 0}]
 
 
 def serialized_example(text: str, label: int = None) -> bytes:
@@ -18,11 +14,7 @@ def serialized_example(text: str, label: int = None) -> bytes:
 
 
 def test_exported_model_classifies_raw_text_with_plain_tensorflow(tmp_path):
-    _, output = analyze_and_transform(ROWS, {"vocab_size": 10, "max_length": 6},
-                                      str(tmp_path / "transform"))
-    model = TransformerClassifier(vocab_size=embedding_rows(output), max_length=6, d_model=8,
-                                  num_heads=2, ff_dim=8, num_layers=1, dropout=0.0)
-    model(np.zeros((1, 6), dtype="int64"))
+    model, output = tiny_text_classifier(tmp_path / "transform")
     export_dir = str(tmp_path / "export")
     export_text_classifier(model, output, export_dir)
 
@@ -55,12 +47,7 @@ def test_exported_model_classifies_raw_text_with_plain_tensorflow(tmp_path):
 
 
 def test_attention_signature_returns_each_layers_weights_over_the_tokens(tmp_path):
-    _, output = analyze_and_transform(ROWS, {"vocab_size": 10, "max_length": 6},
-                                      str(tmp_path / "transform"))
-    model = TransformerClassifier(vocab_size=embedding_rows(output), max_length=6, d_model=8,
-                                  num_heads=2, ff_dim=8, num_layers=2, dropout=0.0,
-                                  pooling="cls")
-    model(np.zeros((1, 6), dtype="int64"))
+    model, output = tiny_text_classifier(tmp_path / "transform", num_layers=2, pooling="cls")
     export_dir = str(tmp_path / "export")
     export_text_classifier(model, output, export_dir)
 

@@ -1,0 +1,51 @@
+"""RunReport component: the last node of the pipeline; writes one HTML page per run."""
+from tfx import types
+from tfx.dsl.components.base import base_component, executor_spec
+from tfx.types import standard_artifacts
+from tfx.types.component_spec import ChannelParameter, ExecutionParameter
+
+from components.run_report.executor import Executor
+
+
+class RunReportArtifact(types.Artifact):
+    """A folder holding the report page (index.html); `report_path` names it."""
+    TYPE_NAME = "RunReport"
+
+
+# Input key -> artifact type; the factory wires each to the producing component's output.
+INPUTS = {
+    "examples": standard_artifacts.Examples,
+    "statistics": standard_artifacts.ExampleStatistics,
+    "schema": standard_artifacts.Schema,
+    "anomalies": standard_artifacts.ExampleAnomalies,
+    "transform_graph": standard_artifacts.TransformGraph,
+    "model": standard_artifacts.Model,
+    "model_run": standard_artifacts.ModelRun,
+    "evaluation": standard_artifacts.ModelEvaluation,
+    "blessing": standard_artifacts.ModelBlessing,
+    "pushed_model": standard_artifacts.PushedModel,
+    "baseline_model": standard_artifacts.Model,
+}
+OPTIONAL_INPUTS = {"baseline_model"}  # absent until some model has been blessed
+
+
+class RunReportSpec(types.ComponentSpec):
+    PARAMETERS = {
+        # JSON: task, model, preset, description, intended_use, limitations, gating_metric.
+        "model_card": ExecutionParameter(type=str),
+    }
+    INPUTS = {key: ChannelParameter(type=artifact_type, optional=key in OPTIONAL_INPUTS)
+              for key, artifact_type in INPUTS.items()}
+    OUTPUTS = {"report": ChannelParameter(type=RunReportArtifact)}
+
+
+class RunReport(base_component.BaseComponent):
+    """Model card, TFMA metrics and slices, blessing and thresholds, training curves,
+    attention heatmaps, data statistics and anomalies, and lineage, on one static page."""
+
+    SPEC_CLASS = RunReportSpec
+    EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)
+
+    def __init__(self, *, model_card: str, **inputs: types.BaseChannel):
+        super().__init__(spec=RunReportSpec(
+            model_card=model_card, report=types.Channel(type=RunReportArtifact), **inputs))
