@@ -4,6 +4,8 @@
   tfx-transformers predict --model PATH TEXT...
   tfx-transformers predict --model PATH --image FILE...
   tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
+  tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
+                            promote NAME VERSION [--alias A] [--force]
 """
 import argparse
 import json
@@ -11,6 +13,7 @@ import os
 import sys
 from typing import List, Optional
 
+from components.model_registry.version import CHAMPION
 from pipeline import configs
 
 
@@ -62,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--schema", metavar="PATH",
                      help="a curated schema (text proto) to validate the data against, "
                           "e.g. data/imdb/schema.pbtxt (default: inferred from the data)")
+    run.add_argument("--registry", choices=["mlflow", "none"], default=configs.DEFAULT_REGISTRY,
+                     help="register pushed models in MLflow (MLFLOW_TRACKING_URI, else a local "
+                          "registry under --output) or not (default: %(default)s)")
     run.add_argument("--no-cache", action="store_true", help="rerun every component")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
 
@@ -85,6 +91,25 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--regenerate", action="store_true",
                         help="rebuild the report from MLMD (default: the newest run) into "
                              "<output>/reports/<pipeline>/<run id>.html")
+
+    registry = commands.add_parser(
+        "registry", help="read and change the MLflow model registry (MLFLOW_TRACKING_URI, "
+                         "else the local one under --output)")
+    registry.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
+                          help="the run command's output directory (default: %(default)s)")
+    actions = registry.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="every registered version, with metrics and aliases")
+    listing.add_argument("--name", help="one registered model, e.g. imdb-transformer")
+    show = actions.add_parser("show", help="one version (default: the champion)")
+    show.add_argument("name")
+    show.add_argument("version", nargs="?")
+    show.add_argument("--alias", default=CHAMPION)
+    promote = actions.add_parser("promote", help="move an alias (default: champion) to a version")
+    promote.add_argument("name")
+    promote.add_argument("version")
+    promote.add_argument("--alias", default=CHAMPION)
+    promote.add_argument("--force", action="store_true",
+                         help="also for a version the Evaluator did not bless")
     return parser
 
 
@@ -106,7 +131,7 @@ def command_run(args) -> int:
             train_steps=args.train_steps, eval_steps=args.eval_steps, beam_mode=args.beam_mode,
             preset=args.preset, model_overrides=overrides,
             blessing_threshold=args.blessing_threshold, schema_path=args.schema,
-            enable_cache=not args.no_cache)
+            registry=args.registry, enable_cache=not args.no_cache)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         print(json.dumps({"status": "failed", "error": str(error)}))
@@ -161,12 +186,33 @@ def command_report(args) -> int:
     return 0
 
 
+def command_registry(args) -> int:
+    from components.model_registry.backends import from_config, mlflow_config
+
+    registry = from_config(mlflow_config(configs.output_paths(args.output, "")["registry_dir"]))
+    try:
+        if args.action == "list":
+            rows = registry.versions(args.name)
+        elif args.action == "show":
+            rows = [registry.show(args.name, args.version) if args.version
+                    else registry.by_alias(args.name, args.alias)]
+        else:
+            rows = [registry.promote(args.name, args.version, args.alias, force=args.force)]
+    except Exception as error:  # MLflow's errors name the model and version
+        print(f"error: {str(error).strip()}", file=sys.stderr)
+        return 2
+    for row in rows:
+        print(json.dumps(row))
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     # TensorFlow's C++ start-up lines (CUDA plugins on a CPU machine, CPU features) are noise
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     args = build_parser().parse_args(argv)
-    commands = {"run": command_run, "predict": command_predict, "report": command_report}
+    commands = {"run": command_run, "predict": command_predict, "report": command_report,
+                "registry": command_registry}
     return commands[args.command](args)
 
 

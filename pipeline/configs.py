@@ -24,6 +24,11 @@ BEAM_MODES = {
 }
 DEFAULT_BEAM_MODE = "in_memory"
 
+# Where local runs register pushed models: MLflow (MLFLOW_TRACKING_URI, else a SQLite registry
+# under the output directory), or nowhere. Vertex AI's registry is for Vertex runs (kubeflow/).
+REGISTRIES = ("mlflow", "none", None)
+DEFAULT_REGISTRY = "mlflow"
+
 
 def output_paths(output_dir: str, pipeline_name: str) -> dict:
     """Where one pipeline keeps its artifacts, its MLMD database and its pushed models."""
@@ -33,4 +38,6 @@ def output_paths(output_dir: str, pipeline_name: str) -> dict:
         "metadata_path": os.path.join(output_dir, "metadata", pipeline_name, "metadata.sqlite"),
         "serving_model_dir": os.path.join(output_dir, "serving_model", pipeline_name),
         "log_dir": os.path.join(output_dir, "logs"),
+        # The local MLflow registry (all pipelines; a model per pipeline name).
+        "registry_dir": os.path.join(output_dir, "mlflow"),
     }

@@ -15,6 +15,7 @@ from tfx.proto import pusher_pb2, trainer_pb2
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
+from components.model_registry import ModelRegistry
 from components.run_report import RunReport
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs
@@ -38,6 +39,7 @@ def create_pipeline(
     model_overrides: Optional[Mapping[str, Any]] = None,
     blessing_threshold: Optional[float] = None,
     schema_path: Optional[str] = None,
+    registry_config: Optional[str] = None,
     enable_cache: bool = True,
 ) -> Pipeline:
     """Builds the pipeline for `task` trained with the `model` family.
@@ -46,6 +48,8 @@ def create_pipeline(
     store) comes in as an argument; runners only work those out and call this. With
     `schema_path`, ExampleValidator checks the data against that curated schema;
     `data_options` go to the task's ExampleGen (translation: `source_lang`, `target_lang`).
+    With `registry_config` (components/model_registry/backends.py), each pushed version is
+    registered in that model registry.
     """
     family = task.model_family(model)
     preset = preset or family.default_preset
@@ -107,6 +111,22 @@ def create_pipeline(
         push_destination=pusher_pb2.PushDestination(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=serving_model_dir)),
     ).with_id("Pusher")
+    components = [example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
+                  transform, trainer, model_resolver, evaluator, pusher]
+    registered = {}
+    if registry_config:
+        # Registers the pushed version with its metrics and lineage; blessed: the champion.
+        registry = ModelRegistry(
+            registry=registry_config,
+            pushed_model=pusher.outputs["pushed_model"],
+            model=trainer.outputs["model"],
+            blessing=evaluator.outputs["blessing"],
+            evaluation=evaluator.outputs["evaluation"],
+            examples=example_gen.outputs["examples"],
+            transform_graph=transform.outputs["transform_graph"],
+        )
+        components.append(registry)
+        registered["registered_model"] = registry.outputs["registered_model"]
     # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
     report = RunReport(
         model_card=json.dumps(task.model_card(model, preset)),
@@ -121,13 +141,13 @@ def create_pipeline(
         blessing=evaluator.outputs["blessing"],
         pushed_model=pusher.outputs["pushed_model"],
         baseline_model=model_resolver.outputs["model"],
+        **registered,
     )
 
     return Pipeline(
         pipeline_name=pipeline_name,
         pipeline_root=pipeline_root,
-        components=[example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
-                    transform, trainer, model_resolver, evaluator, pusher, report],
+        components=components + [report],
         enable_cache=enable_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(beam_pipeline_args),

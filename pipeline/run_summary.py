@@ -5,7 +5,7 @@ import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
 from tfx.orchestration import metadata
 
-from components.run_report.evaluation import blessing_failures, overall_metrics
+from components.evaluation_results import blessing_failures, overall_metrics
 
 _STATES = metadata_store_pb2.Execution.State
 # Custom properties of the ExampleGen's Examples artifact that the summary reports.
@@ -54,7 +54,7 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
     run = latest_run(store, pipeline_name)
     summary = {"pipeline_name": pipeline_name, "run_id": run.name if run else None,
                "pushed_model": None, "pushed_version": None, "blessed": None,
-               "metrics": {}, "components": {}, "report": None}
+               "metrics": {}, "components": {}, "registered": None, "report": None}
     if run is None:
         return summary
     executions = sorted(store.get_executions_by_context(run.id), key=lambda e: e.id)
@@ -81,6 +81,10 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
             if _property(artifact, "pushed"):
                 summary["pushed_model"] = _property(artifact, "pushed_destination")
                 summary["pushed_version"] = _property(artifact, "pushed_version")
+        for artifact in produced.get("registered_model", []):
+            if _property(artifact, "registered"):
+                summary["registered"] = {name: _property(artifact, name) for name in
+                                         ("registry", "name", "version", "alias", "uri")}
         for artifact in produced.get("report", []):
             summary["report"] = _property(artifact, "report_path")
     return summary

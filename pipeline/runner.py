@@ -12,6 +12,7 @@ from absl import logging as absl_logging
 from tfx.orchestration import metadata
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
+from components.model_registry.backends import mlflow_config
 from pipeline import configs, run_summary
 from pipeline.factory import create_pipeline
 from pipeline.tasks import get_task
@@ -36,12 +37,19 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
                          model_overrides: Optional[Mapping[str, Any]] = None,
                          blessing_threshold: Optional[float] = None,
                          schema_path: Optional[str] = None,
+                         registry: Optional[str] = configs.DEFAULT_REGISTRY,
                          enable_cache: bool = True) -> tuple:
-    """The pipeline for `task` with local paths under `output_dir`; returns (pipeline, paths)."""
+    """The pipeline for `task` with local paths under `output_dir`; returns (pipeline, paths).
+
+    `registry`: "mlflow" registers pushed versions in MLflow (the server MLFLOW_TRACKING_URI
+    names, else a local SQLite registry under `output_dir`); None or "none": no registry.
+    """
     task_spec = get_task(task)
     model = model or task_spec.default_model
     if schema_path and not os.path.isfile(schema_path):
         raise FileNotFoundError(f"schema file not found: {schema_path}")
+    if registry not in configs.REGISTRIES:
+        raise ValueError(f"registry must be one of {configs.REGISTRIES}, not {registry!r}")
     if beam_mode not in configs.BEAM_MODES:
         raise ValueError(f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, not {beam_mode!r}")
     pipeline_name = f"{task_spec.name}-{model}"
@@ -64,6 +72,7 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
         model_overrides=model_overrides,
         blessing_threshold=blessing_threshold,
         schema_path=os.path.abspath(schema_path) if schema_path else None,
+        registry_config=mlflow_config(paths["registry_dir"]) if registry == "mlflow" else None,
         enable_cache=enable_cache,
     )
     return pipeline, paths

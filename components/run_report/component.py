@@ -4,6 +4,7 @@ from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
+from components.model_registry.component import RegisteredModel
 from components.run_report.executor import Executor
 
 
@@ -25,8 +26,10 @@ INPUTS = {
     "blessing": standard_artifacts.ModelBlessing,
     "pushed_model": standard_artifacts.PushedModel,
     "baseline_model": standard_artifacts.Model,
+    "registered_model": RegisteredModel,
 }
-OPTIONAL_INPUTS = {"baseline_model"}  # absent until some model has been blessed
+# The baseline is absent until some model has been blessed; the registry is optional.
+OPTIONAL_INPUTS = {"baseline_model", "registered_model"}
 
 
 class RunReportSpec(types.ComponentSpec):

@@ -8,7 +8,8 @@ from typing import Mapping, Optional
 
 import tensorflow as tf
 
-from components.run_report import attention, curves, data, evaluation
+from components import evaluation_results as evaluation
+from components.run_report import attention, curves, data
 from components.run_report.artifacts import ArtifactRef
 from components.run_report.page import badge, document, escape, image, number, section, table
 
@@ -19,7 +20,8 @@ LINEAGE = {"examples": "data (ExampleGen)", "statistics": "statistics", "schema"
            "anomalies": "anomalies", "transform_graph": "transform graph",
            "model": "model (Trainer)", "model_run": "training logs",
            "baseline_model": "baseline model", "evaluation": "evaluation",
-           "blessing": "blessing", "pushed_model": "pushed model"}
+           "blessing": "blessing", "pushed_model": "pushed model",
+           "registered_model": "registry entry"}
 
 
 def _history(model_run: Optional[ArtifactRef]) -> dict:
@@ -187,9 +189,14 @@ def lineage_section(refs, pipeline_name, run_id) -> str:
     push = (f"version {escape(pushed.get('pushed_version'))} at "
             f"<code>{escape(pushed.get('pushed_destination'))}</code>" if pushed else
             "not pushed")
+    entry = refs.get("registered_model")
+    registered = (f"{escape(entry.get('registry'))}: <code>{escape(entry.get('uri'))}</code>"
+                  + (f" (alias {escape(entry.get('alias'))})" if entry.get("alias") else "")
+                  if entry is not None and entry.get("registered") else "not registered")
     return section("lineage", "Lineage",
                    table(None, [("pipeline", escape(pipeline_name)),
-                                ("run id", escape(run_id)), ("pushed to", push)], "run"),
+                                ("run id", escape(run_id)), ("pushed to", push),
+                                ("registered", registered)], "run"),
                    table(("artifact", "type", "MLMD id", "URI"), rows, "lineage-artifacts",
                          numeric=(2,)))
 

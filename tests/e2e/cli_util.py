@@ -17,8 +17,8 @@ def cli(*args) -> list:
     return [json.loads(line) for line in result.stdout.strip().splitlines()]
 
 
-def pipeline_components(example_gen: str) -> set:
+def pipeline_components(example_gen: str, registry: bool = True) -> set:
     """The node ids of a task's pipeline, whose ExampleGen is `example_gen`."""
     return {example_gen, "StatisticsGen", "SchemaGen", "ExampleValidator", "AnomaliesGate",
             "Transform", "Trainer", "latest_blessed_model_resolver", "Evaluator", "Pusher",
-            "RunReport"}
+            "RunReport"} | ({"ModelRegistry"} if registry else set())

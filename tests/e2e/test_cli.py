@@ -31,8 +31,14 @@ def test_run_then_predict(tmp_path):
     assert summary["pipeline_name"] == "imdb-transformer" and summary["run_id"]
     assert summary["blessed"] is True
     assert summary["components"]["Trainer"]["seconds"] > 0
-    assert "[10/11] Pusher done" in result.stderr
+    assert "[10/12] Pusher done" in result.stderr
     check_report(summary["report"])
+    listed = run([os.path.join(BIN, "tfx-transformers"), "registry", "--output",
+                  str(tmp_path / "out"), "list"])
+    (version,) = [json.loads(line) for line in listed.stdout.strip().splitlines()]
+    assert (version["name"], version["version"], version["aliases"]) == (
+        "imdb-transformer", "1", ["champion"])
+    assert version["metrics"]["binary_accuracy"] == summary["metrics"]["binary_accuracy"]
 
     # `report` names the run's page, and rebuilds it from MLMD on request.
     out = str(tmp_path / "out")

@@ -36,7 +36,7 @@ def test_every_component_ran_once_and_reported_progress(runs):
     summary, _, progress = runs["first"]
     assert set(summary["components"]) == COMPONENTS
     assert {c["state"] for c in summary["components"].values()} == {"complete"}
-    assert "[11/11]" in progress and "Trainer done in" in progress
+    assert "[12/12]" in progress and "Trainer done in" in progress
     assert summary["metrics"]["example_count"] == 48
     assert {"binary_accuracy", "auc", "precision", "recall", "calibration"} <= set(
         summary["metrics"])
@@ -55,14 +55,33 @@ def test_a_blessed_model_was_pushed_and_answers_raw_text(runs):
     assert outputs["label"].numpy().tolist() == [1] * 4 + [0] * 4
 
 
+def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(runs):
+    from components.model_registry.backends import from_config, mlflow_config
+
+    summary, paths, _ = runs["first"]
+    assert summary["registered"] == {
+        "registry": "mlflow", "name": "imdb-transformer", "version": "1", "alias": "champion",
+        "uri": "models:/imdb-transformer/1"}
+    registry = from_config(mlflow_config(paths["registry_dir"], tracking_uri=None))
+    (version,) = registry.versions("imdb-transformer")  # the strict run registered nothing
+    assert version["source"] == summary["pushed_model"]
+    assert version["aliases"] == ["champion"]
+    assert version["metrics"]["binary_accuracy"] == pytest.approx(
+        summary["metrics"]["binary_accuracy"])
+    assert version["tags"]["pipeline_run_id"] == summary["run_id"]
+    assert {"mlmd_examples_id", "mlmd_transform_graph_id", "mlmd_model_id"} <= set(
+        version["tags"])
+
+
 def test_rerun_is_served_from_cache_without_a_duplicate_push(runs):
     first, second, third = runs["first"][0], runs["second"][0], runs["third"][0]
     data_and_training = COMPONENTS - {"latest_blessed_model_resolver", "Evaluator", "Pusher",
-                                      "RunReport"}
+                                      "ModelRegistry", "RunReport"}
     assert {second["components"][c]["state"] for c in data_and_training} == {"cached"}
     # The second run found a blessed baseline, so the Evaluator compared against it; the
     # identical model was not published again.
     assert second["pushed_version"] == first["pushed_version"]
+    assert second["registered"]["version"] == first["registered"]["version"] == "1"
     assert third["components"]["Evaluator"]["state"] == "cached"
     assert third["components"]["Pusher"]["state"] == "cached"
 
@@ -71,6 +90,7 @@ def test_a_model_failing_the_threshold_is_not_pushed(runs):
     summary, paths, _ = runs["strict"]
     assert summary["blessed"] is False
     assert summary["pushed_model"] is None
+    assert summary["registered"] is None
     assert any("binary_accuracy" in failure for failure in summary["blessing_failures"])
     assert os.listdir(paths["serving_model_dir"]) == [runs["first"][0]["pushed_version"]]
 

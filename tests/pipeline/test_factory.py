@@ -53,6 +53,21 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert pipeline.enable_cache
 
 
+def test_a_registry_config_adds_the_registry_after_the_pusher(aclimdb_dir, tmp_path):
+    from components.model_registry.backends import mlflow_config
+
+    config = mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None)
+    pipeline = build(aclimdb_dir, tmp_path, registry_config=config)
+    nodes = {c.id: c for c in pipeline.components}
+    order = [c.id for c in pipeline.components]
+    assert order.index("Pusher") < order.index("ModelRegistry") < order.index("RunReport")
+    registry = nodes["ModelRegistry"]
+    assert registry.exec_properties["registry"] == config
+    assert registry.inputs["pushed_model"] is nodes["Pusher"].outputs["pushed_model"]
+    assert nodes["RunReport"].inputs["registered_model"] is registry.outputs["registered_model"]
+    assert "ModelRegistry" not in [c.id for c in build(aclimdb_dir, tmp_path).components]
+
+
 def test_unknown_model_family_is_refused(aclimdb_dir, tmp_path):
     with pytest.raises(ValueError, match="no model family 'vit'"):
         build(aclimdb_dir, tmp_path, model="vit")

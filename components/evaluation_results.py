@@ -1,5 +1,5 @@
 """What TFMA wrote for one evaluation: metrics per slice, candidate vs baseline, the thresholds
-in force and the validation result."""
+in force and the validation result (read by the run summary, the report and the registry)."""
 import json
 import math
 import os
