@@ -15,7 +15,7 @@ from tfx.proto import pusher_pb2, trainer_pb2
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
-from components.model_registry import ModelRegistry
+from components.model_registry.component import ModelRegistry
 from components.run_report import RunReport
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs

@@ -1,4 +1,3 @@
-"""ModelRegistry: registers each pushed model version in MLflow's or Vertex AI's registry."""
-from components.model_registry.component import ModelRegistry, RegisteredModel
-
-__all__ = ["ModelRegistry", "RegisteredModel"]
+"""ModelRegistry: registers each pushed model version in MLflow's or Vertex AI's registry
+(component.py). Nothing is imported here, so that the CLI can read `version.CHAMPION` without
+loading TensorFlow."""

@@ -30,8 +30,10 @@ def read_examples(examples, count: int = EXAMPLES) -> List[tf.train.Example]:
     (ExampleGen's gzipped TFRecords; splits are often grouped by class)."""
     pattern = os.path.join(examples.uri, f"Split-{evaluation_split(examples)}", "*")
     files = sorted(tf.io.gfile.glob(pattern))
-    records = [r.numpy() for r in tf.data.TFRecordDataset(files, compression_type="GZIP")
-               .take(SCANNED)]
+    # One batch: iterating to the end of a short split would log an OUT_OF_RANGE warning.
+    batch = next(iter(tf.data.TFRecordDataset(files, compression_type="GZIP").batch(SCANNED)),
+                 None)
+    records = [] if batch is None else list(batch.numpy())
     if not records:
         return []
     picks = sorted(set(np.linspace(0, len(records) - 1, min(count, len(records))).round()
