@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--schema", metavar="PATH",
                      help="a curated schema (text proto) to validate the data against, "
                           "e.g. data/imdb/schema.pbtxt (default: inferred from the data)")
-    run.add_argument("--registry", choices=["mlflow", "none"], default=configs.DEFAULT_REGISTRY,
+    run.add_argument("--registry", choices=[r for r in configs.REGISTRIES if r],
+                     default=configs.DEFAULT_REGISTRY,
                      help="register pushed models in MLflow (MLFLOW_TRACKING_URI, else a local "
                           "registry under --output) or not (default: %(default)s)")
     run.add_argument("--no-cache", action="store_true", help="rerun every component")

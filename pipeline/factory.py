@@ -15,7 +15,7 @@ from tfx.proto import pusher_pb2, trainer_pb2
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
-from components.model_registry.component import ModelRegistry
+from components.model_registry.component import ModelRegistry, ModelRegistrySpec
 from components.run_report import RunReport
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs
@@ -113,36 +113,25 @@ def create_pipeline(
     ).with_id("Pusher")
     components = [example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
                   transform, trainer, model_resolver, evaluator, pusher]
-    registered = {}
+    # The run's artifacts, by the input keys of the registry and the report.
+    run = {"examples": example_gen.outputs["examples"],
+           "statistics": statistics_gen.outputs["statistics"],
+           "schema": schema_gen.outputs["schema"],
+           "anomalies": example_validator.outputs["anomalies"],
+           "transform_graph": transform.outputs["transform_graph"],
+           "model": trainer.outputs["model"], "model_run": trainer.outputs["model_run"],
+           "evaluation": evaluator.outputs["evaluation"],
+           "blessing": evaluator.outputs["blessing"],
+           "pushed_model": pusher.outputs["pushed_model"],
+           "baseline_model": model_resolver.outputs["model"]}
     if registry_config:
         # Registers the pushed version with its metrics and lineage; blessed: the champion.
-        registry = ModelRegistry(
-            registry=registry_config,
-            pushed_model=pusher.outputs["pushed_model"],
-            model=trainer.outputs["model"],
-            blessing=evaluator.outputs["blessing"],
-            evaluation=evaluator.outputs["evaluation"],
-            examples=example_gen.outputs["examples"],
-            transform_graph=transform.outputs["transform_graph"],
-        )
+        registry = ModelRegistry(registry=registry_config,
+                                 **{key: run[key] for key in ModelRegistrySpec.INPUTS})
         components.append(registry)
-        registered["registered_model"] = registry.outputs["registered_model"]
+        run["registered_model"] = registry.outputs["registered_model"]
     # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
-    report = RunReport(
-        model_card=json.dumps(task.model_card(model, preset)),
-        examples=example_gen.outputs["examples"],
-        statistics=statistics_gen.outputs["statistics"],
-        schema=schema_gen.outputs["schema"],
-        anomalies=example_validator.outputs["anomalies"],
-        transform_graph=transform.outputs["transform_graph"],
-        model=trainer.outputs["model"],
-        model_run=trainer.outputs["model_run"],
-        evaluation=evaluator.outputs["evaluation"],
-        blessing=evaluator.outputs["blessing"],
-        pushed_model=pusher.outputs["pushed_model"],
-        baseline_model=model_resolver.outputs["model"],
-        **registered,
-    )
+    report = RunReport(model_card=json.dumps(task.model_card(model, preset)), **run)
 
     return Pipeline(
         pipeline_name=pipeline_name,

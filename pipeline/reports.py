@@ -11,7 +11,7 @@ from tfx.orchestration import metadata
 from components.run_report.artifacts import ArtifactRef, from_mlmd
 from components.run_report.component import INPUTS, RunReportArtifact
 from components.run_report.executor import REPORT_PATH
-from components.run_report.report import write_report
+from components.run_report.report import REPORT_FILE, write_report
 from pipeline import configs, run_summary
 from pipeline.tasks import get_task
 
@@ -30,7 +30,7 @@ def _pipeline_names(output_dir: str) -> list:
 
 def report_path(artifact) -> str:
     value = artifact.custom_properties.get(REPORT_PATH)
-    return value.string_value if value is not None else os.path.join(artifact.uri, "index.html")
+    return value.string_value if value is not None else os.path.join(artifact.uri, REPORT_FILE)
 
 
 def latest_report(output_dir: str, pipeline_name: Optional[str] = None) -> Optional[str]:

@@ -6,6 +6,7 @@ from ml_metadata.proto import metadata_store_pb2
 from tfx.orchestration import metadata
 
 from components.evaluation_results import blessing_failures, overall_metrics
+from components.run_report.executor import REPORT_PATH
 
 _STATES = metadata_store_pb2.Execution.State
 # Custom properties of the ExampleGen's Examples artifact that the summary reports.
@@ -86,5 +87,5 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
                 summary["registered"] = {name: _property(artifact, name) for name in
                                          ("registry", "name", "version", "alias", "uri")}
         for artifact in produced.get("report", []):
-            summary["report"] = _property(artifact, "report_path")
+            summary["report"] = _property(artifact, REPORT_PATH)
     return summary

@@ -2,7 +2,6 @@
 (trainer_module/serving): per layer and head, over the tokens (text encoder), over the source
 tokens for each generated target token (translation), over the patches of the image (ViT)."""
 import io
-import json
 import os
 from typing import List
 
@@ -10,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 from tfx.utils import path_utils
 
+from components.run_report.data import split_names
 from components.run_report.figures import data_uri, new_figure
 
 SIGNATURE = "attention"
@@ -21,7 +21,7 @@ PANEL_INCHES = 2.4
 
 
 def evaluation_split(examples) -> str:
-    names = json.loads(examples.get("split_names") or "[]")
+    names = split_names(examples)
     return "eval" if "eval" in names else names[-1]
 
 

@@ -41,15 +41,13 @@ def _training_steps(scalars) -> Optional[Dict[int, int]]:
     return {round_: step for round_, (step, _) in enumerate(by_step)}
 
 
-def curves(scalars) -> Dict[str, Dict[str, Series]]:
-    """metric -> split -> [(training step or round, value)] for the per-round metrics."""
-    steps = _training_steps(scalars)
+def curves(scalars, steps: Dict[int, int]) -> Dict[str, Dict[str, Series]]:
+    """metric -> split -> [(training step, else round, value)] for the per-round metrics."""
     table: Dict[str, Dict[str, Series]] = collections.defaultdict(dict)
     for split, tags in scalars.items():
         for tag, points in tags.items():
             if tag.startswith(EPOCH_PREFIX):
-                x = (lambda r: steps.get(r, r)) if steps else (lambda r: r)
-                table[tag[len(EPOCH_PREFIX):]][split] = [(x(r), v) for r, v in points]
+                table[tag[len(EPOCH_PREFIX):]][split] = [(steps.get(r, r), v) for r, v in points]
     return dict(sorted(table.items(), key=lambda item: (item[0] != "loss", item[0])))
 
 
@@ -73,8 +71,9 @@ def plot_curves(table: Dict[str, Dict[str, Series]], x_label: str) -> Optional[s
 def training_curves(model_run_uri: str) -> dict:
     """{"plot": data URI or None, "final": metric -> split -> last value, "x_label"}."""
     scalars = read_scalars(model_run_uri)
-    table = curves(scalars)
-    x_label = "training step" if _training_steps(scalars) else "evaluation round"
+    steps = _training_steps(scalars)
+    table = curves(scalars, steps or {})
+    x_label = "training step" if steps else "evaluation round"
     final = {metric: {split: points[-1][1] for split, points in splits.items()}
              for metric, splits in table.items()}
     return {"plot": plot_curves(table, x_label), "final": final, "x_label": x_label}

@@ -12,9 +12,9 @@ from components import evaluation_results as evaluation
 from components.run_report import attention, curves, data
 from components.run_report.artifacts import ArtifactRef
 from components.run_report.page import badge, document, escape, image, number, section, table
+from trainer_module.training.history import HISTORY_FILE
 
 REPORT_FILE = "index.html"
-HISTORY_FILE = "history.json"  # trainer_module/training/history.py writes it in the model run
 # Lineage rows, in pipeline order: role -> what the artifact is.
 LINEAGE = {"examples": "data (ExampleGen)", "statistics": "statistics", "schema": "schema",
            "anomalies": "anomalies", "transform_graph": "transform graph",
