@@ -23,7 +23,8 @@ def registry(tmp_path):
     return from_config(mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None))
 
 
-def test_local_registry_needs_nothing_started(tmp_path, monkeypatch):
+def test_local_registry_is_sqlite_under_the_output_unless_a_tracking_uri_is_set(
+        tmp_path, monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     config = json.loads(mlflow_config(str(tmp_path / "mlflow")))
     assert config["tracking_uri"] == f"sqlite:///{tmp_path}/mlflow/mlflow.db"
