@@ -31,7 +31,7 @@ def _compile(model, learning_rate, config: BertClassifierConfig) -> None:
                   metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")])
 
 
-def train_and_export(fn_args: FnArgs) -> None:
+def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, tf_transform_output = start_run(fn_args, get_preset, "default")
     train, evaluation = (
         make_dataset(fn_args, files, tf_transform_output, bert_inputs, config.batch_size,
@@ -68,3 +68,4 @@ def train_and_export(fn_args: FnArgs) -> None:
     write_history(fn_args.model_run_dir, config.to_dict(), history)
     export_text_classifier(model, tf_transform_output, fn_args.serving_model_dir,
                            model_inputs=bert_inputs)
+    return model

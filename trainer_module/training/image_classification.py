@@ -76,7 +76,7 @@ def build_model(config: VitConfig, train_steps: int) -> keras.Model:
     return model
 
 
-def train_and_export(fn_args: FnArgs) -> None:
+def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, tf_transform_output = start_run(fn_args, get_preset, "small")
     names = class_names(tf_transform_output)
     config = config.replace(num_classes=len(names))
@@ -96,3 +96,4 @@ def train_and_export(fn_args: FnArgs) -> None:
                   train_images_per_second=round(
                       fn_args.train_steps * config.batch_size / fit_seconds, 1))
     export_image_classifier(model, tf_transform_output, fn_args.serving_model_dir, names)
+    return model

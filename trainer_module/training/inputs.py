@@ -8,6 +8,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
 from trainer_module import features
+from trainer_module.training import distribution
 
 
 def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
@@ -29,8 +30,11 @@ def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTrans
 
 def start_run(fn_args: FnArgs, get_preset, default_preset: str):
     """(config, TFTransformOutput) for one Trainer run: the preset named in custom_config with
-    its overrides, and Keras' random seed set from it."""
+    its overrides and the global batch size of the current strategy, and Keras' random seed
+    set from it."""
     custom = fn_args.custom_config
     config = get_preset(custom.get("preset", default_preset), custom.get("overrides"))
+    # The preset's batch is per replica; a step over all replicas takes this many examples.
+    config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))
     keras.utils.set_random_seed(int(custom.get("seed", 0)))
     return config, tft.TFTransformOutput(fn_args.transform_output)

@@ -28,7 +28,7 @@ def build_model(config: TextEncoderConfig, vocab_rows: int, train_steps: int) ->
     return model
 
 
-def train_and_export(fn_args: FnArgs) -> None:
+def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, tf_transform_output = start_run(fn_args, get_preset, "small")
     vocab_rows = embedding_rows(tf_transform_output)
     logging.info("Text classifier config %s, %d embedding rows", config, vocab_rows)
@@ -41,3 +41,4 @@ def train_and_export(fn_args: FnArgs) -> None:
     history = fit_with_evaluations(model, train, evaluation, fn_args, config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history, vocab_rows=vocab_rows)
     export_text_classifier(model, tf_transform_output, fn_args.serving_model_dir)
+    return model

@@ -78,7 +78,7 @@ def build_model(config: TranslatorConfig, source_rows: int, target_rows: int,
     return model
 
 
-def train_and_export(fn_args: FnArgs) -> None:
+def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, tf_transform_output = start_run(fn_args, get_preset, "small")
     source_rows = len(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
     target_rows = len(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
@@ -96,3 +96,4 @@ def train_and_export(fn_args: FnArgs) -> None:
                   train_steps=fn_args.train_steps, fit_seconds=round(time.time() - started, 1))
     export_translator(model, tf_transform_output, fn_args.serving_model_dir,
                       max_decode_length=config.max_decode_length, beam_width=config.beam_width)
+    return model

@@ -1,0 +1,53 @@
+"""One replica of the two-worker training test: runs TFX's Trainer executor as each replica of
+a Vertex AI training job does, with its role in TF_CONFIG.
+
+Usage: python -m tests.training.two_worker_trainer WORK_DIR TRAIN_STEPS
+"""
+import json
+import os
+import sys
+
+from absl import logging
+from tfx.components.trainer.executor import GenericExecutor
+from tfx.proto import trainer_pb2
+from tfx.types import artifact_utils, standard_artifacts
+from tfx.utils import proto_utils
+
+from pipeline import configs
+from pipeline.tasks import get_task
+
+
+def artifact(kind, uri, **properties):
+    result = kind()
+    result.uri = uri
+    for name, value in properties.items():
+        setattr(result, name, value)
+    return result
+
+
+def main(work_dir: str, train_steps: int) -> None:
+    logging.use_absl_handler()
+    logging.set_verbosity(logging.INFO)
+    family = get_task("imdb").model_family("transformer")
+    inputs = {
+        "examples": [artifact(standard_artifacts.Examples, os.path.join(work_dir, "examples"),
+                              split_names=artifact_utils.encode_split_names(["train", "eval"]))],
+        "transform_graph": [artifact(standard_artifacts.TransformGraph,
+                                     os.path.join(work_dir, "transform"))],
+    }
+    # Every replica is handed the same outputs, as on Vertex AI.
+    outputs = {"model": [artifact(standard_artifacts.Model, os.path.join(work_dir, "model"))],
+               "model_run": [artifact(standard_artifacts.ModelRun,
+                                      os.path.join(work_dir, "model_run"))]}
+    exec_properties = {
+        "run_fn": configs.RUN_FN,
+        "train_args": proto_utils.proto_to_json(trainer_pb2.TrainArgs(num_steps=train_steps)),
+        "eval_args": proto_utils.proto_to_json(trainer_pb2.EvalArgs(num_steps=1)),
+        "custom_config": json.dumps({"training_module": family.training_module,
+                                     "preset": "tiny", "seed": 0}),
+    }
+    GenericExecutor().Do(inputs, outputs, exec_properties)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
