@@ -1,6 +1,9 @@
-"""tfx-transformers: run a task's pipeline locally, or query a pushed model.
+"""tfx-transformers: run a task's pipeline locally or on Vertex AI / Kubeflow Pipelines, or
+query a pushed model.
 
-  tfx-transformers run --task imdb --model transformer [--data DIR] [--output DIR] ...
+  tfx-transformers run --task imdb --model transformer [--data DIR] [--output DIR] [--tune] ...
+  tfx-transformers compile --task imdb [--tune] [--output-file PATH]   (Vertex AI / Kubeflow)
+  tfx-transformers submit PIPELINE_JOB.json [--engine vertex|kubeflow] [--param NAME=VALUE]
   tfx-transformers predict --model PATH TEXT...
   tfx-transformers predict --model PATH --image FILE...
   tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
@@ -15,6 +18,8 @@ from typing import List, Optional
 
 from components.model_registry.version import CHAMPION
 from pipeline import configs
+
+ENGINES = ("vertex", "kubeflow")  # where `submit` starts runs
 
 
 def parse_override(text: str):
@@ -35,42 +40,89 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
+    """What builds a task's pipeline, wherever it runs."""
+    parser.add_argument("--task", required=True, help="a task the factory knows, e.g. imdb")
+    parser.add_argument("--model", help="model family (default: the task's first)")
+    parser.add_argument("--data", help="input data directory (default: the embedded corpus; "
+                                       "compile: <DATA_ROOT>/<task>)")
+    parser.add_argument("--source-lang", help="translation: source language suffix (default: de)")
+    parser.add_argument("--target-lang", help="translation: target language suffix (default: en)")
+    parser.add_argument("--image-size", type=_positive_int,
+                        help="cifar10: the side every dataset image must have (default: 32)")
+    parser.add_argument("--train-steps", type=_positive_int)
+    parser.add_argument("--eval-steps", type=_positive_int)
+    parser.add_argument("--preset", help="model preset (default: the family's default)")
+    parser.add_argument("--bert-preset", metavar="NAME_OR_DIR",
+                        help="with --model bert: a KerasHub preset name or a local preset "
+                             "directory")
+    parser.add_argument("--set", dest="overrides", type=parse_override, action="append",
+                        default=[], metavar="KEY=VALUE",
+                        help="override a preset field, e.g. --set d_model=128 (repeatable)")
+    parser.add_argument("--blessing-threshold", type=float,
+                        help="lower bound on the task's gating metric (IMDB: binary_accuracy)")
+    parser.add_argument("--schema", metavar="PATH",
+                        help="a curated schema (text proto) to validate the data against, "
+                             "e.g. data/imdb/schema.pbtxt (default: inferred from the data)")
+    parser.add_argument("--tune", action="store_true",
+                        help="search layers, d_model, learning rate and dropout with a Tuner "
+                             "first; the Trainer uses the best values")
+    parser.add_argument("--tuner-trials", type=_positive_int, default=configs.TUNER_TRIALS,
+                        help="KerasTuner trials with --tune (default: %(default)s)")
+    parser.add_argument("--no-cache", action="store_true", help="rerun every component")
+
+
+def _pipeline_options(args) -> dict:
+    """The keyword arguments of the pipeline builders shared by `run` and `compile`."""
+    overrides = dict(args.overrides)
+    if args.bert_preset:
+        if args.model != "bert":
+            raise ValueError("--bert-preset goes with --model bert")
+        local = os.path.isdir(args.bert_preset)
+        overrides["backbone_preset"] = (os.path.abspath(args.bert_preset) if local
+                                        else args.bert_preset)
+    return dict(task=args.task, model=args.model, data_dir=args.data,
+                data_options={"source_lang": args.source_lang, "target_lang": args.target_lang,
+                              "image_size": args.image_size and str(args.image_size)},
+                train_steps=args.train_steps, eval_steps=args.eval_steps, preset=args.preset,
+                model_overrides=overrides, blessing_threshold=args.blessing_threshold,
+                schema_path=args.schema, tune=args.tune, tuner_trials=args.tuner_trials,
+                enable_cache=not args.no_cache)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfx-transformers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run a task's pipeline with LocalDagRunner")
-    run.add_argument("--task", required=True, help="a task the factory knows, e.g. imdb")
-    run.add_argument("--model", help="model family (default: the task's first)")
-    run.add_argument("--data", help="input data directory (default: the embedded corpus)")
-    run.add_argument("--source-lang", help="translation: source language suffix (default: de)")
-    run.add_argument("--target-lang", help="translation: target language suffix (default: en)")
-    run.add_argument("--image-size", type=_positive_int,
-                     help="cifar10: the side every dataset image must have (default: 32)")
+    _add_pipeline_arguments(run)
     run.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
                      help="pipeline roots, MLMD, logs and pushed models (default: %(default)s)")
-    run.add_argument("--train-steps", type=_positive_int)
-    run.add_argument("--eval-steps", type=_positive_int)
     run.add_argument("--beam-mode", choices=sorted(configs.BEAM_MODES),
                      default=configs.DEFAULT_BEAM_MODE)
-    run.add_argument("--preset", help="model preset (default: the family's default)")
-    run.add_argument("--bert-preset", metavar="NAME_OR_DIR",
-                     help="with --model bert: a KerasHub preset name or a local preset directory")
-    run.add_argument("--set", dest="overrides", type=parse_override, action="append",
-                     default=[], metavar="KEY=VALUE",
-                     help="override a preset field, e.g. --set d_model=128 (repeatable)")
-    run.add_argument("--blessing-threshold", type=float,
-                     help="lower bound on the task's gating metric (IMDB: binary_accuracy)")
-    run.add_argument("--schema", metavar="PATH",
-                     help="a curated schema (text proto) to validate the data against, "
-                          "e.g. data/imdb/schema.pbtxt (default: inferred from the data)")
     run.add_argument("--registry", choices=[r for r in configs.REGISTRIES if r],
                      default=configs.DEFAULT_REGISTRY,
                      help="register pushed models in MLflow (MLFLOW_TRACKING_URI, else a local "
                           "registry under --output) or not (default: %(default)s)")
-    run.add_argument("--no-cache", action="store_true", help="rerun every component")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
+
+    compile_ = commands.add_parser(
+        "compile", help="compile a task's pipeline for Vertex AI Pipelines / Kubeflow "
+                        "Pipelines (settings from the environment: kubeflow/README.md)")
+    _add_pipeline_arguments(compile_)
+    compile_.add_argument("--output-file", metavar="PATH",
+                          help="the PipelineJob JSON (default: kubeflow/build/<pipeline>.json)")
+
+    submit = commands.add_parser("submit", help="start a run of a compiled pipeline")
+    submit.add_argument("template", help="the compiled PipelineJob JSON")
+    submit.add_argument("--engine", choices=ENGINES, default="vertex")
+    submit.add_argument("--host", help="with --engine kubeflow: the KFP API endpoint")
+    submit.add_argument("--param", dest="parameters", type=parse_override, action="append",
+                        default=[], metavar="NAME=VALUE",
+                        help='a runtime parameter, e.g. --param train_args=\'{"num_steps": 500}\'')
+    submit.add_argument("--service-account")
+    submit.add_argument("--no-cache", action="store_true", help="rerun every component")
 
     predict = commands.add_parser(
         "predict", help="classify text or images, or translate, with a pushed SavedModel")
@@ -117,22 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
 def command_run(args) -> int:
     from pipeline.runner import build_local_pipeline, run_local
 
-    overrides = dict(args.overrides)
     try:
-        if args.bert_preset:
-            if args.model != "bert":
-                raise ValueError("--bert-preset goes with --model bert")
-            local = os.path.isdir(args.bert_preset)
-            overrides["backbone_preset"] = (os.path.abspath(args.bert_preset) if local
-                                            else args.bert_preset)
         pipeline, paths = build_local_pipeline(
-            task=args.task, model=args.model, data_dir=args.data, output_dir=args.output,
-            data_options={"source_lang": args.source_lang, "target_lang": args.target_lang,
-                          "image_size": args.image_size and str(args.image_size)},
-            train_steps=args.train_steps, eval_steps=args.eval_steps, beam_mode=args.beam_mode,
-            preset=args.preset, model_overrides=overrides,
-            blessing_threshold=args.blessing_threshold, schema_path=args.schema,
-            registry=args.registry, enable_cache=not args.no_cache)
+            **_pipeline_options(args), output_dir=args.output, beam_mode=args.beam_mode,
+            registry=args.registry)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         print(json.dumps({"status": "failed", "error": str(error)}))
@@ -148,6 +188,44 @@ def command_run(args) -> int:
                           "error": message}))
         return 1
     print(json.dumps({"status": "succeeded", **summary}))
+    return 0
+
+
+def command_compile(args) -> int:
+    from pipeline.cloud import CloudConfig
+    from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline
+
+    try:
+        cloud = CloudConfig.from_environment()
+        options = _pipeline_options(args)
+        pipeline = build_cloud_pipeline(options.pop("task"), cloud, **options)
+        name = pipeline.pipeline_info.pipeline_name
+        output_file = args.output_file or os.path.join(configs.KUBEFLOW_BUILD_DIR, f"{name}.json")
+        job = compile_pipeline(pipeline, cloud, output_file)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps({"pipeline_name": name, "pipeline_job": os.path.abspath(output_file),
+                      "image": cloud.image, "pipeline_root": job["runtimeConfig"].get(
+                          "gcsOutputDirectory"),
+                      "parameters": job["runtimeConfig"].get("parameterValues", {})}))
+    return 0
+
+
+def command_submit(args) -> int:
+    from pipeline.cloud import CloudConfig
+    from pipeline.kubeflow_runner import submit
+
+    try:
+        with open(args.template) as f:
+            name = json.load(f)["pipelineSpec"]["pipelineInfo"]["name"]
+        run = submit(args.template, name, CloudConfig.from_environment(), engine=args.engine,
+                     host=args.host, parameter_values=dict(args.parameters),
+                     service_account=args.service_account, enable_cache=not args.no_cache)
+    except (ValueError, FileNotFoundError, KeyError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps({"pipeline_name": name, "engine": args.engine, "run": run}))
     return 0
 
 
@@ -212,7 +290,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     args = build_parser().parse_args(argv)
-    commands = {"run": command_run, "predict": command_predict, "report": command_report,
+    commands = {"run": command_run, "compile": command_compile, "submit": command_submit,
+                "predict": command_predict, "report": command_report,
                 "registry": command_registry}
     return commands[args.command](args)
 

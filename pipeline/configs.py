@@ -5,10 +5,16 @@ import pathlib
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 EMBEDDED_DATA_DIR = REPO_ROOT / "data"  # the corpora the project writes itself
 DEFAULT_OUTPUT_DIR = "outputs"  # pipeline roots, MLMD, pushed models and logs go under it
+KUBEFLOW_BUILD_DIR = "kubeflow/build"  # compiled PipelineJob files (tfx-transformers compile)
 
 # Module paths TFX imports inside Transform and Trainer (dotted paths into the installed
 # package: no module-file wheel is built at run time).
 RUN_FN = "trainer_module.training.run_fn.run_fn"
+TUNER_FN = "trainer_module.training.tuning.tuner_fn"
+
+TUNER_TRIALS = 8  # KerasTuner trials of the optional Tuner (--tune)
+# Keras dtype policy while training: "auto" is mixed_float16 when the Trainer sees a GPU.
+MIXED_PRECISION = "auto"
 
 SPLIT_SEED = 42  # seed of the hash split when the data has no eval split of its own
 EVAL_PERCENT = 20  # share of reviews held out for evaluation by that split

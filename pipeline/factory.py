@@ -5,13 +5,15 @@ from typing import Any, Mapping, Optional, Sequence
 from ml_metadata.proto import metadata_store_pb2
 # Direct imports: `from tfx import v1` also loads the Google Cloud extensions (+9 s per process).
 from tfx.components import (Evaluator, ExampleValidator, SchemaGen, StatisticsGen, Trainer,
-                            Transform)
+                            Transform, Tuner)
 from tfx.components.schema_gen.import_schema_gen.component import ImportSchemaGen
 from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
     LatestBlessedModelStrategy)
+from tfx.orchestration import data_types
 from tfx.orchestration.pipeline import Pipeline
 from tfx.proto import pusher_pb2, trainer_pb2
+from tfx.utils import proto_utils
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
@@ -40,6 +42,11 @@ def create_pipeline(
     blessing_threshold: Optional[float] = None,
     schema_path: Optional[str] = None,
     registry_config: Optional[str] = None,
+    tune: bool = False,
+    tuner_trials: int = configs.TUNER_TRIALS,
+    mixed_precision: str = configs.MIXED_PRECISION,
+    vertex_training: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    runtime_parameters: bool = False,
     enable_cache: bool = True,
 ) -> Pipeline:
     """Builds the pipeline for `task` trained with the `model` family.
@@ -50,10 +57,37 @@ def create_pipeline(
     `data_options` go to the task's ExampleGen (translation: `source_lang`, `target_lang`).
     With `registry_config` (components/model_registry/backends.py), each pushed version is
     registered in that model registry.
+
+    With `tune`, a Tuner runs `tuner_trials` KerasTuner trials first and the Trainer applies
+    its best values. `vertex_training` ({"trainer": ..., "tuner": ...}, each the custom_config
+    of TFX's Google Cloud extension: pipeline/cloud.py) runs them as Vertex AI training jobs.
+    With `runtime_parameters`, the train and eval arguments are the pipeline's runtime
+    parameters `train_args` and `eval_args` (JSON), defaulting to the steps given here.
     """
     family = task.model_family(model)
     preset = preset or family.default_preset
     overrides = dict(model_overrides or {})
+    if tune and not family.tunable:
+        raise ValueError(f"the {model!r} model family of task {task.name!r} has no search "
+                         "space; run it without --tune")
+    train_args = trainer_pb2.TrainArgs(num_steps=train_steps or task.default_train_steps)
+    eval_args = trainer_pb2.EvalArgs(num_steps=eval_steps or task.default_eval_steps)
+    if runtime_parameters:
+        train_args, eval_args = (
+            data_types.RuntimeParameter(name=name, ptype=str,
+                                        default=proto_utils.proto_to_json(args))
+            for name, args in (("train_args", train_args), ("eval_args", eval_args)))
+    training_config = {"task": task.name, "model": model,
+                       "training_module": family.training_module, "preset": preset,
+                       "overrides": overrides, "seed": configs.TRAINING_SEED,
+                       "mixed_precision": mixed_precision}
+    trainer_class, tuner_class = Trainer, Tuner
+    vertex_training = vertex_training or {}
+    if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
+        from tfx.extensions.google_cloud_ai_platform.trainer.component import (
+            Trainer as trainer_class)
+        from tfx.extensions.google_cloud_ai_platform.tuner.component import (
+            Tuner as tuner_class)
 
     # Reads the raw data into tf.Examples with `train` and `eval` splits.
     example_gen = task.example_gen(data_dir, **task.reading_options(data_options))
@@ -78,17 +112,31 @@ def create_pipeline(
         custom_config=family.transform_config(preset, overrides),
     )
     transform.add_upstream_node(anomalies_gate)
+    tuner_components = []
+    hyperparameters = None
+    if tune:
+        # Searches layers, d_model, learning rate and dropout; writes the best values.
+        tuner = tuner_class(
+            tuner_fn=configs.TUNER_FN,
+            examples=transform.outputs["transformed_examples"],
+            transform_graph=transform.outputs["transform_graph"],
+            schema=schema_gen.outputs["schema"],
+            train_args=train_args, eval_args=eval_args,
+            custom_config={**training_config, "trials": tuner_trials,
+                           **vertex_training.get("tuner", {})},
+        )
+        tuner_components = [tuner]
+        hyperparameters = tuner.outputs["best_hyperparameters"]
     # Trains the model family and exports a SavedModel with raw-input signatures.
-    trainer = Trainer(
+    trainer = trainer_class(
         run_fn=configs.RUN_FN,
         examples=transform.outputs["transformed_examples"],
         transform_graph=transform.outputs["transform_graph"],
         schema=schema_gen.outputs["schema"],
-        train_args=trainer_pb2.TrainArgs(num_steps=train_steps or task.default_train_steps),
-        eval_args=trainer_pb2.EvalArgs(num_steps=eval_steps or task.default_eval_steps),
-        custom_config={"task": task.name, "model": model,
-                       "training_module": family.training_module, "preset": preset,
-                       "overrides": overrides, "seed": configs.TRAINING_SEED},
+        hyperparameters=hyperparameters,
+        train_args=train_args,
+        eval_args=eval_args,
+        custom_config={**training_config, **vertex_training.get("trainer", {})},
     )
     # Finds the latest blessed model, the baseline for the change threshold.
     model_resolver = Resolver(
@@ -112,7 +160,7 @@ def create_pipeline(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=serving_model_dir)),
     ).with_id("Pusher")
     components = [example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
-                  transform, trainer, model_resolver, evaluator, pusher]
+                  transform, *tuner_components, trainer, model_resolver, evaluator, pusher]
     # The run's artifacts, by the input keys of the registry and the report.
     run = {"examples": example_gen.outputs["examples"],
            "statistics": statistics_gen.outputs["statistics"],

@@ -22,6 +22,9 @@ class ModelFamily:
     training_module: str
     # Imported by the Evaluator before it loads the model (ops the graph needs), if any.
     evaluator_module: Optional[str] = None
+    # Whether the optional Tuner can search it: its training module has `prepare(fn_args)`
+    # and its config maps the search space (trainer_module/training/tuning.py).
+    tunable: bool = True
 
 
 def _encoder_transform_config(preset: str, overrides: Mapping[str, Any]) -> dict:
@@ -61,6 +64,7 @@ TEXT_CLASSIFIERS: Mapping[str, ModelFamily] = {
         transform_config=_bert_transform_config,
         training_module="trainer_module.training.bert_classification",
         evaluator_module="trainer_module.serving.custom_ops",
+        tunable=False,  # a pretrained backbone: its layers and width are given
     ),
 }
 

@@ -1,5 +1,6 @@
 """Runs a pipeline on this machine with LocalDagRunner, showing progress per component."""
 import contextlib
+import io
 import logging
 import os
 import re
@@ -25,6 +26,25 @@ _KNOWN_NOISE = ("ArtifactQuery.property_predicate is not supported",
                 "does not have payload_format custom property")
 
 
+class _PrintsToLog(io.TextIOBase):
+    """Stands in for stdout while components run: what libraries print (KerasTuner's search
+    summaries) becomes log lines, so the CLI's stdout carries its JSON summary alone."""
+
+    def __init__(self):
+        super().__init__()
+        self.logger, self.pending = logging.getLogger("stdout"), ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            if line.strip():
+                self.logger.info(line)
+        return len(text)
+
+
 def _not_noise(record: logging.LogRecord) -> bool:
     return not any(text in record.getMessage() for text in _KNOWN_NOISE)
 
@@ -38,6 +58,7 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
                          blessing_threshold: Optional[float] = None,
                          schema_path: Optional[str] = None,
                          registry: Optional[str] = configs.DEFAULT_REGISTRY,
+                         tune: bool = False, tuner_trials: int = configs.TUNER_TRIALS,
                          enable_cache: bool = True) -> tuple:
     """The pipeline for `task` with local paths under `output_dir`; returns (pipeline, paths).
 
@@ -73,6 +94,8 @@ def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Op
         blessing_threshold=blessing_threshold,
         schema_path=os.path.abspath(schema_path) if schema_path else None,
         registry_config=mlflow_config(paths["registry_dir"]) if registry == "mlflow" else None,
+        tune=tune,
+        tuner_trials=tuner_trials,
         enable_cache=enable_cache,
     )
     return pipeline, paths
@@ -124,7 +147,7 @@ def _logging_to(log_file: str, total: int, verbose: bool, stream: TextIO):
     if not verbose:  # TensorFlow's Python warnings are deprecation notices for library code
         tf_logger.setLevel(logging.ERROR)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.redirect_stdout(_PrintsToLog()):
             if not verbose:  # TFMA divides by zero for empty slices; NaN is the right answer
                 warnings.filterwarnings("ignore", category=RuntimeWarning,
                                         module="tensorflow_model_analysis")

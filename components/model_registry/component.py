@@ -10,7 +10,8 @@ from components.model_registry.executor import Executor
 class RegisteredModel(types.Artifact):
     """Where the model was registered: custom properties registry, name, version, uri, alias
     (`registered` = 0 when nothing was: the model was not pushed)."""
-    TYPE_NAME = "RegisteredModel"
+    # "<namespace>.<Name>": the form Kubeflow v2 pipeline specs require of custom types.
+    TYPE_NAME = "tfx_transformers.RegisteredModel"
 
 
 class ModelRegistrySpec(types.ComponentSpec):

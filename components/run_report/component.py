@@ -10,7 +10,8 @@ from components.run_report.executor import Executor
 
 class RunReportArtifact(types.Artifact):
     """A folder holding the report page (index.html); `report_path` names it."""
-    TYPE_NAME = "RunReport"
+    # "<namespace>.<Name>": the form Kubeflow v2 pipeline specs require of custom types.
+    TYPE_NAME = "tfx_transformers.RunReport"
 
 
 # Input key -> artifact type; the factory wires each to the producing component's output.

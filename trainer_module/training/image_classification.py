@@ -19,7 +19,7 @@ from trainer_module.models.vit_presets import VitConfig, get_preset
 from trainer_module.preprocessing.image import class_names
 from trainer_module.serving.image_classifier import export_image_classifier
 from trainer_module.training.history import fit_with_evaluations, write_history
-from trainer_module.training.inputs import start_run
+from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupCosineDecay
 
@@ -76,7 +76,7 @@ def build_model(config: VitConfig, train_steps: int) -> keras.Model:
     return model
 
 
-def train_and_export(fn_args: FnArgs) -> keras.Model:
+def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, get_preset, "small")
     names = class_names(tf_transform_output)
     config = config.replace(num_classes=len(names))
@@ -85,15 +85,23 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     train, evaluation = (
         image_dataset(fn_args, files, tf_transform_output, config, len(names), training, seed)
         for files, training in ((fn_args.train_files, True), (fn_args.eval_files, False)))
-    model = build_model(config, fn_args.train_steps)
+    return Prepared(config, tf_transform_output, train, evaluation,
+                    build=lambda c: build_model(c, fn_args.train_steps),
+                    objective="val_accuracy")
+
+
+def train_and_export(fn_args: FnArgs) -> keras.Model:
+    run = prepare(fn_args)
+    config, names = run.config, class_names(run.tf_transform_output)
+    model = run.build(config)
     logging.info("ViT parameters: %d", model.count_params())
     started = time.time()
-    history = fit_with_evaluations(model, train, evaluation, fn_args, config.evaluations)
+    history = fit_with_evaluations(model, run.train, run.evaluation, fn_args, config.evaluations)
     fit_seconds = time.time() - started
     write_history(fn_args.model_run_dir, config.to_dict(), history.history, class_names=names,
                   parameters=model.count_params(), train_steps=fn_args.train_steps,
                   fit_seconds=round(fit_seconds, 1),
                   train_images_per_second=round(
                       fn_args.train_steps * config.batch_size / fit_seconds, 1))
-    export_image_classifier(model, tf_transform_output, fn_args.serving_model_dir, names)
+    export_image_classifier(model, run.tf_transform_output, fn_args.serving_model_dir, names)
     return model

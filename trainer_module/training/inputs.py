@@ -1,9 +1,11 @@
-"""Input functions over Transform's output, shared by every model family."""
-from typing import Callable
+"""Input functions over Transform's output, and what every model family's run starts from."""
+import dataclasses
+from typing import Any, Callable
 
 import keras
 import tensorflow as tf
 import tensorflow_transform as tft
+from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
@@ -29,12 +31,32 @@ def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTrans
 
 
 def start_run(fn_args: FnArgs, get_preset, default_preset: str):
-    """(config, TFTransformOutput) for one Trainer run: the preset named in custom_config with
-    its overrides and the global batch size of the current strategy, and Keras' random seed
-    set from it."""
+    """(config, TFTransformOutput) for one Trainer or Tuner run, and Keras' random seed set.
+
+    The config is the preset named in custom_config with its overrides, then the Tuner's best
+    values when the Trainer was given them, with the global batch size of the current strategy
+    (the preset's batch is per replica).
+    """
     custom = fn_args.custom_config
     config = get_preset(custom.get("preset", default_preset), custom.get("overrides"))
-    # The preset's batch is per replica; a step over all replicas takes this many examples.
+    tuned = getattr(fn_args, "hyperparameters", None)
+    if tuned:
+        from trainer_module.training.tuning import to_overrides  # loads KerasTuner only here
+
+        overrides = to_overrides(tuned["values"], config)
+        logging.info("Applying the Tuner's best values: %s", overrides)
+        config = config.replace(**overrides)
     config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))
     keras.utils.set_random_seed(int(custom.get("seed", 0)))
-    return config, tft.TFTransformOutput(fn_args.transform_output)
+    return config, tft.TFTransformOutput(fn_args.transform_graph_path)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """What training and tuning share: the run's config, its datasets, a model builder."""
+    config: Any
+    tf_transform_output: tft.TFTransformOutput
+    train: tf.data.Dataset
+    evaluation: tf.data.Dataset
+    build: Callable[[Any], keras.Model]  # config -> compiled, built model
+    objective: str  # the validation metric the Tuner maximises

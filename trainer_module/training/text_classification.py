@@ -9,9 +9,10 @@ from trainer_module.models.text_classifier import TransformerClassifier
 from trainer_module.preprocessing.text import embedding_rows
 from trainer_module.serving.text_classifier import export_text_classifier, token_ids
 from trainer_module.training.history import fit_with_evaluations, write_history
-from trainer_module.training.inputs import make_dataset, start_run
+from trainer_module.training.inputs import Prepared, make_dataset, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
+
 
 def build_model(config: TextEncoderConfig, vocab_rows: int, train_steps: int) -> keras.Model:
     model = TransformerClassifier.from_preset_config(config, vocab_rows)
@@ -28,17 +29,25 @@ def build_model(config: TextEncoderConfig, vocab_rows: int, train_steps: int) ->
     return model
 
 
-def train_and_export(fn_args: FnArgs) -> keras.Model:
+def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, get_preset, "small")
     vocab_rows = embedding_rows(tf_transform_output)
     logging.info("Text classifier config %s, %d embedding rows", config, vocab_rows)
-
     train, evaluation = (
         make_dataset(fn_args, files, tf_transform_output, token_ids, config.batch_size,
                      config.num_classes, shuffle)
         for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
-    model = build_model(config, vocab_rows, fn_args.train_steps)
-    history = fit_with_evaluations(model, train, evaluation, fn_args, config.evaluations)
-    write_history(fn_args.model_run_dir, config.to_dict(), history.history, vocab_rows=vocab_rows)
-    export_text_classifier(model, tf_transform_output, fn_args.serving_model_dir)
+    return Prepared(config, tf_transform_output, train, evaluation,
+                    build=lambda c: build_model(c, vocab_rows, fn_args.train_steps),
+                    objective="val_accuracy")
+
+
+def train_and_export(fn_args: FnArgs) -> keras.Model:
+    run = prepare(fn_args)
+    model = run.build(run.config)
+    history = fit_with_evaluations(model, run.train, run.evaluation, fn_args,
+                                   run.config.evaluations)
+    write_history(fn_args.model_run_dir, run.config.to_dict(), history.history,
+                  vocab_rows=embedding_rows(run.tf_transform_output))
+    export_text_classifier(model, run.tf_transform_output, fn_args.serving_model_dir)
     return model

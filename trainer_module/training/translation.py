@@ -15,7 +15,7 @@ from trainer_module.preprocessing.translation import (SOURCE_VOCABULARY, TARGET_
                                                       vocabulary_tokens)
 from trainer_module.serving.translator import export_translator
 from trainer_module.training.history import fit_with_evaluations, write_history
-from trainer_module.training.inputs import start_run
+from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
@@ -78,21 +78,29 @@ def build_model(config: TranslatorConfig, source_rows: int, target_rows: int,
     return model
 
 
-def train_and_export(fn_args: FnArgs) -> keras.Model:
+def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, get_preset, "small")
     source_rows = len(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
     target_rows = len(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
     logging.info("Translator config %s; %d source and %d target ids", config, source_rows,
                  target_rows)
-
     train = make_dataset(fn_args, fn_args.train_files, tf_transform_output, config.batch_size, True)
     evaluation = make_dataset(fn_args, fn_args.eval_files, tf_transform_output,
                               config.batch_size, False)
-    model = build_model(config, source_rows, target_rows, fn_args.train_steps)
+    return Prepared(config, tf_transform_output, train, evaluation,
+                    build=lambda c: build_model(c, source_rows, target_rows, fn_args.train_steps),
+                    objective="val_token_accuracy")
+
+
+def train_and_export(fn_args: FnArgs) -> keras.Model:
+    run = prepare(fn_args)
+    config, tf_transform_output = run.config, run.tf_transform_output
+    model = run.build(config)
     started = time.time()
-    history = fit_with_evaluations(model, train, evaluation, fn_args, config.evaluations)
+    history = fit_with_evaluations(model, run.train, run.evaluation, fn_args, config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history,
-                  source_vocab_rows=source_rows, target_vocab_rows=target_rows,
+                  source_vocab_rows=len(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY)),
+                  target_vocab_rows=len(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY)),
                   train_steps=fn_args.train_steps, fit_seconds=round(time.time() - started, 1))
     export_translator(model, tf_transform_output, fn_args.serving_model_dir,
                       max_decode_length=config.max_decode_length, beam_width=config.beam_width)

@@ -1,0 +1,11 @@
+"""Compiles the imdb pipeline for Vertex AI Pipelines / Kubeflow Pipelines (KubeflowV2DagRunner).
+
+    python kubeflow/imdb_runner.py        # writes kubeflow/build/<pipeline>.json
+    tfx pipeline create --engine vertex --pipeline_path kubeflow/imdb_runner.py
+
+Settings come from the environment: see kubeflow/README.md.
+"""
+from pipeline.kubeflow_runner import compile_task
+
+if __name__ == "__main__":
+    print(compile_task("imdb"))

@@ -1,0 +1,148 @@
+"""Compiles a task's pipeline for Kubeflow Pipelines v2 / Vertex AI Pipelines, and submits it.
+
+The pipeline is the one the local runner builds (pipeline/factory.py); here it gets gs://
+paths, the pipeline image, Dataflow arguments for the Beam components, Vertex AI training jobs
+for the Trainer (and Tuner), the Vertex AI model registry, and the runtime parameters
+`train_args` and `eval_args`. Settings: pipeline/cloud.py.
+"""
+import json
+import os
+from typing import Any, Mapping, Optional
+
+from components.model_registry.backends import TRACKING_URI_ENV, mlflow_config, vertex_config
+from pipeline import configs
+from pipeline.cloud import CloudConfig
+from pipeline.factory import create_pipeline
+from pipeline.tasks import get_task
+
+
+def registry_config(cloud: CloudConfig, registry_dir: str) -> Optional[str]:
+    if cloud.registry == "vertex":
+        return vertex_config(cloud.project, cloud.region, parent_model=cloud.parent_model or None)
+    if cloud.registry == "mlflow":
+        tracking_uri = os.environ.get(TRACKING_URI_ENV)
+        if not tracking_uri:  # a SQLite file cannot live in a bucket
+            raise ValueError(f"MODEL_REGISTRY=mlflow on the cloud needs {TRACKING_URI_ENV}")
+        return mlflow_config(registry_dir, tracking_uri=tracking_uri)
+    return None
+
+
+def build_cloud_pipeline(task: str, cloud: CloudConfig, *, model: Optional[str] = None,
+                         data_dir: Optional[str] = None,
+                         data_options: Optional[Mapping[str, str]] = None,
+                         train_steps: Optional[int] = None, eval_steps: Optional[int] = None,
+                         preset: Optional[str] = None,
+                         model_overrides: Optional[Mapping[str, Any]] = None,
+                         blessing_threshold: Optional[float] = None,
+                         schema_path: Optional[str] = None, tune: bool = False,
+                         tuner_trials: int = configs.TUNER_TRIALS, enable_cache: bool = True):
+    """The pipeline for `task` on `cloud`; its data defaults to <DATA_ROOT>/<task>.
+
+    The ExampleGen looks at the data folder now, to choose its layout, so compile where the
+    bucket can be read (gcloud credentials)."""
+    task_spec = get_task(task)
+    model = model or task_spec.default_model
+    pipeline_name = f"{task_spec.name}-{model}"
+    paths = cloud.paths(pipeline_name, task_spec.name)
+    return create_pipeline(
+        pipeline_name=pipeline_name,
+        pipeline_root=paths["pipeline_root"],
+        task=task_spec,
+        model=model,
+        data_dir=data_dir or paths["data_dir"],
+        data_options=data_options,
+        serving_model_dir=paths["serving_model_dir"],
+        beam_pipeline_args=cloud.beam_pipeline_args(pipeline_name),
+        train_steps=train_steps,
+        eval_steps=eval_steps,
+        preset=preset,
+        model_overrides=model_overrides,
+        blessing_threshold=blessing_threshold,
+        schema_path=schema_path,
+        registry_config=registry_config(cloud, paths["registry_dir"]),
+        tune=tune,
+        tuner_trials=tuner_trials,
+        mixed_precision=cloud.mixed_precision,
+        vertex_training=cloud.vertex_training_config(),
+        runtime_parameters=True,
+        enable_cache=enable_cache,
+    )
+
+
+def runtime_parameter_defaults(pipeline) -> dict:
+    """{name: default} of the pipeline's runtime parameters."""
+    from tfx.orchestration import data_types
+
+    return {value.name: value.default for component in pipeline.components
+            for value in component.exec_properties.values()
+            if isinstance(value, data_types.RuntimeParameter)}
+
+
+def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
+    """Writes the KFP v2 PipelineJob JSON (pipeline spec schema 2.1, with the runtime
+    parameters' defaults as its parameter values) to `output_file`; returns it as a dict."""
+    if not output_file.endswith(".json"):
+        raise ValueError(f"the compiled pipeline is a PipelineJob JSON file, not {output_file}")
+    # Imported here: the compiler needs kfp's protos, which only this path uses.
+    from tfx.orchestration.kubeflow.v2 import kubeflow_v2_dag_runner as v2
+
+    runner = v2.KubeflowV2DagRunner(
+        config=v2.KubeflowV2DagRunnerConfig(default_image=cloud.image,
+                                            use_pipeline_spec_2_1=True),
+        output_dir=os.path.dirname(os.path.abspath(output_file)),
+        output_filename=os.path.basename(output_file))
+    return runner.run(pipeline, parameter_values=runtime_parameter_defaults(pipeline),
+                      write_out=True)
+
+
+def submit(template_path: str, pipeline_name: str, cloud: CloudConfig, *,
+           engine: str = "vertex", host: Optional[str] = None,
+           parameter_values: Optional[Mapping[str, Any]] = None,
+           service_account: Optional[str] = None, enable_cache: bool = True) -> str:
+    """Starts a run of a compiled pipeline on Vertex AI Pipelines or on a Kubeflow Pipelines
+    cluster (`host`), under the pipeline's root; returns the run's resource name or id."""
+    pipeline_root = cloud.paths(pipeline_name, "")["pipeline_root"]
+    if engine == "vertex":
+        from google.cloud import aiplatform
+
+        aiplatform.init(project=cloud.project, location=cloud.region)
+        job = aiplatform.PipelineJob(
+            display_name=pipeline_name, template_path=template_path,
+            pipeline_root=pipeline_root,
+            parameter_values=dict(parameter_values or {}), enable_caching=enable_cache)
+        job.submit(service_account=service_account)
+        return job.resource_name
+    if engine == "kubeflow":
+        import kfp
+        import yaml
+
+        # A Kubeflow Pipelines cluster takes the pipeline spec alone, as YAML.
+        with open(template_path) as f:
+            job = json.load(f)
+        spec_path = os.path.splitext(template_path)[0] + ".yaml"
+        with open(spec_path, "w") as f:
+            yaml.safe_dump(job["pipelineSpec"], f, sort_keys=True)
+        arguments = {**job.get("runtimeConfig", {}).get("parameterValues", {}),
+                     **(parameter_values or {})}
+        client = kfp.Client(host=host)
+        run = client.create_run_from_pipeline_package(
+            spec_path, arguments=arguments, run_name=pipeline_name,
+            pipeline_root=pipeline_root, enable_caching=enable_cache,
+            service_account=service_account)
+        return run.run_id
+    raise ValueError(f"engine must be 'vertex' or 'kubeflow', not {engine!r}")
+
+
+def compile_task(task: str, environ: Mapping[str, str] = os.environ) -> str:
+    """What kubeflow/<task>_runner.py does: compiles `task`'s pipeline with the settings in
+    `environ` (MODEL, TUNE=1 and TRAIN_STEPS besides pipeline/cloud.py's) into
+    kubeflow/build/<pipeline>.json under the working directory; returns that path."""
+    cloud = CloudConfig.from_environment(environ)
+    steps = environ.get("TRAIN_STEPS")
+    pipeline = build_cloud_pipeline(task, cloud, model=environ.get("MODEL") or None,
+                                     train_steps=int(steps) if steps else None,
+                                     tune=environ.get("TUNE", "0") not in ("0", ""))
+    output_file = os.path.join(configs.KUBEFLOW_BUILD_DIR,
+                               f"{pipeline.pipeline_info.pipeline_name}.json")
+    compile_pipeline(pipeline, cloud, output_file)
+    return output_file
