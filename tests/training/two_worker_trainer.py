@@ -1,5 +1,5 @@
 """One replica of the two-worker training test: runs TFX's Trainer executor as each replica of
-a Vertex AI training job does, with its role in TF_CONFIG.
+a Vertex AI training job does, with its role in TF_CONFIG (also called in-process).
 
 Usage: python -m tests.training.two_worker_trainer WORK_DIR TRAIN_STEPS
 """
@@ -25,7 +25,7 @@ def artifact(kind, uri, **properties):
     return result
 
 
-def main(work_dir: str, train_steps: int) -> None:
+def main(work_dir: str, train_steps: int, mixed_precision: str = "auto") -> None:
     logging.use_absl_handler()
     logging.set_verbosity(logging.INFO)
     family = get_task("imdb").model_family("transformer")
@@ -44,7 +44,8 @@ def main(work_dir: str, train_steps: int) -> None:
         "train_args": proto_utils.proto_to_json(trainer_pb2.TrainArgs(num_steps=train_steps)),
         "eval_args": proto_utils.proto_to_json(trainer_pb2.EvalArgs(num_steps=1)),
         "custom_config": json.dumps({"training_module": family.training_module,
-                                     "preset": "tiny", "seed": 0}),
+                                     "preset": "tiny", "seed": 0,
+                                     "mixed_precision": mixed_precision}),
     }
     GenericExecutor().Do(inputs, outputs, exec_properties)
 
