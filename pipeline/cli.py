@@ -33,6 +33,13 @@ def parse_override(text: str):
         return key, value
 
 
+def parse_parameter(text: str):
+    """NAME=VALUE with VALUE kept as a string (runtime parameters are strings)."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return tuple(text.split("=", 1))
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
@@ -118,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("template", help="the compiled PipelineJob JSON")
     submit.add_argument("--engine", choices=ENGINES, default="vertex")
     submit.add_argument("--host", help="with --engine kubeflow: the KFP API endpoint")
-    submit.add_argument("--param", dest="parameters", type=parse_override, action="append",
+    submit.add_argument("--param", dest="parameters", type=parse_parameter, action="append",
                         default=[], metavar="NAME=VALUE",
                         help='a runtime parameter, e.g. --param train_args=\'{"num_steps": 500}\'')
     submit.add_argument("--service-account")

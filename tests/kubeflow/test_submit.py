@@ -79,3 +79,19 @@ def test_kubeflow_gets_the_pipeline_spec_as_yaml_with_the_default_parameters(tmp
                             "enable_caching": True, "service_account": None}),
     ]
     assert yaml.safe_load(open(spec_path)) == JOB["pipelineSpec"]
+
+
+def test_the_submit_command_passes_runtime_parameters_as_strings(tmp_path, monkeypatch, capsys):
+    from pipeline import cli, kubeflow_runner
+
+    for name, value in {"GOOGLE_CLOUD_PROJECT": "proj", "PIPELINE_ROOT": "gs://bucket/tt",
+                        "PIPELINE_IMAGE": "img:1"}.items():
+        monkeypatch.setenv(name, value)
+    seen = {}
+    monkeypatch.setattr(kubeflow_runner, "submit", lambda template, name, cloud, **kwargs:
+                        seen.update(template=template, name=name, **kwargs) or "job-1")
+    template = write_job(tmp_path)
+    assert cli.main(["submit", template, "--param", 'train_args={"num_steps": 2000}']) == 0
+    assert seen["name"] == "imdb-transformer" and seen["engine"] == "vertex"
+    assert seen["parameter_values"] == {"train_args": '{"num_steps": 2000}'}
+    assert json.loads(capsys.readouterr().out)["run"] == "job-1"
