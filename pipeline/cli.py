@@ -18,8 +18,7 @@ from typing import List, Optional
 
 from components.model_registry.version import CHAMPION
 from pipeline import configs
-
-ENGINES = ("vertex", "kubeflow")  # where `submit` starts runs
+from pipeline.cloud import ENGINES, CloudConfig
 
 
 def parse_override(text: str):
@@ -199,15 +198,14 @@ def command_run(args) -> int:
 
 
 def command_compile(args) -> int:
-    from pipeline.cloud import CloudConfig
-    from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline
+    from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline, default_job_path
 
     try:
         cloud = CloudConfig.from_environment()
         options = _pipeline_options(args)
         pipeline = build_cloud_pipeline(options.pop("task"), cloud, **options)
         name = pipeline.pipeline_info.pipeline_name
-        output_file = args.output_file or os.path.join(configs.KUBEFLOW_BUILD_DIR, f"{name}.json")
+        output_file = args.output_file or default_job_path(pipeline)
         job = compile_pipeline(pipeline, cloud, output_file)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -220,7 +218,6 @@ def command_compile(args) -> int:
 
 
 def command_submit(args) -> int:
-    from pipeline.cloud import CloudConfig
     from pipeline.kubeflow_runner import submit
 
     try:

@@ -2,53 +2,61 @@
 environment, and what they become (paths, Beam's Dataflow arguments, Vertex AI training jobs).
 
 Required: GOOGLE_CLOUD_PROJECT, PIPELINE_ROOT (gs://...), PIPELINE_IMAGE. Everything else has a
-default; see ENVIRONMENT.
+default; see ENVIRONMENT and CloudConfig.
 """
 import dataclasses
 import os
 from typing import Mapping, Optional
 
-# Environment variable -> (CloudConfig field, default; None: required).
+from pipeline import configs
+
+# Environment variable -> the CloudConfig field it sets (its default there; none: required).
 ENVIRONMENT = {
-    "GOOGLE_CLOUD_PROJECT": ("project", None),
-    "GOOGLE_CLOUD_REGION": ("region", "us-central1"),
-    "PIPELINE_ROOT": ("root", None),  # gs://bucket/prefix: pipelines/, serving_model/, data/
-    "PIPELINE_IMAGE": ("image", None),  # built from kubeflow/Dockerfile and pushed
-    "DATA_ROOT": ("data_root", ""),  # default <PIPELINE_ROOT>/data; a folder per task below
-    "TRAINER_MACHINE_TYPE": ("machine_type", "n1-standard-8"),
-    "TRAINER_ACCELERATOR_TYPE": ("accelerator_type", "NVIDIA_TESLA_T4"),  # "" for CPU only
-    "TRAINER_ACCELERATOR_COUNT": ("accelerator_count", "1"),
-    "TRAINER_REPLICA_COUNT": ("replica_count", "1"),  # > 1: multi-worker training
-    "VERTEX_TRAINING": ("vertex_training", "1"),  # 0: train inside the pipeline step
-    "BEAM_RUNNER": ("beam_runner", "dataflow"),  # or "direct" (inside the pipeline step)
-    "DATAFLOW_MACHINE_TYPE": ("dataflow_machine_type", "n1-standard-4"),
-    "DATAFLOW_MAX_WORKERS": ("dataflow_max_workers", "8"),
-    "MODEL_REGISTRY": ("registry", "vertex"),  # vertex, mlflow (MLFLOW_TRACKING_URI) or none
-    "VERTEX_PARENT_MODEL": ("parent_model", ""),  # register versions under this model
-    "MIXED_PRECISION": ("mixed_precision", "auto"),
+    "GOOGLE_CLOUD_PROJECT": "project",
+    "GOOGLE_CLOUD_REGION": "region",
+    "PIPELINE_ROOT": "root",
+    "PIPELINE_IMAGE": "image",
+    "DATA_ROOT": "data_root",
+    "TRAINER_MACHINE_TYPE": "machine_type",
+    "TRAINER_ACCELERATOR_TYPE": "accelerator_type",
+    "TRAINER_ACCELERATOR_COUNT": "accelerator_count",
+    "TRAINER_REPLICA_COUNT": "replica_count",
+    "VERTEX_TRAINING": "vertex_training",
+    "BEAM_RUNNER": "beam_runner",
+    "DATAFLOW_MACHINE_TYPE": "dataflow_machine_type",
+    "DATAFLOW_MAX_WORKERS": "dataflow_max_workers",
+    "MODEL_REGISTRY": "registry",
+    "VERTEX_PARENT_MODEL": "parent_model",
+    "MIXED_PRECISION": "mixed_precision",
 }
 BEAM_RUNNERS = ("dataflow", "direct")
 CLOUD_REGISTRIES = ("vertex", "mlflow", "none")
+ENGINES = ("vertex", "kubeflow")  # where `tfx-transformers submit` starts runs
+
+
+def flag(text: str) -> bool:
+    """An environment switch: "", "0" and "false" are off, anything else on."""
+    return text.strip().lower() not in ("", "0", "false")
 
 
 @dataclasses.dataclass(frozen=True)
 class CloudConfig:
     project: str
-    region: str
-    root: str
-    image: str
-    data_root: str = ""
+    root: str  # gs://bucket/prefix: pipelines/, serving_model/, tmp/ and by default data/
+    image: str  # built from kubeflow/Dockerfile and pushed
+    region: str = "us-central1"
+    data_root: str = ""  # default <root>/data; a folder per task below it
     machine_type: str = "n1-standard-8"
-    accelerator_type: str = "NVIDIA_TESLA_T4"
+    accelerator_type: str = "NVIDIA_TESLA_T4"  # "" for CPU only
     accelerator_count: int = 1
-    replica_count: int = 1
-    vertex_training: bool = True
-    beam_runner: str = "dataflow"
+    replica_count: int = 1  # > 1: the chief and replica_count - 1 workers
+    vertex_training: bool = True  # False: train inside the pipeline step
+    beam_runner: str = "dataflow"  # or "direct" (inside the pipeline step)
     dataflow_machine_type: str = "n1-standard-4"
     dataflow_max_workers: int = 8
-    registry: str = "vertex"
-    parent_model: str = ""
-    mixed_precision: str = "auto"
+    registry: str = "vertex"  # vertex, mlflow (MLFLOW_TRACKING_URI) or none
+    parent_model: str = ""  # register versions under this Vertex AI model
+    mixed_precision: str = configs.MIXED_PRECISION
 
     def __post_init__(self):
         if not self.root.startswith("gs://"):
@@ -64,19 +72,18 @@ class CloudConfig:
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ, **overrides):
-        """The settings from `environ` (see ENVIRONMENT), then `overrides` by field name."""
-        missing = [name for name, (field, default) in ENVIRONMENT.items()
-                   if default is None and not environ.get(name) and field not in overrides]
+        """The settings `environ` sets (see ENVIRONMENT), the defaults for the rest, then
+        `overrides` by field name."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        missing = [name for name, field in ENVIRONMENT.items()
+                   if fields[field].default is dataclasses.MISSING and not environ.get(name)
+                   and field not in overrides]
         if missing:
             raise ValueError(f"set {', '.join(missing)} (see kubeflow/README.md)")
-        types = {f.name: f.type for f in dataclasses.fields(cls)}
-        values = {}
-        for name, (field, default) in ENVIRONMENT.items():
-            raw = environ.get(name, default)
-            values[field] = (raw not in ("0", "false", "False", "") if types[field] in (bool, "bool")
-                             else int(raw) if types[field] in (int, "int") else raw)
-        values.update(overrides)
-        return cls(**values)
+        parse = {bool: flag, int: int}
+        values = {field: parse.get(fields[field].type, str)(environ[name])
+                  for name, field in ENVIRONMENT.items() if name in environ}
+        return cls(**{**values, **overrides})
 
     def paths(self, pipeline_name: str, task_data_dir: str) -> dict:
         """The pipeline's root, its serving folder and its data folder."""

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Optional
 
 from components.model_registry.backends import TRACKING_URI_ENV, mlflow_config, vertex_config
 from pipeline import configs
-from pipeline.cloud import CloudConfig
+from pipeline.cloud import ENGINES, CloudConfig, flag
 from pipeline.factory import create_pipeline
 from pipeline.tasks import get_task
 
@@ -78,6 +78,11 @@ def runtime_parameter_defaults(pipeline) -> dict:
             if isinstance(value, data_types.RuntimeParameter)}
 
 
+def default_job_path(pipeline) -> str:
+    """kubeflow/build/<pipeline>.json, under the working directory."""
+    return os.path.join(configs.KUBEFLOW_BUILD_DIR, f"{pipeline.pipeline_info.pipeline_name}.json")
+
+
 def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
     """Writes the KFP v2 PipelineJob JSON (pipeline spec schema 2.1, with the runtime
     parameters' defaults as its parameter values) to `output_file`; returns it as a dict."""
@@ -130,7 +135,7 @@ def submit(template_path: str, pipeline_name: str, cloud: CloudConfig, *,
             pipeline_root=pipeline_root, enable_caching=enable_cache,
             service_account=service_account)
         return run.run_id
-    raise ValueError(f"engine must be 'vertex' or 'kubeflow', not {engine!r}")
+    raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
 
 
 def compile_task(task: str, environ: Mapping[str, str] = os.environ) -> str:
@@ -141,8 +146,7 @@ def compile_task(task: str, environ: Mapping[str, str] = os.environ) -> str:
     steps = environ.get("TRAIN_STEPS")
     pipeline = build_cloud_pipeline(task, cloud, model=environ.get("MODEL") or None,
                                      train_steps=int(steps) if steps else None,
-                                     tune=environ.get("TUNE", "0") not in ("0", ""))
-    output_file = os.path.join(configs.KUBEFLOW_BUILD_DIR,
-                               f"{pipeline.pipeline_info.pipeline_name}.json")
+                                     tune=flag(environ.get("TUNE", "")))
+    output_file = default_job_path(pipeline)
     compile_pipeline(pipeline, cloud, output_file)
     return output_file
