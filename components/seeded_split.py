@@ -7,7 +7,8 @@ import tensorflow as tf
 from tfx.components.example_gen import utils
 from tfx.proto import example_gen_pb2
 
-ID_FEATURE = "id"  # every ExampleGen here writes a stable per-example id
+from trainer_module import features
+
 # File or folder names that name a split, and the split they become; data under other names
 # is split by seeded hash.
 SPLIT_NAMES = {"train": "train", "val": "eval", "valid": "eval", "validation": "eval",
@@ -27,7 +28,7 @@ def hash_split_config(eval_percent: int) -> example_gen_pb2.Output:
 def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> int:
     """An example's hash bucket, from its id and the seed: stable across runs and machines
     (TFX's own hash split hashes the whole serialized example, without a seed)."""
-    example_id = example.features.feature[ID_FEATURE].bytes_list.value[0]
+    example_id = example.features.feature[features.EXAMPLE_ID].bytes_list.value[0]
     return int(hashlib.sha256(f"{seed}:".encode() + example_id).hexdigest(), 16) % total_buckets
 
 

@@ -1,7 +1,7 @@
 """tfx-transformers: run a task's pipeline locally or on Vertex AI / Kubeflow Pipelines, or
 query a pushed model.
 
-  tfx-transformers run --task imdb --model transformer [--data DIR] [--output DIR] [--tune] ...
+  tfx-transformers run --task imdb [--model text_encoder] [--data DIR] [--output DIR] [--tune] ...
   tfx-transformers compile --task imdb [--tune] [--output-file PATH]   (Vertex AI / Kubeflow)
   tfx-transformers submit PIPELINE_JOB.json [--engine vertex|kubeflow] [--param NAME=VALUE]
   tfx-transformers predict --model PATH TEXT...
@@ -21,17 +21,6 @@ from pipeline import configs
 from pipeline.cloud import ENGINES, CloudConfig
 
 
-def parse_override(text: str):
-    """KEY=VALUE with VALUE read as JSON when it parses (numbers, booleans), else a string."""
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    key, value = text.split("=", 1)
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
-
-
 def parse_parameter(text: str):
     """NAME=VALUE with VALUE kept as a string (runtime parameters are strings)."""
     if "=" not in text:
@@ -39,84 +28,25 @@ def parse_parameter(text: str):
     return tuple(text.split("=", 1))
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
-    return value
 
 
-def _add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
-    """What builds a task's pipeline, wherever it runs."""
-    parser.add_argument("--task", required=True, help="a task the factory knows, e.g. imdb")
-    parser.add_argument("--model", help="model family (default: the task's first)")
-    parser.add_argument("--data", help="input data directory (default: the embedded corpus; "
-                                       "compile: <DATA_ROOT>/<task>)")
-    parser.add_argument("--source-lang", help="translation: source language suffix (default: de)")
-    parser.add_argument("--target-lang", help="translation: target language suffix (default: en)")
-    parser.add_argument("--image-size", type=_positive_int,
-                        help="cifar10: the side every dataset image must have (default: 32)")
-    parser.add_argument("--train-steps", type=_positive_int)
-    parser.add_argument("--eval-steps", type=_positive_int)
-    parser.add_argument("--preset", help="model preset (default: the family's default)")
-    parser.add_argument("--bert-preset", metavar="NAME_OR_DIR",
-                        help="with --model bert: a KerasHub preset name or a local preset "
-                             "directory")
-    parser.add_argument("--set", dest="overrides", type=parse_override, action="append",
-                        default=[], metavar="KEY=VALUE",
-                        help="override a preset field, e.g. --set d_model=128 (repeatable)")
-    parser.add_argument("--blessing-threshold", type=float,
-                        help="lower bound on the task's gating metric (IMDB: binary_accuracy)")
-    parser.add_argument("--schema", metavar="PATH",
-                        help="a curated schema (text proto) to validate the data against, "
-                             "e.g. data/imdb/schema.pbtxt (default: inferred from the data)")
-    parser.add_argument("--tune", action="store_true",
-                        help="search layers, d_model, learning rate and dropout with a Tuner "
-                             "first; the Trainer uses the best values")
-    parser.add_argument("--tuner-trials", type=_positive_int, default=configs.TUNER_TRIALS,
-                        help="KerasTuner trials with --tune (default: %(default)s)")
-    parser.add_argument("--no-cache", action="store_true", help="rerun every component")
-
-
-def _pipeline_options(args) -> dict:
-    """The keyword arguments of the pipeline builders shared by `run` and `compile`."""
-    overrides = dict(args.overrides)
-    if args.bert_preset:
-        if args.model != "bert":
-            raise ValueError("--bert-preset goes with --model bert")
-        local = os.path.isdir(args.bert_preset)
-        overrides["backbone_preset"] = (os.path.abspath(args.bert_preset) if local
-                                        else args.bert_preset)
-    return dict(task=args.task, model=args.model, data_dir=args.data,
-                data_options={"source_lang": args.source_lang, "target_lang": args.target_lang,
-                              "image_size": args.image_size and str(args.image_size)},
-                train_steps=args.train_steps, eval_steps=args.eval_steps, preset=args.preset,
-                model_overrides=overrides, blessing_threshold=args.blessing_threshold,
-                schema_path=args.schema, tune=args.tune, tuner_trials=args.tuner_trials,
-                enable_cache=not args.no_cache)
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
+    """The CLI's parser; `pipeline_options=False` leaves out run's and compile's options, which
+    load every task's definition (TensorFlow, TFX) to be declared."""
     parser = argparse.ArgumentParser(prog="tfx-transformers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run a task's pipeline with LocalDagRunner")
-    _add_pipeline_arguments(run)
-    run.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
-                     help="pipeline roots, MLMD, logs and pushed models (default: %(default)s)")
-    run.add_argument("--beam-mode", choices=sorted(configs.BEAM_MODES),
-                     default=configs.DEFAULT_BEAM_MODE)
-    run.add_argument("--registry", choices=[r for r in configs.REGISTRIES if r],
-                     default=configs.DEFAULT_REGISTRY,
-                     help="register pushed models in MLflow (MLFLOW_TRACKING_URI, else a local "
-                          "registry under --output) or not (default: %(default)s)")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
-
     compile_ = commands.add_parser(
         "compile", help="compile a task's pipeline for Vertex AI Pipelines / Kubeflow "
                         "Pipelines (settings from the environment: kubeflow/README.md)")
-    _add_pipeline_arguments(compile_)
+    if pipeline_options:
+        from pipeline.options import add_arguments
+
+        add_arguments(run, local=True)
+        add_arguments(compile_, local=False)
     compile_.add_argument("--output-file", metavar="PATH",
                           help="the PipelineJob JSON (default: kubeflow/build/<pipeline>.json)")
 
@@ -142,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="print the path of the latest run report, or rebuild one from MLMD")
     report.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
                         help="the run command's output directory (default: %(default)s)")
-    report.add_argument("--pipeline", help="e.g. imdb-transformer (default: the newest report "
+    report.add_argument("--pipeline", help="e.g. imdb-text-encoder (default: the newest report "
                                            "of any pipeline; required with --run/--regenerate "
                                            "when the output holds several)")
     report.add_argument("--run", dest="run_id", help="a run id (the run summary's run_id): "
@@ -154,16 +84,23 @@ def build_parser() -> argparse.ArgumentParser:
     registry = commands.add_parser(
         "registry", help="read and change the MLflow model registry (MLFLOW_TRACKING_URI, "
                          "else the local one under --output)")
+    # --output is accepted before the action (registry --output DIR list) and after it.
+    output = argparse.ArgumentParser(add_help=False)
+    output.add_argument("--output", default=argparse.SUPPRESS,
+                        help="the run command's output directory (default: outputs)")
     registry.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
                           help="the run command's output directory (default: %(default)s)")
     actions = registry.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="every registered version, with metrics and aliases")
-    listing.add_argument("--name", help="one registered model, e.g. imdb-transformer")
-    show = actions.add_parser("show", help="one version (default: the champion)")
+    listing = actions.add_parser("list", parents=[output],
+                                 help="every registered version, with metrics and aliases")
+    listing.add_argument("--name", help="one registered model, e.g. imdb-text-encoder")
+    show = actions.add_parser("show", parents=[output],
+                              help="one version (default: the champion)")
     show.add_argument("name")
     show.add_argument("version", nargs="?")
     show.add_argument("--alias", default=CHAMPION)
-    promote = actions.add_parser("promote", help="move an alias (default: champion) to a version")
+    promote = actions.add_parser("promote", parents=[output],
+                                 help="move an alias (default: champion) to a version")
     promote.add_argument("name")
     promote.add_argument("version")
     promote.add_argument("--alias", default=CHAMPION)
@@ -172,13 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _options(args):
+    from pipeline.options import PipelineOptions
+
+    return PipelineOptions.from_args(args)
+
+
 def command_run(args) -> int:
     from pipeline.runner import build_local_pipeline, run_local
 
     try:
-        pipeline, paths = build_local_pipeline(
-            **_pipeline_options(args), output_dir=args.output, beam_mode=args.beam_mode,
-            registry=args.registry)
+        pipeline, paths = build_local_pipeline(_options(args))
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         print(json.dumps({"status": "failed", "error": str(error)}))
@@ -202,8 +143,7 @@ def command_compile(args) -> int:
 
     try:
         cloud = CloudConfig.from_environment()
-        options = _pipeline_options(args)
-        pipeline = build_cloud_pipeline(options.pop("task"), cloud, **options)
+        pipeline = build_cloud_pipeline(_options(args), cloud)
         name = pipeline.pipeline_info.pipeline_name
         output_file = args.output_file or default_job_path(pipeline)
         job = compile_pipeline(pipeline, cloud, output_file)
@@ -272,8 +212,9 @@ def command_report(args) -> int:
 def command_registry(args) -> int:
     from components.model_registry.backends import from_config, mlflow_config
 
-    registry = from_config(mlflow_config(configs.output_paths(args.output, "")["registry_dir"]))
     try:
+        registry = from_config(mlflow_config(
+            configs.output_paths(args.output, "")["registry_dir"]))
         if args.action == "list":
             rows = registry.versions(args.name)
         elif args.action == "show":
@@ -293,7 +234,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     # TensorFlow's C++ start-up lines (CUDA plugins on a CPU machine, CPU features) are noise
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(pipeline_options=bool({"run", "compile"} & set(argv[:1]))
+                        ).parse_args(argv)
     commands = {"run": command_run, "compile": command_compile, "submit": command_submit,
                 "predict": command_predict, "report": command_report,
                 "registry": command_registry}

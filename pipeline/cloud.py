@@ -2,13 +2,14 @@
 environment, and what they become (paths, Beam's Dataflow arguments, Vertex AI training jobs).
 
 Required: GOOGLE_CLOUD_PROJECT, PIPELINE_ROOT (gs://...), PIPELINE_IMAGE. Everything else has a
-default; see ENVIRONMENT and CloudConfig.
+default; see ENVIRONMENT and CloudConfig. What the pipeline runs (task, model, steps...) is the
+options object's (pipeline/options.py, TFXT_* variables), as for local runs.
 """
 import dataclasses
 import os
 from typing import Mapping, Optional
 
-from pipeline import configs
+from pipeline.configs import flag
 
 # Environment variable -> the CloudConfig field it sets (its default there; none: required).
 ENVIRONMENT = {
@@ -27,16 +28,10 @@ ENVIRONMENT = {
     "DATAFLOW_MAX_WORKERS": "dataflow_max_workers",
     "MODEL_REGISTRY": "registry",
     "VERTEX_PARENT_MODEL": "parent_model",
-    "MIXED_PRECISION": "mixed_precision",
 }
 BEAM_RUNNERS = ("dataflow", "direct")
 CLOUD_REGISTRIES = ("vertex", "mlflow", "none")
 ENGINES = ("vertex", "kubeflow")  # where `tfx-transformers submit` starts runs
-
-
-def flag(text: str) -> bool:
-    """An environment switch: "", "0" and "false" are off, anything else on."""
-    return text.strip().lower() not in ("", "0", "false")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +51,6 @@ class CloudConfig:
     dataflow_max_workers: int = 8
     registry: str = "vertex"  # vertex, mlflow (MLFLOW_TRACKING_URI) or none
     parent_model: str = ""  # register versions under this Vertex AI model
-    mixed_precision: str = configs.MIXED_PRECISION
 
     def __post_init__(self):
         if not self.root.startswith("gs://"):

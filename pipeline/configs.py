@@ -2,19 +2,18 @@
 import os
 import pathlib
 
+from trainer_module.training import precision
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 EMBEDDED_DATA_DIR = REPO_ROOT / "data"  # the corpora the project writes itself
 DEFAULT_OUTPUT_DIR = "outputs"  # pipeline roots, MLMD, pushed models and logs go under it
 KUBEFLOW_BUILD_DIR = "kubeflow/build"  # compiled PipelineJob files (tfx-transformers compile)
 
-# Module paths TFX imports inside Transform and Trainer (dotted paths into the installed
-# package: no module-file wheel is built at run time).
-RUN_FN = "trainer_module.training.run_fn.run_fn"
-TUNER_FN = "trainer_module.training.tuning.tuner_fn"
-
 TUNER_TRIALS = 8  # KerasTuner trials of the optional Tuner (--tune)
-# Keras dtype policy while training: "auto" is mixed_float16 when the Trainer sees a GPU.
+# The Trainer's dtype policy (trainer_module/training/precision.py): auto is mixed precision
+# where the hardware has a fast path for it.
 MIXED_PRECISION = "auto"
+MIXED_PRECISION_SETTINGS = precision.MIXED_PRECISION_SETTINGS
 
 SPLIT_SEED = 42  # seed of the hash split when the data has no eval split of its own
 EVAL_PERCENT = 20  # share of reviews held out for evaluation by that split
@@ -22,17 +21,23 @@ TRAINING_SEED = 0
 
 # Beam on the local machine. in_memory starts fastest on small data; multi_processing uses
 # every core (TFX's own examples), at the cost of worker start-up per component.
+# Both skip what only remote runners need: TFX builds and stages an sdist of itself for every
+# Beam component unless an SDK image is named (local workers import the installed packages),
+# and Beam's DirectRunner first tries the Prism runner, downloading its binary from GitHub
+# (a network request per component, then a fallback to the same in-process runner).
+_LOCAL_ONLY = ["--sdk_container_image=local-workers-import-the-installed-packages",
+               "--prism_location=/dev/null/prism-is-not-used"]
 BEAM_MODES = {
     "in_memory": ["--runner=DirectRunner", "--direct_running_mode=in_memory",
-                  "--direct_num_workers=1"],
+                  "--direct_num_workers=1", *_LOCAL_ONLY],
     "multi_processing": ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
-                         "--direct_num_workers=0"],
+                         "--direct_num_workers=0", *_LOCAL_ONLY],
 }
 DEFAULT_BEAM_MODE = "in_memory"
 
 # Where local runs register pushed models: MLflow (MLFLOW_TRACKING_URI, else a SQLite registry
 # under the output directory), or nowhere. Vertex AI's registry is for Vertex runs (kubeflow/).
-REGISTRIES = ("mlflow", "none", None)
+REGISTRIES = ("mlflow", "none")
 DEFAULT_REGISTRY = "mlflow"
 
 
@@ -47,3 +52,9 @@ def output_paths(output_dir: str, pipeline_name: str) -> dict:
         # The local MLflow registry (all pipelines; a model per pipeline name).
         "registry_dir": os.path.join(output_dir, "mlflow"),
     }
+
+
+def flag(text: str) -> bool:
+    """How an environment switch reads (TFXT_TUNE, VERTEX_TRAINING): "", "0", "false" and "no"
+    are off, anything else on."""
+    return text.strip().lower() not in ("", "0", "false", "no")

@@ -1,4 +1,5 @@
-"""The one pipeline factory: a task and a model family in, a TFX pipeline out."""
+"""The one pipeline factory: the options (a task, a model family and how to train it) in, a TFX
+pipeline out."""
 import json
 from typing import Any, Mapping, Optional, Sequence
 
@@ -21,66 +22,46 @@ from components.model_registry.component import ModelRegistry, ModelRegistrySpec
 from components.run_report import RunReport
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs
-from pipeline.tasks import Task
+from pipeline.options import PipelineOptions
 
 
 def create_pipeline(
+    options: PipelineOptions,
     *,
-    pipeline_name: str,
     pipeline_root: str,
-    task: Task,
-    model: str,
     data_dir: str,
-    data_options: Optional[Mapping[str, str]] = None,
     serving_model_dir: str,
     metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
     beam_pipeline_args: Sequence[str] = (),
-    train_steps: Optional[int] = None,
-    eval_steps: Optional[int] = None,
-    preset: Optional[str] = None,
-    model_overrides: Optional[Mapping[str, Any]] = None,
-    blessing_threshold: Optional[float] = None,
-    schema_path: Optional[str] = None,
     registry_config: Optional[str] = None,
-    tune: bool = False,
-    tuner_trials: int = configs.TUNER_TRIALS,
-    mixed_precision: str = configs.MIXED_PRECISION,
     vertex_training: Optional[Mapping[str, Mapping[str, Any]]] = None,
     runtime_parameters: bool = False,
-    enable_cache: bool = True,
 ) -> Pipeline:
-    """Builds the pipeline for `task` trained with the `model` family.
+    """Builds the pipeline `options` describe (task, model family, preset and overrides,
+    steps, threshold, schema, tuning).
 
     Everything that depends on where the pipeline runs (paths, Beam arguments, the metadata
-    store) comes in as an argument; runners only work those out and call this. With
-    `schema_path`, ExampleValidator checks the data against that curated schema;
-    `data_options` go to the task's ExampleGen (translation: `source_lang`, `target_lang`).
+    store, the registry) comes in as an argument; runners only work those out and call this.
     With `registry_config` (components/model_registry/backends.py), each pushed version is
-    registered in that model registry.
-
-    With `tune`, a Tuner runs `tuner_trials` KerasTuner trials first and the Trainer applies
-    its best values. `vertex_training` ({"trainer": ..., "tuner": ...}, each the custom_config
-    of TFX's Google Cloud extension: pipeline/cloud.py) runs them as Vertex AI training jobs.
-    With `runtime_parameters`, the train and eval arguments are the pipeline's runtime
-    parameters `train_args` and `eval_args` (JSON), defaulting to the steps given here.
+    registered in that model registry. `vertex_training` ({"trainer": ..., "tuner": ...}, each
+    the custom_config of TFX's Google Cloud extension: pipeline/cloud.py) runs the Trainer and
+    Tuner as Vertex AI training jobs. With `runtime_parameters`, the train and eval arguments
+    are the pipeline's runtime parameters `train_args` and `eval_args` (JSON), defaulting to
+    the steps in `options`.
     """
-    family = task.model_family(model)
-    preset = preset or family.default_preset
-    overrides = dict(model_overrides or {})
-    if tune and not family.tunable:
-        raise ValueError(f"the {model!r} model family of task {task.name!r} has no search "
-                         "space; run it without --tune")
-    train_args = trainer_pb2.TrainArgs(num_steps=train_steps or task.default_train_steps)
-    eval_args = trainer_pb2.EvalArgs(num_steps=eval_steps or task.default_eval_steps)
+    options.check()
+    task, family = options.task_spec, options.family
+    train_args = trainer_pb2.TrainArgs(num_steps=options.train_steps or task.default_train_steps)
+    eval_args = trainer_pb2.EvalArgs(num_steps=options.eval_steps or task.default_eval_steps)
     if runtime_parameters:
         train_args, eval_args = (
             data_types.RuntimeParameter(name=name, ptype=str,
                                         default=proto_utils.proto_to_json(args))
             for name, args in (("train_args", train_args), ("eval_args", eval_args)))
-    training_config = {"task": task.name, "model": model,
-                       "training_module": family.training_module, "preset": preset,
-                       "overrides": overrides, "seed": configs.TRAINING_SEED,
-                       "mixed_precision": mixed_precision}
+    preset = options.preset or family.default_preset
+    training_config = {"task": task.name, "model": family.name, "preset": preset,
+                       "overrides": dict(options.overrides), "seed": configs.TRAINING_SEED,
+                       "mixed_precision": options.mixed_precision}
     trainer_class, tuner_class = Trainer, Tuner
     vertex_training = vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
@@ -90,12 +71,12 @@ def create_pipeline(
             Tuner as tuner_class)
 
     # Reads the raw data into tf.Examples with `train` and `eval` splits.
-    example_gen = task.example_gen(data_dir, **task.reading_options(data_options))
+    example_gen = task.example_gen(data_dir, **task.reading_options(options.data_options))
     # Computes statistics over both splits.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
     # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
-    if schema_path:
-        schema_gen = ImportSchemaGen(schema_file=schema_path)
+    if options.schema:
+        schema_gen = ImportSchemaGen(schema_file=options.schema)
     else:
         schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
                                               infer_feature_shape=True)
@@ -109,27 +90,27 @@ def create_pipeline(
         examples=example_gen.outputs["examples"],
         schema=schema_gen.outputs["schema"],
         preprocessing_fn=family.preprocessing_fn,
-        custom_config=family.transform_config(preset, overrides),
+        custom_config=family.transform_config(options.model_config()),
     )
     transform.add_upstream_node(anomalies_gate)
     tuner_components = []
     hyperparameters = None
-    if tune:
-        # Searches layers, d_model, learning rate and dropout; writes the best values.
+    if options.tune:
+        # Searches the family's space (layers, width, learning rate...); writes the best values.
         tuner = tuner_class(
-            tuner_fn=configs.TUNER_FN,
+            tuner_fn=family.tuner_fn,
             examples=transform.outputs["transformed_examples"],
             transform_graph=transform.outputs["transform_graph"],
             schema=schema_gen.outputs["schema"],
             train_args=train_args, eval_args=eval_args,
-            custom_config={**training_config, "trials": tuner_trials,
+            custom_config={**training_config, "trials": options.tuner_trials,
                            **vertex_training.get("tuner", {})},
         )
         tuner_components = [tuner]
         hyperparameters = tuner.outputs["best_hyperparameters"]
     # Trains the model family and exports a SavedModel with raw-input signatures.
     trainer = trainer_class(
-        run_fn=configs.RUN_FN,
+        run_fn=family.run_fn,
         examples=transform.outputs["transformed_examples"],
         transform_graph=transform.outputs["transform_graph"],
         schema=schema_gen.outputs["schema"],
@@ -149,7 +130,7 @@ def create_pipeline(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
         baseline_model=model_resolver.outputs["model"],
-        eval_config=task.eval_config(blessing_threshold),
+        eval_config=task.blessing_eval_config(options.blessing_threshold),
         module_path=family.evaluator_module,
     )
     # Copies a blessed model to a new version folder, never overwriting one.
@@ -179,13 +160,13 @@ def create_pipeline(
         components.append(registry)
         run["registered_model"] = registry.outputs["registered_model"]
     # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
-    report = RunReport(model_card=json.dumps(task.model_card(model, preset)), **run)
+    report = RunReport(model_card=json.dumps(task.model_card(family.name, preset)), **run)
 
     return Pipeline(
-        pipeline_name=pipeline_name,
+        pipeline_name=options.pipeline_name,
         pipeline_root=pipeline_root,
         components=components + [report],
-        enable_cache=enable_cache,
+        enable_cache=not options.no_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(beam_pipeline_args),
     )

@@ -11,9 +11,9 @@ from typing import Any, Mapping, Optional
 
 from components.model_registry.backends import TRACKING_URI_ENV, mlflow_config, vertex_config
 from pipeline import configs
-from pipeline.cloud import ENGINES, CloudConfig, flag
+from pipeline.cloud import ENGINES, CloudConfig
 from pipeline.factory import create_pipeline
-from pipeline.tasks import get_task
+from pipeline.options import PipelineOptions
 
 
 def registry_config(cloud: CloudConfig, registry_dir: str) -> Optional[str]:
@@ -27,45 +27,22 @@ def registry_config(cloud: CloudConfig, registry_dir: str) -> Optional[str]:
     return None
 
 
-def build_cloud_pipeline(task: str, cloud: CloudConfig, *, model: Optional[str] = None,
-                         data_dir: Optional[str] = None,
-                         data_options: Optional[Mapping[str, str]] = None,
-                         train_steps: Optional[int] = None, eval_steps: Optional[int] = None,
-                         preset: Optional[str] = None,
-                         model_overrides: Optional[Mapping[str, Any]] = None,
-                         blessing_threshold: Optional[float] = None,
-                         schema_path: Optional[str] = None, tune: bool = False,
-                         tuner_trials: int = configs.TUNER_TRIALS, enable_cache: bool = True):
-    """The pipeline for `task` on `cloud`; its data defaults to <DATA_ROOT>/<task>.
+def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
+    """The pipeline `options` describe, on `cloud`; its data defaults to <DATA_ROOT>/<task>.
 
-    The ExampleGen looks at the data folder now, to choose its layout, so compile where the
-    bucket can be read (gcloud credentials)."""
-    task_spec = get_task(task)
-    model = model or task_spec.default_model
-    pipeline_name = f"{task_spec.name}-{model}"
-    paths = cloud.paths(pipeline_name, task_spec.name)
+    Local paths are refused (a cloud job cannot read them): the data, the schema and a
+    family's path options (a BERT preset directory) must be gs:// paths."""
+    options = options.check().check_cloud_paths()
+    paths = cloud.paths(options.pipeline_name, options.task)
     return create_pipeline(
-        pipeline_name=pipeline_name,
+        options,
         pipeline_root=paths["pipeline_root"],
-        task=task_spec,
-        model=model,
-        data_dir=data_dir or paths["data_dir"],
-        data_options=data_options,
+        data_dir=options.data or paths["data_dir"],
         serving_model_dir=paths["serving_model_dir"],
-        beam_pipeline_args=cloud.beam_pipeline_args(pipeline_name),
-        train_steps=train_steps,
-        eval_steps=eval_steps,
-        preset=preset,
-        model_overrides=model_overrides,
-        blessing_threshold=blessing_threshold,
-        schema_path=schema_path,
+        beam_pipeline_args=cloud.beam_pipeline_args(options.pipeline_name),
         registry_config=registry_config(cloud, paths["registry_dir"]),
-        tune=tune,
-        tuner_trials=tuner_trials,
-        mixed_precision=cloud.mixed_precision,
         vertex_training=cloud.vertex_training_config(),
         runtime_parameters=True,
-        enable_cache=enable_cache,
     )
 
 
@@ -139,14 +116,14 @@ def submit(template_path: str, pipeline_name: str, cloud: CloudConfig, *,
 
 
 def compile_task(task: str, environ: Mapping[str, str] = os.environ) -> str:
-    """What kubeflow/<task>_runner.py does: compiles `task`'s pipeline with the settings in
-    `environ` (MODEL, TUNE=1 and TRAIN_STEPS besides pipeline/cloud.py's) into
-    kubeflow/build/<pipeline>.json under the working directory; returns that path."""
+    """What kubeflow/<task>_runner.py does: compiles `task`'s pipeline with the options in
+    `environ` (TFXT_* variables, pipeline/options.py) and the cloud settings (pipeline/cloud.py)
+    into kubeflow/build/<pipeline>.json under the working directory; returns that path."""
     cloud = CloudConfig.from_environment(environ)
-    steps = environ.get("TRAIN_STEPS")
-    pipeline = build_cloud_pipeline(task, cloud, model=environ.get("MODEL") or None,
-                                     train_steps=int(steps) if steps else None,
-                                     tune=flag(environ.get("TUNE", "")))
+    # The script names the task; everything else may come from the environment.
+    options = PipelineOptions.from_environment(
+        {k: v for k, v in environ.items() if k != "TFXT_TASK"}, task=task)
+    pipeline = build_cloud_pipeline(options, cloud)
     output_file = default_job_path(pipeline)
     compile_pipeline(pipeline, cloud, output_file)
     return output_file

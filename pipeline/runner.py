@@ -7,7 +7,7 @@ import re
 import sys
 import time
 import warnings
-from typing import Any, Mapping, Optional, TextIO
+from typing import Mapping, TextIO
 
 from absl import logging as absl_logging
 from tfx.orchestration import metadata
@@ -16,7 +16,7 @@ from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 from components.model_registry.backends import mlflow_config
 from pipeline import configs, run_summary
 from pipeline.factory import create_pipeline
-from pipeline.tasks import get_task
+from pipeline.options import PipelineOptions
 
 _COMPONENT_EVENT = re.compile(r"Component (\S+) is (running|finished)\.")
 # Warnings the pinned stack emits on every run that say nothing about the user's pipeline.
@@ -49,54 +49,27 @@ def _not_noise(record: logging.LogRecord) -> bool:
     return not any(text in record.getMessage() for text in _KNOWN_NOISE)
 
 
-def build_local_pipeline(*, task: str, model: Optional[str] = None, data_dir: Optional[str] = None,
-                         data_options: Optional[Mapping[str, str]] = None,
-                         output_dir: str = configs.DEFAULT_OUTPUT_DIR,
-                         train_steps: Optional[int] = None, eval_steps: Optional[int] = None,
-                         beam_mode: str = configs.DEFAULT_BEAM_MODE, preset: Optional[str] = None,
-                         model_overrides: Optional[Mapping[str, Any]] = None,
-                         blessing_threshold: Optional[float] = None,
-                         schema_path: Optional[str] = None,
-                         registry: Optional[str] = configs.DEFAULT_REGISTRY,
-                         tune: bool = False, tuner_trials: int = configs.TUNER_TRIALS,
-                         enable_cache: bool = True) -> tuple:
-    """The pipeline for `task` with local paths under `output_dir`; returns (pipeline, paths).
+def build_local_pipeline(options: PipelineOptions) -> tuple:
+    """The pipeline `options` describe, with local paths under `options.output`; returns
+    (pipeline, paths).
 
-    `registry`: "mlflow" registers pushed versions in MLflow (the server MLFLOW_TRACKING_URI
-    names, else a local SQLite registry under `output_dir`); None or "none": no registry.
+    `options.registry`: "mlflow" registers pushed versions in MLflow (the server
+    MLFLOW_TRACKING_URI names, else a local SQLite registry under the output); "none": no
+    registry.
     """
-    task_spec = get_task(task)
-    model = model or task_spec.default_model
-    if schema_path and not os.path.isfile(schema_path):
-        raise FileNotFoundError(f"schema file not found: {schema_path}")
-    if registry not in configs.REGISTRIES:
-        raise ValueError(f"registry must be one of {configs.REGISTRIES}, not {registry!r}")
-    if beam_mode not in configs.BEAM_MODES:
-        raise ValueError(f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, not {beam_mode!r}")
-    pipeline_name = f"{task_spec.name}-{model}"
-    paths = configs.output_paths(output_dir, pipeline_name)
+    options = options.check().local_paths()
+    paths = configs.output_paths(options.output, options.pipeline_name)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)
     pipeline = create_pipeline(
-        pipeline_name=pipeline_name,
+        options,
         pipeline_root=paths["pipeline_root"],
-        task=task_spec,
-        model=model,
-        data_dir=os.path.abspath(data_dir or task_spec.default_data_dir),
-        data_options=data_options,
+        data_dir=options.data,
         serving_model_dir=paths["serving_model_dir"],
         metadata_connection_config=metadata.sqlite_metadata_connection_config(
             paths["metadata_path"]),
-        beam_pipeline_args=configs.BEAM_MODES[beam_mode],
-        train_steps=train_steps,
-        eval_steps=eval_steps,
-        preset=preset,
-        model_overrides=model_overrides,
-        blessing_threshold=blessing_threshold,
-        schema_path=os.path.abspath(schema_path) if schema_path else None,
-        registry_config=mlflow_config(paths["registry_dir"]) if registry == "mlflow" else None,
-        tune=tune,
-        tuner_trials=tuner_trials,
-        enable_cache=enable_cache,
+        beam_pipeline_args=configs.BEAM_MODES[options.beam_mode],
+        registry_config=(mlflow_config(paths["registry_dir"])
+                         if options.registry == "mlflow" else None),
     )
     return pipeline, paths
 

@@ -1,9 +1,11 @@
-"""Shared fixtures: tiny review corpora the tests write themselves."""
+"""Shared fixtures: tiny corpora the tests write themselves, and one real training run per model
+family (its Trainer entry point on in-memory data), shared by the session's tests."""
 import os
 import pathlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 POSITIVE = ["a wonderful film, I loved it", "brilliant acting and a great story",
@@ -14,6 +16,44 @@ NEGATIVE = ["a terrible film, I hated it", "awful acting and a boring story",
             "dull, lifeless and flat", "the worst movie this year!", "boring mess, hated the cast",
             "terrible and tedious <br /><br />truly awful", "awful score, boring cast",
             "I hated every minute: dull"]
+REVIEWS = [{"text": t, "label": 1} for t in POSITIVE] + [{"text": t, "label": 0} for t in NEGATIVE]
+
+# German -> English pairs a tiny translator learns exactly.
+PAIRS = [("Ein Mann läuft.", "A man is running."),
+         ("Eine Frau sitzt.", "A woman is sitting."),
+         ("Zwei Hunde spielen im Park.", "Two dogs are playing in the park."),
+         ("Ein Kind lacht.", "A child is laughing.")]
+
+COLOURS = {"red": [220, 30, 30], "green": [30, 200, 40], "blue": [30, 40, 220]}
+
+
+def review_spec():
+    import tensorflow as tf
+
+    return {"text": tf.io.FixedLenFeature([], tf.string),
+            "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+def pair_spec():
+    import tensorflow as tf
+
+    return {"source": tf.io.FixedLenFeature([], tf.string),
+            "target": tf.io.FixedLenFeature([], tf.string)}
+
+
+def image_spec():
+    import tensorflow as tf
+
+    return {"image": tf.io.FixedLenFeature([], tf.string),
+            "label": tf.io.FixedLenFeature([], tf.int64),
+            "label_name": tf.io.FixedLenFeature([], tf.string)}
+
+
+def picture(name: str, size: int, seed: int) -> np.ndarray:
+    """A noisy image of one colour of COLOURS."""
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(0, 12, size=(size, size, 3))
+    return np.clip(np.asarray(COLOURS[name]) + noise, 0, 255).astype(np.uint8)
 
 
 def write_aclimdb(root: pathlib.Path, splits=("train", "test"), copies: int = 1) -> pathlib.Path:
@@ -39,7 +79,54 @@ def aclimdb_dir(tmp_path) -> pathlib.Path:
 @pytest.fixture(scope="session")
 def tiny_bert_preset(tmp_path_factory) -> str:
     """A randomly initialised 2-layer BERT saved as a local KerasHub preset directory."""
-    from trainer_module.models.bert_tiny_preset import write_tiny_preset
+    from trainer_module.bert.tiny_preset import write_tiny_preset
 
     return write_tiny_preset(str(tmp_path_factory.mktemp("bert") / "preset"),
                              hidden_dim=16, intermediate_dim=32, max_sequence_length=64)
+
+
+# One real Trainer run per family (tests/family_util.py), shared by the model, training and
+# serving tests and the fresh-process check of every export.
+
+@pytest.fixture(scope="session")
+def text_encoder_run(tmp_path_factory):
+    from tests.family_util import run_family
+
+    return run_family(
+        "text_encoder", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("text_encoder")),
+        overrides={"vocab_size": 100, "max_length": 12, "truncation_head": 8, "num_layers": 2,
+                   "pooling": "cls", "dropout": 0.0}, train_steps=30)
+
+
+@pytest.fixture(scope="session")
+def translator_run(tmp_path_factory):
+    """Overfitted to PAIRS: its translations are exact."""
+    from tests.family_util import run_family
+
+    return run_family(
+        "translator", [{"source": s, "target": t} for s, t in PAIRS], pair_spec(),
+        str(tmp_path_factory.mktemp("translator")),
+        overrides={"max_source_length": 10, "max_target_length": 10, "max_decode_length": 9,
+                   "dropout": 0.0, "label_smoothing": 0.0, "peak_learning_rate": 3e-3,
+                   "warmup_steps": 10, "batch_size": 4, "beam_width": 2},
+        train_steps=150, eval_steps=1)
+
+
+@pytest.fixture(scope="session")
+def vit_run(tmp_path_factory):
+    from tests.family_util import run_family
+    from tests.image_util import encode
+
+    rows = [{"image": encode(picture(name, 16, seed)), "label": label, "label_name": name}
+            for seed in range(6) for label, name in enumerate(COLOURS)]
+    return run_family("vit", rows, image_spec(), str(tmp_path_factory.mktemp("vit")),
+                      overrides={"batch_size": 6, "crop_padding": 0}, train_steps=40)
+
+
+@pytest.fixture(scope="session")
+def bert_run(tmp_path_factory, tiny_bert_preset):
+    from tests.family_util import run_family
+
+    return run_family("bert", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("bert_run")),
+                      overrides={"backbone_preset": tiny_bert_preset, "sequence_length": 16,
+                                 "batch_size": 8}, train_steps=10)

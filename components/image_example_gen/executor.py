@@ -23,6 +23,7 @@ from tfx.types import standard_component_specs
 from components.example_gen_options import read_options, read_split_configs
 from components.image_example_gen.layout import BINARY, IMAGE_SUFFIXES, ImageDataError
 from components.seeded_split import split_by_seeded_hash
+from trainer_module import features
 
 CIFAR_SIDE = 32
 RECORD_BYTES = 1 + 3 * CIFAR_SIDE * CIFAR_SIDE  # 3,073
@@ -33,10 +34,10 @@ def make_example(image: bytes, label: int, label_name: str, image_id: str) -> tf
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 
     return tf.train.Example(features=tf.train.Features(feature={
-        "image": text(image),
-        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
-        "label_name": text(label_name.encode("utf-8")),
-        "id": text(image_id.encode("utf-8")),
+        features.IMAGE: text(image),
+        features.IMAGE_LABEL: tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+        features.IMAGE_LABEL_NAME: text(label_name.encode("utf-8")),
+        features.IMAGE_ID: text(image_id.encode("utf-8")),
     }))
 
 

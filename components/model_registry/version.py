@@ -7,7 +7,7 @@ CHAMPION = "champion"  # the alias moved to each newly blessed version
 
 @dataclasses.dataclass(frozen=True)
 class ModelVersion:
-    name: str  # the registered model: the pipeline's name, e.g. imdb-transformer
+    name: str  # the registered model: the pipeline's name, e.g. imdb-text-encoder
     source: str  # the complete pushed SavedModel (a version folder, never a partial copy)
     blessed: bool
     metrics: Dict[str, float]  # TFMA, overall

@@ -20,6 +20,7 @@ from components.parallel_corpus_example_gen.layout import (PARALLEL, CorpusDataE
                                                            parallel_file)
 from components.example_gen_options import read_options, read_split_configs
 from components.seeded_split import split_by_seeded_hash
+from trainer_module import features
 
 SKIPPED_PROPERTY = "skipped_empty_pairs"  # on the output Examples artifact
 PAIRS_PROPERTY = "pairs"
@@ -54,7 +55,8 @@ def make_example(source: str, target: str, pair_id: str) -> tf.train.Example:
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode("utf-8")]))
 
     return tf.train.Example(features=tf.train.Features(feature={
-        "source": text(source), "target": text(target), "id": text(pair_id)}))
+        features.SOURCE: text(source), features.TARGET: text(target),
+        features.PAIR_ID: text(pair_id)}))
 
 
 def read_parallel(root: str, prefix: str, source_lang: str,

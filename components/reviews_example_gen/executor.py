@@ -21,6 +21,7 @@ from tfx.types import standard_component_specs
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError
 from components.example_gen_options import read_options, read_split_configs
 from components.seeded_split import split_by_seeded_hash
+from trainer_module import features
 
 LABEL_FOLDERS = {"neg": 0, "pos": 1}
 SKIPPED_FOLDERS = {"unsup"}  # aclImdb's unlabelled reviews
@@ -42,10 +43,11 @@ def decode_text(path: str, data: bytes) -> str:
 def make_example(text: str, label: int, rating: int, review_id: str) -> tf.train.Example:
     feature = tf.train.Feature
     return tf.train.Example(features=tf.train.Features(feature={
-        "text": feature(bytes_list=tf.train.BytesList(value=[text.encode("utf-8")])),
-        "label": feature(int64_list=tf.train.Int64List(value=[label])),
-        "rating": feature(int64_list=tf.train.Int64List(value=[rating])),
-        "id": feature(bytes_list=tf.train.BytesList(value=[review_id.encode("utf-8")])),
+        features.TEXT: feature(bytes_list=tf.train.BytesList(value=[text.encode("utf-8")])),
+        features.LABEL: feature(int64_list=tf.train.Int64List(value=[label])),
+        features.RATING: feature(int64_list=tf.train.Int64List(value=[rating])),
+        features.REVIEW_ID: feature(bytes_list=tf.train.BytesList(
+            value=[review_id.encode("utf-8")])),
     }))
 
 

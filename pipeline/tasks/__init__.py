@@ -1,10 +1,22 @@
-"""The tasks the pipeline factory knows, by name."""
-from pipeline.tasks.base import Task
-from pipeline.tasks.cifar10 import CIFAR10
-from pipeline.tasks.imdb import IMDB
-from pipeline.tasks.translation import TRANSLATION
+"""The tasks the pipeline factory knows, by name: every module of this package that defines a
+`TASK` (adding a task adds one module here)."""
+import importlib
+import pkgutil
+from typing import Dict
 
-TASKS = {task.name: task for task in (IMDB, TRANSLATION, CIFAR10)}
+from pipeline.tasks.base import Task
+
+
+def _discover() -> Dict[str, Task]:
+    tasks = {}
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        task = getattr(importlib.import_module(f"{__name__}.{module}"), "TASK", None)
+        if task is not None:
+            tasks[task.name] = task
+    return tasks
+
+
+TASKS: Dict[str, Task] = _discover()
 
 
 def get_task(name: str) -> Task:

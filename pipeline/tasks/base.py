@@ -1,11 +1,13 @@
-"""A Task: everything the pipeline factory needs to know about one dataset and its models."""
+"""A Task: everything the pipeline factory needs to know about one dataset: how it is read, the
+kind of model it needs, its TFMA EvalConfig and blessing, its data options, its model card."""
 import dataclasses
-from typing import Callable, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 import tensorflow_model_analysis as tfma
 from tfx.dsl.components.base.base_component import BaseComponent
 
-from pipeline.model_families import ModelFamily
+from trainer_module.families import FAMILIES, get_family
+from trainer_module.family import ModelFamily, Option
 
 
 def overall_gate(lower_bound: float) -> list:
@@ -21,47 +23,76 @@ def overall_gate(lower_bound: float) -> list:
 
 
 @dataclasses.dataclass(frozen=True)
+class Gate:
+    """The metric that blesses a model, in the units the user sets its bound in."""
+    metric: str  # the TFMA metric name, e.g. binary_accuracy
+    unit: str  # how its values read, e.g. "a fraction, 0-1" or "BLEU points, 0-100"
+    default: float  # the default lower bound
+    low: float  # the range a bound may take
+    high: float
+
+    def check(self, bound: float) -> float:
+        if not self.low <= bound <= self.high:
+            raise ValueError(f"--blessing-threshold {bound:g} is outside {self.metric}'s range "
+                             f"({self.unit}); pass a value from {self.low:g} to {self.high:g}")
+        return bound
+
+
+@dataclasses.dataclass(frozen=True)
 class Task:
     name: str
     description: str
     default_data_dir: str
     # (data_dir, **data_options) -> the ExampleGen component that reads it.
     example_gen: Callable[..., BaseComponent]
-    # The model families it can train, by name; the first is the default.
-    model_families: Mapping[str, ModelFamily]
-    # Lower bound on the gating metric (None: the task's default) -> the TFMA EvalConfig.
-    eval_config: Callable[[Optional[float]], tfma.EvalConfig]
-    gating_metric: str
+    model_kind: str  # trainer_module.family: TEXT_CLASSIFIER, TRANSLATOR, IMAGE_CLASSIFIER
+    default_model: str  # a family of that kind
+    # The lower bound on the gating metric -> the TFMA EvalConfig.
+    eval_config: Callable[[float], tfma.EvalConfig]
+    gate: Gate
     default_train_steps: int
     default_eval_steps: int
-    # Options of the ExampleGen and their defaults (translation: the languages).
-    data_options: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Options of the ExampleGen (translation: the languages); flags and variables follow.
+    data_options: Tuple[Option, ...] = ()
     # The model card's prose (run report): what the model is for, and what it is not.
     intended_use: str = ""
     limitations: Tuple[str, ...] = ()
 
     @property
-    def default_model(self) -> str:
-        return next(iter(self.model_families))
+    def model_families(self) -> Dict[str, ModelFamily]:
+        """The families of this task's kind, by name; the default first."""
+        names = [self.default_model] + sorted(n for n, f in FAMILIES.items()
+                                              if f.kind == self.model_kind and
+                                              n != self.default_model)
+        return {name: FAMILIES[name] for name in names}
 
-    def reading_options(self, overrides: Optional[Mapping[str, str]] = None) -> dict:
-        """The task's data options with `overrides` applied; unknown names are an error."""
-        overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-        unknown = sorted(set(overrides) - set(self.data_options))
+    def model_family(self, model: Optional[str]) -> ModelFamily:
+        model = model or self.default_model
+        if model not in self.model_families:
+            get_family(model)  # an unknown name says so
+            raise ValueError(f"task {self.name!r} has no model family {model!r}; "
+                             f"choose one of {sorted(self.model_families)}")
+        return self.model_families[model]
+
+    def reading_options(self, given: Optional[Mapping[str, Any]] = None) -> dict:
+        """The task's data options, as strings, with `given` applied; unknown names are an
+        error."""
+        given = {k: v for k, v in (given or {}).items() if v is not None}
+        known = {option.name: option for option in self.data_options}
+        unknown = sorted(set(given) - set(known))
         if unknown:
             raise ValueError(f"task {self.name!r} takes no data option(s) {unknown}; "
-                             f"known: {sorted(self.data_options) or 'none'}")
-        return {**self.data_options, **overrides}
+                             f"known: {sorted(known) or 'none'}")
+        return {name: str(option.type(given.get(name, option.default)))
+                for name, option in known.items()}
+
+    def blessing_eval_config(self, bound: Optional[float] = None) -> tfma.EvalConfig:
+        """The EvalConfig with the gate at `bound` (default: the task's), range-checked."""
+        return self.eval_config(self.gate.check(self.gate.default if bound is None else bound))
 
     def model_card(self, model: str, preset: Optional[str] = None) -> dict:
         """What the run report's model card says about this task trained with `model`."""
         return {"task": self.name, "model": model,
                 "preset": preset or self.model_family(model).default_preset,
                 "description": self.description, "intended_use": self.intended_use,
-                "limitations": list(self.limitations), "gating_metric": self.gating_metric}
-
-    def model_family(self, model: str) -> ModelFamily:
-        if model not in self.model_families:
-            raise ValueError(f"task {self.name!r} has no model family {model!r}; "
-                             f"choose one of {sorted(self.model_families)}")
-        return self.model_families[model]
+                "limitations": list(self.limitations), "gating_metric": self.gate.metric}

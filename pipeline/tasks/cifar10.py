@@ -1,7 +1,6 @@
 """CIFAR-10 (or any folder of labelled images): images -> a Vision Transformer that classifies
 raw JPEG/PNG bytes."""
 import os
-from typing import Optional
 
 import tensorflow_model_analysis as tfma
 from tfx.components import ImportExampleGen
@@ -11,11 +10,13 @@ from tfx.proto import example_gen_pb2
 from components.image_example_gen import ImageExampleGen
 from components.seeded_split import hash_split_config
 from pipeline import configs
-from pipeline.model_families import IMAGE_CLASSIFIERS
-from pipeline.tasks.base import Task, overall_gate
+from pipeline.tasks.base import Gate, Task, overall_gate
 from trainer_module import features
+from trainer_module.family import IMAGE_CLASSIFIER, Option
 
-DEFAULT_MIN_ACCURACY = 0.5  # chance is 0.1; the embedded shapes reach 0.95 with the defaults
+# Chance is 0.1; the embedded shapes reach 0.95 with the defaults.
+GATE = Gate("sparse_categorical_accuracy", "accuracy, a fraction from 0 to 1", default=0.5,
+            low=0.0, high=1.0)
 EVAL_PERCENT = 10  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 validation
 TFRECORD_SUFFIXES = (".tfrecord", ".tfrecord.gz", ".tfrecords")
 
@@ -57,13 +58,12 @@ def example_gen(data_dir: str, image_size: str):
                            split_seed=configs.SPLIT_SEED)
 
 
-def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
+def eval_config(min_accuracy: float) -> tfma.EvalConfig:
     """Accuracy, top-3 accuracy and the confusion matrix, overall and per class (label_name).
 
     The blessing gates on accuracy over the whole eval split (value, and no worse than the
     latest blessed model); per-class slices are reported, not gated.
     """
-    min_accuracy = DEFAULT_MIN_ACCURACY if min_accuracy is None else min_accuracy
     metric = tfma.MetricConfig
     return tfma.EvalConfig(
         model_specs=[tfma.ModelSpec(signature_name="serving_default",
@@ -81,17 +81,19 @@ def eval_config(min_accuracy: Optional[float] = None) -> tfma.EvalConfig:
     )
 
 
-CIFAR10 = Task(
+TASK = Task(
     name="cifar10",
     description="Image classification: the CIFAR-10 binary release, image folders or TFRecords",
     default_data_dir=str(configs.EMBEDDED_DATA_DIR / "shapes"),
     example_gen=example_gen,
-    model_families=IMAGE_CLASSIFIERS,
+    model_kind=IMAGE_CLASSIFIER,
+    default_model="vit",
     eval_config=eval_config,
-    gating_metric="sparse_categorical_accuracy",
+    gate=GATE,
     default_train_steps=500,
     default_eval_steps=3,
-    data_options={"image_size": "32"},
+    data_options=(Option("image_size", type=int, default=32,
+                         help="the side every dataset image must have (pixels)"),),
     intended_use=("Classifying small natural images into the dataset's classes (CIFAR-10: "
                   "10 object classes at 32x32), as a reference for Vision Transformers in TFX. "
                   "Not for safety-relevant recognition."),

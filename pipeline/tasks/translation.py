@@ -1,17 +1,16 @@
 """Translation: sentence pairs -> an encoder-decoder Transformer that translates raw strings."""
-from typing import Optional
-
 import tensorflow_model_analysis as tfma
 
 from components.parallel_corpus_example_gen import ParallelCorpusExampleGen
 from pipeline import configs
-from pipeline.model_families import TRANSLATORS
-from pipeline.tasks.base import Task, overall_gate
-from pipeline.tasks.translation_metrics import BLEU_NAME
+from pipeline.tasks.base import Gate, Task, overall_gate
 from trainer_module import features
+from trainer_module.family import TRANSLATOR, Option
 
-METRICS_MODULE = "pipeline.tasks.translation_metrics"
-DEFAULT_MIN_BLEU = 20.0  # the embedded corpus reaches ~98 with the default steps; chance is ~0
+# TFMA metrics over the served translator's outputs (the family's evaluator module).
+METRICS_MODULE = "trainer_module.translator.metrics"
+# The embedded corpus reaches ~98 with the default steps; chance is ~0.
+GATE = Gate("bleu", "corpus BLEU, in points from 0 to 100", default=20.0, low=0.0, high=100.0)
 
 
 def example_gen(data_dir: str, source_lang: str, target_lang: str):
@@ -20,14 +19,13 @@ def example_gen(data_dir: str, source_lang: str, target_lang: str):
                                     split_seed=configs.SPLIT_SEED)
 
 
-def eval_config(min_bleu: Optional[float] = None) -> tfma.EvalConfig:
+def eval_config(min_bleu: float) -> tfma.EvalConfig:
     """BLEU of the served model's decoded `translation` against the tokenized `reference`, and
     teacher-forced token accuracy; overall and by source length.
 
     The blessing gates on BLEU over the whole eval split (value and no worse than the latest
     blessed model); slices are reported, not gated.
     """
-    min_bleu = DEFAULT_MIN_BLEU if min_bleu is None else min_bleu
     return tfma.EvalConfig(
         model_specs=[tfma.ModelSpec(
             signature_name="serving_default",
@@ -46,17 +44,21 @@ def eval_config(min_bleu: Optional[float] = None) -> tfma.EvalConfig:
     )
 
 
-TRANSLATION = Task(
+TASK = Task(
     name="translation",
     description="Translation from parallel files (<split>.<lang>, e.g. Multi30k) or TSV pairs",
     default_data_dir=str(configs.EMBEDDED_DATA_DIR / "translation"),
     example_gen=example_gen,
-    model_families=TRANSLATORS,
+    model_kind=TRANSLATOR,
+    default_model="translator",
     eval_config=eval_config,
-    gating_metric=BLEU_NAME,
+    gate=GATE,
     default_train_steps=600,
     default_eval_steps=4,
-    data_options={"source_lang": "de", "target_lang": "en"},
+    data_options=(Option("source_lang", default="de",
+                         help="the source language's file suffix (train.de)"),
+                  Option("target_lang", default="en",
+                         help="the target language's file suffix (train.en)")),
     intended_use=("Sentence-level machine translation of short descriptive sentences (the "
                   "Multi30k image-caption domain), as a reference for sequence-to-sequence "
                   "Transformers in TFX. Not for documents, or where a mistranslation matters."),

@@ -1,11 +1,12 @@
-"""Backend-agnostic Keras 3 building blocks (keras.ops only; no TensorFlow imports)."""
+"""Backend-agnostic Keras 3 building blocks every model family shares (keras.ops only; no
+TensorFlow imports)."""
 from trainer_module.layers.attention import MultiHeadAttention
-from trainer_module.layers.decoder import TransformerDecoderBlock, causal_mask
-from trainer_module.layers.encoder import FeedForward, TransformerEncoderBlock
+from trainer_module.layers.block import FeedForward, TransformerBlock, causal_mask
 from trainer_module.layers.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     TokenEmbedding,
+    position_layer,
     sinusoidal_table,
 )
 
@@ -15,8 +16,8 @@ __all__ = [
     "MultiHeadAttention",
     "SinusoidalPositionalEncoding",
     "TokenEmbedding",
-    "TransformerDecoderBlock",
-    "TransformerEncoderBlock",
+    "TransformerBlock",
     "causal_mask",
+    "position_layer",
     "sinusoidal_table",
 ]

@@ -89,3 +89,11 @@ class LearnedPositionalEmbedding(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "max_length": self.max_length}
+
+
+def position_layer(kind: str, max_length: int, name: str) -> keras.layers.Layer:
+    """The positional layer a config names: "sinusoidal" (fixed) or "learned"."""
+    layers = {"sinusoidal": SinusoidalPositionalEncoding, "learned": LearnedPositionalEmbedding}
+    if kind not in layers:
+        raise ValueError(f"positional must be one of {sorted(layers)}, not {kind!r}")
+    return layers[kind](max_length, name=name)

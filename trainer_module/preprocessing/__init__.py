@@ -1,1 +1,1 @@
-"""tf.Transform preprocessing_fns, one module per kind of input."""
+"""tf.Transform helpers the model families' preprocessing_fns share."""

@@ -1,1 +1,2 @@
-"""SavedModel signatures: raw inputs in, predictions out, preprocessing inside the graph."""
+"""Export machinery every model family shares: the SavedModel archive and the classifier
+signatures (raw input in, predictions out, preprocessing inside the graph)."""

@@ -1,12 +1,10 @@
-"""Where training runs: the distribution strategy, the chief, and mixed precision, read from the
-environment the Trainer runs in (TF_CONFIG on multi-worker Vertex AI jobs, visible GPUs)."""
+"""Where training runs: the distribution strategy and the chief, read from the environment the
+Trainer runs in (TF_CONFIG on multi-worker Vertex AI jobs, visible GPUs)."""
 import json
 import os
 from typing import Mapping, Optional
 
 import tensorflow as tf
-
-MIXED_PRECISION_SETTINGS = ("auto", "on", "off")  # auto: mixed_float16 when a GPU is present
 
 
 def cluster_spec(environ: Mapping[str, str] = os.environ) -> dict:
@@ -61,15 +59,6 @@ def strategy_for(tf_config: dict, gpus: int) -> tf.distribute.Strategy:
     if gpus > 1:
         return tf.distribute.MirroredStrategy()
     return tf.distribute.get_strategy()
-
-
-def precision_policy(setting: str, gpus: int) -> str:
-    """The Keras dtype policy for `setting` (one of MIXED_PRECISION_SETTINGS)."""
-    if setting not in MIXED_PRECISION_SETTINGS:
-        raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION_SETTINGS}, "
-                         f"not {setting!r}")
-    mixed = setting == "on" or (setting == "auto" and gpus > 0)
-    return "mixed_float16" if mixed else "float32"
 
 
 def shard_by_data(dataset: tf.data.Dataset) -> tf.data.Dataset:

@@ -10,6 +10,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
 from trainer_module import features
+from trainer_module.family import ModelFamily, search_overrides
 from trainer_module.training import distribution
 
 
@@ -19,8 +20,7 @@ def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTrans
     """Batches of (model_inputs(transformed features), one-hot labels (B, C)), repeated."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
-        tfxio.TensorFlowDatasetOptions(batch_size=batch_size,
-                                       label_key=features.TRANSFORMED_LABEL,
+        tfxio.TensorFlowDatasetOptions(batch_size=batch_size, label_key=features.LABEL,
                                        shuffle=shuffle, shuffle_seed=0 if shuffle else None),
         tf_transform_output.transformed_metadata.schema,
     )
@@ -30,20 +30,18 @@ def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTrans
     ).prefetch(tf.data.AUTOTUNE)
 
 
-def start_run(fn_args: FnArgs, get_preset, default_preset: str):
+def start_run(fn_args: FnArgs, family: ModelFamily):
     """(config, TFTransformOutput) for one Trainer or Tuner run, and Keras' random seed set.
 
-    The config is the preset named in custom_config with its overrides, then the Tuner's best
-    values when the Trainer was given them, with the global batch size of the current strategy
-    (the preset's batch is per replica).
+    The config is the family's preset named in custom_config with its overrides, then the
+    Tuner's best values when the Trainer was given them, with the global batch size of the
+    current strategy (the preset's batch is per replica).
     """
     custom = fn_args.custom_config
-    config = get_preset(custom.get("preset", default_preset), custom.get("overrides"))
+    config = family.config(custom.get("preset"), custom.get("overrides"))
     tuned = getattr(fn_args, "hyperparameters", None)
     if tuned:
-        from trainer_module.training.tuning import to_overrides  # loads KerasTuner only here
-
-        overrides = to_overrides(tuned["values"], config)
+        overrides = search_overrides(family.search_space, tuned["values"])
         logging.info("Applying the Tuner's best values: %s", overrides)
         config = config.replace(**overrides)
     config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))

@@ -1,7 +1,7 @@
-"""The Trainer's entry point: sets up where training runs, then runs the training module the
-model family names."""
-import importlib
+"""What every family's Trainer entry point runs: sets up where training runs (strategy, chief,
+precision), then the family's train-and-export."""
 import tempfile
+from typing import Callable
 
 import keras
 import tensorflow as tf
@@ -9,31 +9,22 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module.training import distribution
+from trainer_module.training.precision import precision_policy
 
-TRAINING_PACKAGE = "trainer_module.training."
 
+def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> keras.Model:
+    """Runs `train_and_export(fn_args)` (a family's, from its `run_fn`) inside the distribution
+    strategy the environment calls for (distribution.strategy_for), with every dataset sharded
+    by batch across workers and the `custom_config["mixed_precision"]` policy (auto: mixed
+    precision where the hardware has it), restored afterwards.
 
-def run_fn(fn_args: FnArgs) -> None:
-    """TFX Trainer entry point (`Trainer(run_fn='trainer_module.training.run_fn.run_fn')`).
-
-    `custom_config["training_module"]` (set by the pipeline factory from the model family) is a
-    module of this package with `train_and_export(fn_args) -> keras.Model`; it is imported only
-    when used, so a family's dependencies load only for it.
-
-    The module runs inside the distribution strategy the environment calls for
-    (distribution.strategy_for), with every dataset sharded by batch across workers and the
-    `custom_config["mixed_precision"]` policy (auto: mixed_float16 on GPUs). On a multi-worker
-    job every worker trains and exports (saving is collective), but only the chief writes to
-    the Trainer's outputs: the others write to a local temporary folder.
+    On a multi-worker job every worker trains and exports (saving is collective), but only the
+    chief writes to the Trainer's outputs: the others write to a local temporary folder.
     """
-    module = fn_args.custom_config.get("training_module", "")
-    if not module.startswith(TRAINING_PACKAGE):
-        raise ValueError(f"training_module must be a module of {TRAINING_PACKAGE[:-1]}, "
-                         f"not {module!r}")
     tf_config = distribution.cluster_spec()
     gpus = len(tf.config.list_physical_devices("GPU"))
     strategy = distribution.strategy_for(tf_config, gpus)  # before any other op runs
-    policy = distribution.precision_policy(
+    policy = precision_policy(
         fn_args.custom_config.get("mixed_precision", "auto"), gpus)
     chief = distribution.is_chief(tf_config)
     role = "chief" if chief else f"{tf_config['task']['type']} {tf_config['task']['index']}"
@@ -53,8 +44,9 @@ def run_fn(fn_args: FnArgs) -> None:
     keras.mixed_precision.set_global_policy(policy)
     try:
         with strategy.scope():
-            model = importlib.import_module(module).train_and_export(fn_args)
+            model = train_and_export(fn_args)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     logging.info("Training finished as %s after %d optimizer steps", role,
                  int(keras.ops.convert_to_numpy(model.optimizer.iterations)))
+    return model

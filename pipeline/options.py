@@ -1,0 +1,281 @@
+"""The one options object: every setting of a pipeline run, built once from CLI flags
+(`tfx-transformers run|compile`) or from TFXT_* environment variables (the TFX CLI's DSL file
+and the Kubeflow runner scripts, same names everywhere), and consumed by the factory.
+
+Flags and variables are generated from the declarations: the fields below, each task's data
+options and each model family's options (trainer_module/family.py: Option). A field `beam_mode`
+is the flag `--beam-mode` and the variable `TFXT_BEAM_MODE`.
+"""
+import argparse
+import dataclasses
+import json
+import os
+import shlex
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+from pipeline import configs
+from pipeline.configs import flag
+from pipeline.tasks import TASKS, Task, get_task
+from trainer_module.families import FAMILIES
+from trainer_module.family import ModelFamily, Option, PresetConfig
+
+ENV_PREFIX = "TFXT_"
+
+
+def positive_int(text) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError(f"must be a positive integer, not {text}")
+    return value
+
+
+def parse_override(text: str) -> Tuple[str, Any]:
+    """KEY=VALUE with VALUE read as JSON when it parses (numbers, booleans), else a string."""
+    if "=" not in text:
+        raise ValueError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def _field(default, help: str, parse: Callable = str, local: bool = False, metavar=None):
+    """A declared option: its default, help, parser and whether only local runs take it."""
+    return dataclasses.field(default=default, metadata={
+        "help": help, "parse": parse, "local": local, "metavar": metavar})
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineOptions:
+    """What to run and how; where it runs (paths, Beam, the cloud) is the runners' business."""
+
+    task: str = _field("imdb", "a task the factory knows: " + ", ".join(sorted(TASKS)))
+    model: Optional[str] = _field(None, "the model family (default: the task's first): "
+                                        + ", ".join(sorted(FAMILIES)))
+    data: Optional[str] = _field(None, "input data directory (default: the task's embedded "
+                                       "corpus; compile: <DATA_ROOT>/<task>)", metavar="DIR")
+    preset: Optional[str] = _field(None, "the family's preset (default: the family's default)")
+    overrides: Mapping[str, Any] = _field(
+        None, "override a preset field, e.g. d_model=128 (repeatable; TFXT_SET: "
+              "space-separated)", metavar="KEY=VALUE")
+    data_options: Mapping[str, Any] = _field(None, "the task's data options")
+    train_steps: Optional[int] = _field(None, "optimizer steps (default: the task's)",
+                                        positive_int)
+    eval_steps: Optional[int] = _field(None, "validation batches per evaluation", positive_int)
+    blessing_threshold: Optional[float] = _field(
+        None, "lower bound on the task's gating metric, in its unit: " + "; ".join(
+            f"{t.name}: {t.gate.metric} ({t.gate.unit}, default {t.gate.default:g})"
+            for t in sorted(TASKS.values(), key=lambda t: t.name)), float)
+    schema: Optional[str] = _field(None, "a curated schema (text proto) to validate the data "
+                                         "against, e.g. data/imdb/schema.pbtxt (default: "
+                                         "inferred from the data)", metavar="PATH")
+    tune: bool = _field(False, "search the family's space with a Tuner first; the Trainer "
+                               "uses the best values", flag)
+    tuner_trials: int = _field(configs.TUNER_TRIALS, "KerasTuner trials with --tune",
+                               positive_int)
+    mixed_precision: str = _field(configs.MIXED_PRECISION,
+                                  "the Trainer's dtype policy: " + ", ".join(
+                                      configs.MIXED_PRECISION_SETTINGS))
+    no_cache: bool = _field(False, "rerun every component", flag)
+    # Local runs only.
+    output: str = _field(configs.DEFAULT_OUTPUT_DIR, "pipeline roots, MLMD, logs and pushed "
+                                                     "models", local=True, metavar="DIR")
+    beam_mode: str = _field(configs.DEFAULT_BEAM_MODE, "Beam on this machine: " + ", ".join(
+        sorted(configs.BEAM_MODES)), local=True)
+    registry: str = _field(configs.DEFAULT_REGISTRY,
+                           "register pushed models in MLflow (MLFLOW_TRACKING_URI, else a "
+                           "local registry under the output) or not: mlflow, none", local=True)
+
+    def __post_init__(self):
+        object.__setattr__(self, "overrides", dict(self.overrides or {}))
+        object.__setattr__(self, "data_options", dict(self.data_options or {}))
+
+    # What the options name.
+
+    @property
+    def task_spec(self) -> Task:
+        return get_task(self.task)
+
+    @property
+    def family(self) -> ModelFamily:
+        return self.task_spec.model_family(self.model)
+
+    @property
+    def pipeline_name(self) -> str:
+        """<task>-<family>, e.g. imdb-text-encoder: the pipeline, its folders and its
+        registered model."""
+        return f"{self.task}-{self.family.name}".replace("_", "-")
+
+    def model_config(self) -> PresetConfig:
+        """The family's preset with the overrides; raises on an unknown preset or field."""
+        return self.family.config(self.preset, self.overrides)
+
+    def check(self) -> "PipelineOptions":
+        """Raises ValueError naming the first setting that cannot work; returns self."""
+        task = self.task_spec
+        self.model_config()
+        task.reading_options(self.data_options)
+        if self.blessing_threshold is not None:
+            task.gate.check(self.blessing_threshold)
+        if self.tune and not self.family.tunable:
+            raise ValueError(f"the {self.family.name!r} model family has no search space; "
+                             "run it without --tune")
+        if self.mixed_precision not in configs.MIXED_PRECISION_SETTINGS:
+            raise ValueError(f"mixed_precision must be one of "
+                             f"{configs.MIXED_PRECISION_SETTINGS}, not {self.mixed_precision!r}")
+        if self.beam_mode not in configs.BEAM_MODES:
+            raise ValueError(f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, "
+                             f"not {self.beam_mode!r}")
+        if self.registry not in configs.REGISTRIES:
+            raise ValueError(f"registry must be one of {configs.REGISTRIES}, "
+                             f"not {self.registry!r}")
+        return self
+
+    def local_paths(self) -> "PipelineOptions":
+        """The options with local paths made absolute (data, schema, path-valued fields)."""
+        overrides = dict(self.overrides)
+        for field in _path_fields(self.family):
+            value = overrides.get(field)
+            if isinstance(value, str) and os.path.isdir(value):
+                overrides[field] = os.path.abspath(value)
+        if self.schema and not os.path.isfile(self.schema):
+            raise FileNotFoundError(f"schema file not found: {self.schema}")
+        return dataclasses.replace(
+            self, overrides=overrides,
+            data=os.path.abspath(self.data or self.task_spec.default_data_dir),
+            schema=os.path.abspath(self.schema) if self.schema else None)
+
+    def check_cloud_paths(self) -> "PipelineOptions":
+        """Refuses local paths a cloud job could not read (a local BERT preset directory)."""
+        for field in _path_fields(self.family):
+            value = self.overrides.get(field) or ""
+            if isinstance(value, str) and _is_local_path(value):
+                option = next(o for o in self.family.options if o.config_field == field)
+                raise ValueError(
+                    f"{option.flag} {value} is a local path, which a cloud pipeline cannot "
+                    f"read: copy it to a bucket and pass its gs:// path, or pass a preset name")
+        for name, value in (("--data", self.data), ("--schema", self.schema)):
+            if value and _is_local_path(value):
+                raise ValueError(f"{name} {value} is a local path, which a cloud pipeline "
+                                 "cannot read: pass a gs:// path")
+        return self
+
+    # Building it.
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "PipelineOptions":
+        """From the flags `add_arguments` declared (absent local ones keep their defaults)."""
+        values = {f.name: getattr(args, f.name) for f in _declared_fields()
+                  if getattr(args, f.name, None) is not None}
+        values["overrides"] = dict(getattr(args, "overrides", None) or [])
+        values["data_options"] = {o.name: getattr(args, o.name) for o in _task_options()
+                                  if getattr(args, o.name, None) is not None}
+        family_values = {o: getattr(args, o.name) for o in _family_options()
+                         if getattr(args, o.name, None) is not None}
+        return cls(**values)._with_family_options(family_values)
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ,
+                         **defaults) -> "PipelineOptions":
+        """From TFXT_* variables (unset or empty ones keep `defaults`, then the defaults)."""
+        def get(name: str) -> Optional[str]:
+            value = environ.get(ENV_PREFIX + name.upper(), "")
+            return value if value.strip() else None
+
+        values = dict(defaults)
+        for field in _declared_fields():
+            text = get(field.name)
+            if text is not None:
+                values[field.name] = _parse(field.metadata["parse"], text,
+                                            ENV_PREFIX + field.name.upper())
+        text = get("set")
+        if text is not None:
+            values["overrides"] = dict(_parse(parse_override, item, ENV_PREFIX + "SET")
+                                       for item in shlex.split(text))
+        values["data_options"] = {o.name: _parse(o.type, get(o.name), o.environment_variable)
+                                  for o in _task_options() if get(o.name) is not None}
+        family_values = {o: get(o.name) for o in _family_options() if get(o.name) is not None}
+        return cls(**values)._with_family_options(family_values)
+
+    def _with_family_options(self, given: Dict[Option, Any]) -> "PipelineOptions":
+        """Family options (--bert-preset) become overrides of the fields they name."""
+        overrides = dict(self.overrides)
+        for option, value in given.items():
+            if option not in self.family.options:
+                owners = [f.name for f in FAMILIES.values() if option in f.options]
+                raise ValueError(f"{option.flag} goes with --model {' or '.join(owners)}")
+            overrides[option.config_field] = option.type(value)
+        return dataclasses.replace(self, overrides=overrides)
+
+
+def _declared_fields():
+    """The fields with a flag and a variable of their own."""
+    return [f for f in dataclasses.fields(PipelineOptions)
+            if f.name not in ("overrides", "data_options")]
+
+
+def _task_options() -> list:
+    """Every task's data options, once per name."""
+    return list({o.name: o for t in TASKS.values() for o in t.data_options}.values())
+
+
+def _family_options() -> list:
+    return list({o.name: o for f in FAMILIES.values() for o in f.options}.values())
+
+
+def _path_fields(family: ModelFamily) -> list:
+    return [o.config_field for o in family.options if o.is_path and o.config_field]
+
+
+def _is_local_path(value: str) -> bool:
+    """A file-system path rather than a URI (gs://, hf://, kaggle://) or a preset name."""
+    return "://" not in value and (os.sep in value or value.startswith(".")
+                                   or os.path.exists(value))
+
+
+def _parse(parse: Callable, text: str, name: str):
+    try:
+        return parse(text)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name}={text!r}: {error}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser, local: bool) -> None:
+    """Every option's flag (the local-only ones with `local`), the tasks' and the families'."""
+    for field in _declared_fields():
+        meta = field.metadata
+        if meta["local"] and not local:
+            continue
+        name = "--" + field.name.replace("_", "-")
+        help_text = meta["help"]
+        if meta["parse"] is flag:
+            parser.add_argument(name, action="store_true", default=None, help=help_text)
+            continue
+        default = field.default if meta["local"] else None
+        if default is not None:
+            help_text += f" (default: {default})"
+        parser.add_argument(name, type=_argparse_type(meta["parse"]), default=default,
+                            metavar=meta["metavar"], help=help_text)
+    parser.add_argument("--set", dest="overrides", type=_argparse_type(parse_override),
+                        action="append", default=[], metavar="KEY=VALUE",
+                        help=PipelineOptions.__dataclass_fields__["overrides"].metadata["help"])
+    for option in _task_options():
+        tasks = [t.name for t in TASKS.values() if option in t.data_options]
+        parser.add_argument(option.flag, type=_argparse_type(option.type), help=(
+            f"{'/'.join(tasks)}: {option.help} (default: {option.default})"))
+    for option in _family_options():
+        families = [f.name for f in FAMILIES.values() if option in f.options]
+        parser.add_argument(option.flag, type=_argparse_type(option.type), metavar="VALUE",
+                            help=f"with --model {'/'.join(families)}: {option.help}")
+
+
+def _argparse_type(parse: Callable) -> Callable:
+    def convert(text):
+        try:
+            return parse(text)
+        except (TypeError, ValueError) as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert

@@ -1,0 +1,94 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from trainer_module.text_encoder.config import PRESETS, TextEncoderConfig
+from trainer_module.text_encoder.model import TextEncoderClassifier
+
+
+def tiny(**overrides) -> TextEncoderClassifier:
+    config = TextEncoderConfig(vocab_size=10, max_length=6, truncation_head=6, d_model=8,
+                               num_heads=2, ff_dim=16, num_layers=2, dropout=0.0)
+    return TextEncoderClassifier(config.replace(**overrides))
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_logits_hidden_and_attention_shapes(pooling):
+    model = tiny(pooling=pooling)
+    ids = np.array([[3, 4, 5, 0, 0, 0], [1, 2, 3, 4, 5, 6]])
+    assert tuple(model(ids).shape) == (2, 2)
+    hidden, mask, attention = model.encode(ids)
+    extra = 1 if pooling == "cls" else 0
+    assert tuple(hidden.shape) == (2, 6 + extra, 8)
+    assert ops.convert_to_numpy(mask)[0].tolist() == [True] * extra + [True] * 3 + [False] * 3
+    assert [tuple(w.shape) for w in attention] == [(2, 2, 6 + extra, 6 + extra)] * 2
+    # Padding, the 10 words and the out-of-vocabulary bucket.
+    assert model.token_embedding.embedding.input_dim == 12
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_padding_ids_do_not_change_predictions(pooling):
+    model = tiny(pooling=pooling, positional="learned")
+    short = np.array([[3, 4, 5, 0, 0, 0]])
+    longer_padding = np.array([[3, 4, 5, 0, 0, 0, 0, 0]])
+    model_long = tiny(pooling=pooling, positional="learned", max_length=8, truncation_head=8)
+    model_long(longer_padding)
+    model(short)
+    model_long.set_weights(
+        [w if w.shape == lw.shape else lw for w, lw in
+         zip(model.get_weights(), model_long.get_weights())])
+    # Positions beyond 6 only ever see padding: copy the shared prefix of the table.
+    for w, lw in zip(model.weights, model_long.weights):
+        if tuple(w.shape) != tuple(lw.shape):
+            table = ops.convert_to_numpy(lw)
+            table[: w.shape[0]] = ops.convert_to_numpy(w)
+            lw.assign(table)
+    np.testing.assert_allclose(ops.convert_to_numpy(model(short)),
+                               ops.convert_to_numpy(model_long(longer_padding)),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_get_config_round_trip_rebuilds_the_same_model():
+    model = tiny(pooling="cls", norm_first=True, positional="learned", attention_dropout=0.1)
+    ids = np.array([[3, 4, 5, 0, 0, 0]])
+    model(ids)
+    clone = TextEncoderClassifier.from_config(model.get_config())
+    assert clone.config == model.config
+    clone(ids)
+    clone.set_weights(model.get_weights())
+    np.testing.assert_allclose(ops.convert_to_numpy(clone(ids)), ops.convert_to_numpy(model(ids)),
+                               rtol=1e-6)
+
+
+def test_presets_build_and_reject_unknown_fields():
+    from trainer_module.text_encoder import FAMILY
+
+    config = FAMILY.config("tiny", {"num_layers": 3})
+    assert config.num_layers == 3 and PRESETS["tiny"].num_layers == 1
+    model = TextEncoderClassifier(config.replace(vocab_size=20))
+    assert tuple(model(np.ones((2, config.max_length), dtype="int32")).shape) == (2, 2)
+    with pytest.raises(ValueError, match="unknown TextEncoderConfig fields"):
+        FAMILY.config("tiny", {"n_layers": 3})
+    with pytest.raises(ValueError, match="unknown text_encoder preset 'huge'"):
+        FAMILY.config("huge")
+    with pytest.raises(ValueError, match="divisible"):
+        FAMILY.config("tiny", {"num_heads": 3})
+    with pytest.raises(ValueError, match="truncation_head=40 must be between 0 and"):
+        FAMILY.config("tiny", {"truncation_head": 40})
+
+
+def test_tiny_model_overfits_a_handful_of_sequences():
+    keras.utils.set_random_seed(1)
+    ids = np.array([[1, 2, 3, 0], [4, 5, 0, 0], [1, 3, 2, 6], [7, 8, 9, 0],
+                    [6, 6, 1, 0], [9, 8, 0, 0]])
+    labels = np.array([1, 0, 1, 0, 1, 0])
+    model = TextEncoderClassifier(TextEncoderConfig(
+        vocab_size=8, max_length=4, truncation_head=4, d_model=16, num_heads=2, ff_dim=32,
+        num_layers=1, dropout=0.0))
+    model.compile(optimizer=keras.optimizers.Adam(5e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    for _ in range(60):
+        model.train_on_batch(ids, labels)
+    predicted = ops.convert_to_numpy(ops.argmax(model(ids), axis=-1))
+    assert predicted.tolist() == labels.tolist()

@@ -1,0 +1,65 @@
+import tensorflow as tf
+
+from tests.conftest import pair_spec
+from trainer_module.preprocessing.local import analyze_and_transform
+from trainer_module.translator.preprocessing import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
+                                                     preprocessing_fn, shift_target,
+                                                     vocabulary_sizes, vocabulary_tokens)
+
+CONFIG = {"source_vocab_size": 100, "target_vocab_size": 3, "min_frequency": 1,
+          "shared_vocabulary": False, "max_source_length": 4, "max_target_length": 5}
+
+
+def transform(rows, tmp_path, **overrides):
+    return analyze_and_transform(rows, preprocessing_fn, {**CONFIG, **overrides}, str(tmp_path),
+                                 pair_spec())
+
+
+def test_shift_puts_start_before_and_end_after_the_target():
+    ids = tf.ragged.constant([[10, 11, 12], [20], [30, 31, 32, 33, 34, 35]], dtype=tf.int64)
+    decoder_input, target = shift_target(ids, 5)
+    assert decoder_input.numpy().tolist() == [[2, 10, 11, 12, 0], [2, 20, 0, 0, 0],
+                                              [2, 30, 31, 32, 33]]
+    assert target.numpy().tolist() == [[10, 11, 12, 3, 0], [20, 3, 0, 0, 0],
+                                       [30, 31, 32, 33, 3]]
+
+
+def test_exact_ids_vocabularies_unk_truncation_and_padding(tmp_path):
+    rows = [{"source": "Ein Mann läuft.", "target": "A man runs."},
+            {"source": "Ein Hund", "target": "A dog runs, a man runs"},
+            {"source": "Zwei Männer laufen im Park.", "target": "Two men run."}]
+    transformed, output = transform(rows, tmp_path)
+    # Target vocabulary (top 3 by frequency): runs (4), a (3), man (2) -> ids 4, 5, 6 after the
+    # four reserved ids; every other word is [UNK] = 1.
+    assert vocabulary_tokens(output, TARGET_VOCABULARY) == [
+        "", "[UNK]", "[START]", "[END]", "runs", "a", "man"]
+    first, second, third = transformed
+    assert first["decoder_input_ids"].tolist() == [2, 5, 6, 4, 1]  # [START] a man runs .
+    assert first["target_ids"].tolist() == [5, 6, 4, 1, 3]  # a man runs . [END]
+    # Truncated to 4 target tokens + [END], and [START] + the same 4.
+    assert second["target_ids"].tolist() == [5, 1, 4, 1, 3]
+    assert second["decoder_input_ids"].tolist() == [2, 5, 1, 4, 1]
+    assert third["target_ids"].tolist() == [1, 1, 1, 1, 3]
+    # Source: its own vocabulary, truncated to 4 and 0-padded.
+    source_vocabulary = vocabulary_tokens(output, SOURCE_VOCABULARY)
+    ids = {w: i for i, w in enumerate(source_vocabulary)}
+    assert first["source_ids"].tolist() == [ids["ein"], ids["mann"], ids["läuft"], ids["."]]
+    assert second["source_ids"].tolist() == [ids["ein"], ids["hund"], 0, 0]
+    assert len(third["source_ids"]) == 4
+    # The BLEU reference: the whole target, lower-cased and tokenized, untruncated.
+    assert second["reference"] == b"a dog runs , a man runs"
+    assert [t["source_length_bucket"] for t in transformed] == [b"1-9"] * 3
+    # What the Trainer sets in the config: the words each vocabulary kept.
+    assert vocabulary_sizes(output) == {"source_vocab_size": len(source_vocabulary) - 4,
+                                        "target_vocab_size": 3}
+
+
+def test_shared_vocabulary_covers_both_languages(tmp_path):
+    rows = [{"source": "Hund Hund", "target": "dog"}]
+    transformed, output = transform(rows, tmp_path, shared_vocabulary=True)
+    tokens = vocabulary_tokens(output, SOURCE_VOCABULARY)
+    assert tokens == vocabulary_tokens(output, TARGET_VOCABULARY)
+    assert tokens[4:] == ["hund", "dog"]
+    assert transformed[0]["source_ids"].tolist() == [4, 4, 0, 0]
+    assert transformed[0]["target_ids"].tolist() == [5, 3, 0, 0, 0]
+    assert vocabulary_sizes(output) == {"source_vocab_size": 2, "target_vocab_size": 2}

@@ -1,0 +1,97 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from trainer_module.vit import FAMILY
+from trainer_module.vit.config import VitConfig
+from trainer_module.vit.model import VitClassifier
+
+get_preset = FAMILY.config
+
+
+def test_patch_tokenizer_makes_one_token_per_patch_plus_cls():
+    config = get_preset("tiny", {"image_size": 16, "patch_size": 4, "num_layers": 2})
+    model = VitClassifier(config)
+    images = np.random.default_rng(0).normal(size=(3, 16, 16, 3)).astype("float32")
+    assert config.num_patches == 16
+    assert tuple(model.tokenize(images).shape) == (3, 16, config.d_model)
+    hidden, attention = model.encode(images)
+    assert tuple(hidden.shape) == (3, 17, config.d_model)  # [CLS] + 16 patches
+    assert [tuple(w.shape) for w in attention] == [(3, config.num_heads, 17, 17)] * 2
+    np.testing.assert_allclose(ops.sum(attention[0], axis=-1), 1.0, atol=1e-5)
+    assert tuple(model(images).shape) == (3, 10)
+
+
+def test_patch_tokens_are_row_major_and_see_only_their_own_patch():
+    model = VitClassifier(get_preset("tiny"))
+    images = np.zeros((1, 16, 16, 3), "float32")
+    base = model.tokenize(images)
+    images[0, 4:8, 8:12] = 1.0  # the patch in row 1, column 2 of the 4x4 grid
+    changed = np.abs(np.asarray(model.tokenize(images)) - np.asarray(base)).sum(-1)[0]
+    assert list(np.nonzero(changed)[0]) == [1 * 4 + 2]
+
+
+def test_conv_tokenizer_grid_and_sequence_pooling():
+    config = VitConfig(tokenizer="conv", conv_layers=2, conv_filters=8, d_model=16, num_heads=2,
+                       mlp_dim=16, num_layers=1, pooling="sequence")
+    model = VitClassifier(config)
+    images = np.ones((2, 32, 32, 3), "float32")
+    assert config.grid_size == 8
+    hidden, attention = model.encode(images)
+    assert tuple(hidden.shape) == (2, 64, 16)  # no [CLS] token with sequence pooling
+    assert tuple(attention[0].shape) == (2, 2, 64, 64)
+    assert tuple(model(images).shape) == (2, 10)
+
+
+def test_cls_token_sits_at_position_zero():
+    # No blocks: the output is LayerNorm(token + position). Zero images and zero-initialised
+    # patch biases leave the patch tokens at their position embeddings; [CLS] is at row 0.
+    model = VitClassifier(get_preset("tiny", {"num_layers": 0}))
+    images = np.zeros((1, 16, 16, 3), "float32")
+    model(images)
+    cls = np.arange(16, dtype="float32").reshape(1, 1, 16)
+    model.cls_token.assign(cls)
+    positions = np.asarray(model.position_embedding.table)
+    hidden, _ = model.encode(images)
+    expected = np.asarray(model.final_norm(ops.convert_to_tensor(cls[0] + positions[:1])))
+    np.testing.assert_allclose(np.asarray(hidden)[0, :1], expected, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(model.pool(hidden)), expected, atol=1e-5)
+    patches = np.asarray(model.final_norm(ops.convert_to_tensor(positions[1:])))
+    np.testing.assert_allclose(np.asarray(hidden)[0, 1:], patches, atol=1e-5)
+
+
+def test_tiny_model_overfits_a_few_images():
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    images = rng.normal(size=(8, 16, 16, 3)).astype("float32")
+    labels = np.arange(8) % 4
+    model = VitClassifier(get_preset("tiny", {"num_classes": 4, "d_model": 32,
+                                                  "mlp_dim": 64}))
+    model.compile(optimizer=keras.optimizers.Adam(3e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    for _ in range(150):
+        model.train_on_batch(images, labels)
+    assert list(np.argmax(ops.convert_to_numpy(model(images)), -1)) == list(labels)
+
+
+def test_config_round_trip_rebuilds_the_same_model():
+    model = VitClassifier(get_preset("tiny", {"pooling": "sequence", "num_layers": 2}))
+    images = np.ones((1, 16, 16, 3), "float32")
+    clone = VitClassifier.from_config(model.get_config())
+    assert clone.config == model.config
+    model(images)
+    clone(images)
+    clone.set_weights(model.get_weights())
+    np.testing.assert_allclose(ops.convert_to_numpy(clone(images)),
+                               ops.convert_to_numpy(model(images)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"tokenizer": "pixels"}, "tokenizer must be"), ({"pooling": "max"}, "pooling must be"),
+    ({"patch_size": 5}, "not a multiple of patch_size"), ({"num_heads": 3}, "divisible"),
+    ({"depth": 3}, "unknown VitConfig fields"), ({}, "unknown vit preset 'huge'"),
+])
+def test_bad_configs_are_refused(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        get_preset("huge" if not overrides else "tiny", overrides)

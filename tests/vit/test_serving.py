@@ -1,0 +1,49 @@
+"""The ViT's export (from the session's real training run on solid colours:
+tests/conftest.py): raw JPEG/PNG bytes of any size in."""
+import numpy as np
+import tensorflow as tf
+
+from tests.conftest import picture
+from tests.image_util import encode
+
+
+def example(data: bytes, label: int = None, name: bytes = None) -> bytes:
+    feature = {"image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[data]))}
+    if label is not None:
+        feature["label"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))
+        feature["label_name"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[name]))
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def test_exported_classifier_answers_raw_image_bytes_of_any_size(vit_run):
+    loaded = tf.saved_model.load(vit_run.export_dir)
+    # Any size and format: a 50x40 JPEG and a 16x16 PNG.
+    images = [encode(picture("green", 50, 99)[:40], "JPEG"), encode(picture("blue", 16, 98))]
+    out = loaded.signatures["classify_image"](image=tf.constant(images))
+    assert [n.decode() for n in out["label_name"].numpy()] == ["green", "blue"]
+    assert out["probabilities"].dtype == tf.float32
+    np.testing.assert_allclose(out["probabilities"].numpy().sum(-1), 1.0, atol=1e-5)
+
+    served = loaded.signatures["serving_default"](
+        examples=tf.constant([example(images[0]), example(encode(picture("red", 16, 97)))]))
+    assert served["label_name"].numpy().tolist() == [b"green", b"red"]
+    assert served["probabilities"].shape == (2, 3)
+    # The same probabilities as the Keras model on Transform's pixels.
+    features = loaded.signatures["transform_features"](
+        examples=tf.constant([example(images[1], 2, b"blue")]))
+    assert features["pixels"].shape == (1, 16, 16, 3)
+    assert features["label"].numpy().tolist() == [2]
+    expected = tf.nn.softmax(vit_run.model(features["pixels"], training=False)).numpy()
+    np.testing.assert_allclose(out["probabilities"].numpy()[1:], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_attention_over_the_patch_grid(vit_run):
+    loaded = tf.saved_model.load(vit_run.export_dir)
+    images = [encode(picture("green", 20, 1)), encode(picture("red", 16, 2))]
+    attention = loaded.signatures["attention"](image=tf.constant(images))
+    # The tiny preset: 16x16 images in 4x4 patches of 4 pixels, [CLS] first.
+    assert attention["patch_grid"].numpy().tolist() == [4, 4]
+    weights = attention["attention"].numpy()
+    config = vit_run.model.config
+    assert weights.shape == (2, config.num_layers, config.num_heads, 17, 17)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-5)

@@ -1,0 +1,67 @@
+"""The ViT's Trainer entry point, run for real, and its augmentation and image dataset."""
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from trainer_module.vit import FAMILY
+from trainer_module.vit.training import augment, image_dataset
+
+get_preset = FAMILY.config
+
+
+def test_run_fn_trains_on_the_classes_transform_found_and_exports(vit_run):
+    model, fn_args = vit_run.model, vit_run.fn_args
+    assert int(model.optimizer.iterations.numpy()) == 40
+    assert model.config.num_classes == 3  # red, green, blue: not the preset's 10
+    history = json.load(open(os.path.join(fn_args.model_run_dir, "history.json")))
+    assert history["class_names"] == ["red", "green", "blue"]
+    assert history["parameters"] == model.count_params()
+    assert history["history"]["val_accuracy"][-1] == 1.0  # three solid colours
+    assert history["train_images_per_second"] > 0
+
+
+def test_the_image_dataset_batches_one_hot_labels_and_augments_training_only(vit_run):
+    config = vit_run.model.config.replace(batch_size=5, crop_padding=2)
+    training = image_dataset(vit_run.fn_args, vit_run.fn_args.train_files, vit_run.output,
+                             config, 3, training=True)
+    images, labels = next(iter(training))
+    assert images.shape == (5, 16, 16, 3) and labels.shape == (5, 3)
+    np.testing.assert_array_equal(labels.numpy().sum(axis=1), 1.0)
+    evaluation = image_dataset(vit_run.fn_args, vit_run.fn_args.eval_files, vit_run.output,
+                               config, 3, training=False)
+    first, _ = next(iter(evaluation))
+    # Evaluation images are Transform's pixels as they are, in file order.
+    np.testing.assert_allclose(first.numpy()[0], vit_run.transformed[0]["pixels"], atol=1e-6)
+    # 18 images in batches of 5, repeated (Keras counts validation steps): the fourth batch
+    # ends with the first two images again.
+    fourth, _ = list(evaluation.take(4))[3]
+    np.testing.assert_allclose(fourth.numpy()[3:], [vit_run.transformed[i]["pixels"]
+                                                    for i in (0, 1)], atol=1e-6)
+
+
+def test_crops_shift_the_image_within_the_padding_and_flips_mirror_it():
+    config = get_preset("tiny", {"image_size": 8, "crop_padding": 2})
+    image = np.arange(8 * 8 * 3, dtype="float32").reshape(8, 8, 3) + 1.0
+    seen = set()
+    for seed in range(40):
+        tf.random.set_seed(seed)
+        out = augment(tf.constant(image), config, seed).numpy()
+        assert out.shape == (8, 8, 3)
+        matched = False
+        for flipped in (image, image[:, ::-1]):
+            padded = np.pad(flipped, ((2, 2), (2, 2), (0, 0)))  # zeros: the normalized mean
+            for dy in range(5):
+                for dx in range(5):
+                    if np.array_equal(out, padded[dy:dy + 8, dx:dx + 8]):
+                        matched = True
+                        seen.add((flipped is not image, dy, dx))
+        assert matched
+    assert len(seen) > 5 and {flip for flip, _, _ in seen} == {False, True}
+
+
+def test_no_augmentation_when_switched_off():
+    config = get_preset("tiny", {"image_size": 8, "crop_padding": 0, "horizontal_flip": False})
+    image = np.random.default_rng(0).normal(size=(8, 8, 3)).astype("float32")
+    np.testing.assert_array_equal(augment(tf.constant(image), config, 0).numpy(), image)

@@ -1,0 +1,124 @@
+"""What a model family declares: its typed config and presets, its Tuner search space, its
+pipeline options, and the one record (`ModelFamily`) naming its parts for the pipeline.
+
+Pure data: nothing here imports TensorFlow or Keras, so the pipeline and the CLI can read every
+family's declarations cheaply (trainer_module/families.py lists them by name).
+"""
+import dataclasses
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+
+
+class PresetConfig:
+    """Mixed into each family's frozen dataclass config: overrides that refuse unknown names,
+    and plain-dict round trips (Keras get_config, history.json, the Trainer's custom_config)."""
+
+    def replace(self, **overrides: Any):
+        """A copy with `overrides` applied; unknown names are an error, not silently ignored."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"unknown {type(self).__name__} fields: {unknown}; "
+                             f"known: {sorted(known)}")
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]):
+        return cls(**dict(values))
+
+
+@dataclasses.dataclass(frozen=True)
+class Axis:
+    """One dimension of the Tuner's search space, and the config fields a value sets.
+
+    Discrete with `choices`; otherwise a float between `low` and `high` (with `step`, or
+    log-uniform with `log`)."""
+    name: str
+    fields: Tuple[str, ...]
+    choices: Tuple[Any, ...] = ()
+    low: float = 0.0
+    high: float = 0.0
+    step: Optional[float] = None
+    log: bool = False
+
+    def overrides(self, value) -> dict:
+        return {field: value for field in self.fields}
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """A pipeline option a task or a family declares: a CLI flag (`--source-lang`) and an
+    environment variable (`TFXT_SOURCE_LANG`) are generated from it.
+
+    With `config_field`, the value becomes that field's override (BERT's `--bert-preset` sets
+    `backbone_preset`); `is_path` marks values that may name a local path."""
+    name: str
+    type: Callable[[str], Any] = str
+    default: Any = None
+    help: str = ""
+    config_field: Optional[str] = None
+    is_path: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def environment_variable(self) -> str:
+        return "TFXT_" + self.name.upper()
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelFamily:
+    """The parts of one model family, by name; the pipeline holds no other family knowledge.
+
+    Dotted paths are what TFX imports inside Transform, Trainer, Tuner and Evaluator.
+    """
+    name: str  # the CLI's --model, the folder trainer_module/<name>/
+    kind: str  # what it predicts (TEXT_CLASSIFIER, ...): the tasks of that kind accept it
+    description: str
+    presets: Mapping[str, PresetConfig]
+    default_preset: str
+    # config -> what the family's preprocessing_fn reads from Transform's custom_config.
+    transform_config: Callable[[PresetConfig], dict]
+    preprocessing_fn: str
+    run_fn: str
+    tuner_fn: Optional[str] = None  # None: the family cannot be tuned
+    search_space: Tuple[Axis, ...] = ()
+    # Imported by the Evaluator before it loads the model: TFMA metrics, custom ops.
+    evaluator_module: Optional[str] = None
+    options: Tuple[Option, ...] = ()
+
+    @property
+    def tunable(self) -> bool:
+        return self.tuner_fn is not None
+
+    def config(self, preset: Optional[str] = None,
+               overrides: Optional[Mapping[str, Any]] = None) -> PresetConfig:
+        """The preset called `preset` (default: the family's) with `overrides` applied."""
+        preset = preset or self.default_preset
+        if preset not in self.presets:
+            raise ValueError(f"unknown {self.name} preset {preset!r}; choose one of "
+                             f"{sorted(self.presets)}")
+        return self.presets[preset].replace(**dict(overrides or {}))
+
+
+# Kinds of model: a task names the kind it needs.
+TEXT_CLASSIFIER = "text_classifier"
+TRANSLATOR = "translator"
+IMAGE_CLASSIFIER = "image_classifier"
+
+
+def search_overrides(search_space: Sequence[Axis], values: Mapping[str, Any]) -> dict:
+    """Config overrides for axis `values` (a trial's, or the best ones the Tuner wrote)."""
+    unknown = sorted(set(values) - {axis.name for axis in search_space})
+    if unknown:
+        raise ValueError(f"values for unknown search axes {unknown}; the space has "
+                         f"{[axis.name for axis in search_space]}")
+    overrides = {}
+    for axis in search_space:
+        if axis.name in values:
+            overrides.update(axis.overrides(values[axis.name]))
+    return overrides

@@ -1,1 +1,0 @@
-"""Model families (Keras 3, backend-agnostic) and their typed presets."""

@@ -1,0 +1,67 @@
+"""Trains the text encoder classifier on Transform's output and exports it; the Trainer's and
+the Tuner's entry points."""
+import keras
+from absl import logging
+from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx.components.tuner.component import TunerFnResult
+
+from trainer_module.text_encoder import FAMILY
+from trainer_module.text_encoder.config import TextEncoderConfig
+from trainer_module.text_encoder.model import TextEncoderClassifier
+from trainer_module.text_encoder.preprocessing import vocabulary_size
+from trainer_module.text_encoder.serving import export, token_ids
+from trainer_module.training.history import fit_with_evaluations, write_history
+from trainer_module.training.inputs import Prepared, make_dataset, start_run
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.run_fn import run
+from trainer_module.training.schedules import WarmupInverseSqrt
+
+
+def build_model(config: TextEncoderConfig, train_steps: int) -> keras.Model:
+    model = TextEncoderClassifier(config)
+    # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
+    # quarter of the steps.
+    warmup = min(config.warmup_steps, max(1, train_steps // 4))
+    model.compile(
+        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
+                                                  label_smoothing=config.label_smoothing),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+    )
+    model(keras.ops.zeros((1, config.max_length), dtype="int32"))  # build the weights
+    return model
+
+
+def prepare(fn_args: FnArgs) -> Prepared:
+    config, tf_transform_output = start_run(fn_args, FAMILY)
+    config = config.replace(vocab_size=vocabulary_size(tf_transform_output))
+    logging.info("Text encoder config %s", config)
+    train, evaluation = (
+        make_dataset(fn_args, files, tf_transform_output, token_ids, config.batch_size,
+                     config.num_classes, shuffle)
+        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
+    return Prepared(config, tf_transform_output, train, evaluation,
+                    build=lambda c: build_model(c, fn_args.train_steps),
+                    objective="val_accuracy")
+
+
+def train_and_export(fn_args: FnArgs) -> keras.Model:
+    prepared = prepare(fn_args)
+    model = prepared.build(prepared.config)
+    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
+                                   prepared.config.evaluations)
+    write_history(fn_args.model_run_dir, prepared.config.to_dict(), history.history)
+    export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
+    return model
+
+
+def run_fn(fn_args: FnArgs) -> keras.Model:
+    """TFX Trainer entry point (FAMILY.run_fn)."""
+    return run(fn_args, train_and_export)
+
+
+def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
+    """TFX Tuner entry point (FAMILY.tuner_fn)."""
+    from trainer_module.training.tuning import tune  # loads KerasTuner only here
+
+    return tune(fn_args, prepare, FAMILY.search_space)

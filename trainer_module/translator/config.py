@@ -1,0 +1,105 @@
+"""The encoder-decoder translator's typed config, its presets and its Tuner search space (pure
+data: no TensorFlow, no Keras)."""
+import dataclasses
+from typing import Mapping
+
+from trainer_module.family import Axis, PresetConfig
+
+# Ids before the vocabulary's words, in both languages.
+RESERVED_TOKENS = ("", "[UNK]", "[START]", "[END]")
+PAD_ID, UNK_ID, START_ID, END_ID = range(len(RESERVED_TOKENS))
+# The model's inputs and labels: Transform's outputs (preprocessing.py).
+SOURCE_IDS = "source_ids"  # int64 (B, max_source_length), 0 = padding
+DECODER_INPUT_IDS = "decoder_input_ids"  # [START] y1 ... yn, 0-padded
+TARGET_IDS = "target_ids"  # y1 ... yn [END], 0-padded: the labels
+
+
+@dataclasses.dataclass(frozen=True)
+class TranslatorConfig(PresetConfig):
+    """Every knob of the translation model, its vocabularies and its training."""
+
+    # Vocabularies and lengths: shared by tf.Transform (which builds the ids) and the model.
+    # Words kept per language (top-k); the Trainer sets the numbers Transform actually kept.
+    source_vocab_size: int = 10_000  # Multi30k German has ~7.8k words seen at least twice
+    target_vocab_size: int = 8_000  # Multi30k English: ~5.9k words seen at least twice
+    min_frequency: int = 2  # rarer words become [UNK], as in the published Multi30k recipes
+    shared_vocabulary: bool = False  # one vocabulary over both languages (and one embedding)
+    max_source_length: int = 40  # tokens; 99.9% of Multi30k sentences are shorter
+    max_target_length: int = 40  # including [START] / [END]
+    # Architecture: the anchor's 3+3 layers of 256 (README, Translation benchmark).
+    d_model: int = 256
+    num_heads: int = 8  # 32 dimensions per head
+    ff_dim: int = 512  # 2 x d_model, the anchor's
+    encoder_layers: int = 3  # 3 + 3: the anchor's; Multi30k's short captions need no more
+    decoder_layers: int = 3  # (the decoder's depth, as the encoder's)
+    dropout: float = 0.1  # the paper's for base models
+    norm_first: bool = True  # pre-norm (+ a final LayerNorm): trains stably at a higher rate
+    positional: str = "sinusoidal"  # "sinusoidal" (fixed, extends to any length) or "learned"
+    tie_output_embeddings: bool = True  # the output projection reuses the target embedding
+    # Optimisation: AdamW, linear warmup then inverse-square-root decay.
+    batch_size: int = 128  # sentences per replica, bucketed by length
+    peak_learning_rate: float = 1e-3  # pre-norm tolerates it; the paper's rate peaks near 7e-4
+    warmup_steps: int = 600  # ~2.5 epochs of Multi30k at batch 128
+    weight_decay: float = 0.01  # AdamW's default scale; biases and LayerNorm are exempt
+    label_smoothing: float = 0.1  # the paper's
+    evaluations: int = 4  # validation passes spread over the training steps
+    # Decoding in the served model.
+    max_decode_length: int = 40  # generated tokens at most, [END] included
+    beam_width: int = 4  # 1 = greedy; 4 as in the paper
+
+    def __post_init__(self):
+        if self.positional not in ("sinusoidal", "learned"):
+            raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}")
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}")
+        if self.max_target_length < 2:
+            raise ValueError("max_target_length must leave room for [START]/[END] and a token")
+        if self.beam_width < 1:
+            raise ValueError(f"beam_width must be >= 1, not {self.beam_width}")
+
+    @property
+    def source_rows(self) -> int:
+        """Source ids the model embeds: the reserved tokens, then the vocabulary."""
+        return len(RESERVED_TOKENS) + self.source_vocab_size
+
+    @property
+    def target_rows(self) -> int:
+        return len(RESERVED_TOKENS) + self.target_vocab_size
+
+    @property
+    def target_positions(self) -> int:
+        """Positions the decoder embeds: training targets, or [START] + the longest decode."""
+        return max(self.max_target_length, self.max_decode_length + 1)
+
+
+PRESETS: Mapping[str, TranslatorConfig] = {
+    # For tests: builds and trains a step in about a second.
+    "tiny": TranslatorConfig(source_vocab_size=200, target_vocab_size=200, min_frequency=1,
+                             max_source_length=16, max_target_length=16, d_model=32,
+                             num_heads=2, ff_dim=64, encoder_layers=1, decoder_layers=1,
+                             batch_size=16, warmup_steps=20, max_decode_length=16,
+                             beam_width=2, evaluations=1),
+    # The embedded corpus in a few minutes on a CPU: every word kept (min_frequency 1), as its
+    # 600 pairs repeat a small word list.
+    "small": TranslatorConfig(min_frequency=1, d_model=64, num_heads=4, ff_dim=128,
+                              encoder_layers=2, decoder_layers=2, batch_size=32,
+                              warmup_steps=100, max_decode_length=24, max_source_length=24,
+                              max_target_length=24),
+    # Multi30k: the 3+3-layer, d_model 256 model of the published anchor.
+    "base": TranslatorConfig(),
+}
+
+# The Tuner's space (--tune): depth of both stacks, width, peak learning rate and dropout.
+SEARCH_SPACE = (
+    Axis("layers", ("encoder_layers", "decoder_layers"), choices=(1, 2, 4)),
+    Axis("d_model", ("d_model",), choices=(64, 128, 256)),
+    Axis("learning_rate", ("peak_learning_rate",), low=1e-4, high=3e-3, log=True),
+    Axis("dropout", ("dropout",), low=0.0, high=0.3, step=0.1),
+)
+
+
+def transform_config(config: TranslatorConfig) -> dict:
+    """What the preprocessing_fn reads from Transform's custom_config."""
+    return {name: getattr(config, name) for name in (
+        "source_vocab_size", "target_vocab_size", "min_frequency", "shared_vocabulary",
+        "max_source_length", "max_target_length")}

@@ -1,0 +1,144 @@
+"""A from-scratch encoder-decoder Transformer for translation (Vaswani et al., 2017)."""
+import keras
+from keras import ops
+
+from trainer_module.layers import TokenEmbedding, TransformerBlock, position_layer
+from trainer_module.translator.config import (DECODER_INPUT_IDS, PAD_ID, SOURCE_IDS,
+                                              TranslatorConfig)
+
+
+class Translator(keras.Model):
+    """Source ids -> encoder; [START]-shifted target ids + encoder output -> decoder -> logits.
+
+    Args:
+        config: TranslatorConfig. Vocabulary sizes (`source_rows`, `target_rows` ids), lengths,
+            the stacks' shape, a shared embedding (`shared_vocabulary`: one vocabulary for
+            both languages) and a tied output projection (`tie_output_embeddings`).
+
+    Call: {"source_ids": (B, S), "decoder_input_ids": (B, T)} -> logits (B, T, target_rows).
+
+    Example:
+    >>> from trainer_module.translator.config import PRESETS
+    >>> model = Translator(PRESETS["tiny"].replace(source_vocab_size=16, target_vocab_size=26))
+    >>> ids = ops.convert_to_tensor([[5, 6, 0]])
+    >>> tuple(model({"source_ids": ids, "decoder_input_ids": ids}).shape)
+    (1, 3, 30)
+    """
+
+    def __init__(self, config: TranslatorConfig, **kwargs):
+        super().__init__(**kwargs)
+        if config.shared_vocabulary and config.source_rows != config.target_rows:
+            raise ValueError("shared_vocabulary needs one vocabulary size for both languages")
+        self.config = config
+        d_model = config.d_model
+        self.source_embedding = TokenEmbedding(config.source_rows, d_model,
+                                               name="source_embedding")
+        self.target_embedding = (self.source_embedding if config.shared_vocabulary else
+                                 TokenEmbedding(config.target_rows, d_model,
+                                                name="target_embedding"))
+        self.source_positions = position_layer(config.positional, config.max_source_length,
+                                               name="source_positions")
+        self.target_positions = position_layer(config.positional, config.target_positions,
+                                               name="target_positions")
+        self.source_dropout = keras.layers.Dropout(config.dropout)
+        self.target_dropout = keras.layers.Dropout(config.dropout)
+        self.encoder_blocks = [
+            TransformerBlock(config.num_heads, config.ff_dim, config.dropout, config.norm_first,
+                             name=f"encoder_{i}")
+            for i in range(config.encoder_layers)]
+        self.decoder_blocks = [
+            TransformerBlock(config.num_heads, config.ff_dim, config.dropout, config.norm_first,
+                             causal=True, cross_attention=True, name=f"decoder_{i}")
+            for i in range(config.decoder_layers)]
+        # Pre-norm stacks leave the residual stream unnormalised: normalise once at the end.
+        norm = config.norm_first
+        self.encoder_norm = keras.layers.LayerNormalization(epsilon=1e-6) if norm else None
+        self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-6) if norm else None
+        self.output_projection = None if config.tie_output_embeddings else keras.layers.Dense(
+            config.target_rows, name="output_projection")
+
+    def build(self, input_shape=None):
+        if self.output_projection is None:
+            self.output_bias = self.add_weight(name="output_bias",
+                                               shape=(self.config.target_rows,),
+                                               initializer="zeros")
+        super().build(input_shape)
+
+    def encode(self, source_ids, training=None):
+        """(B, S) ids -> (memory (B, S, D), source mask (B, S), per-layer self-attention)."""
+        source_mask = ops.not_equal(source_ids, PAD_ID)
+        x = self.source_dropout(self.source_positions(self.source_embedding(source_ids)),
+                                training=training)
+        attention = []
+        for block in self.encoder_blocks:
+            x, weights = block(x, padding_mask=source_mask, training=training)
+            attention.append(weights)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
+        return x, source_mask, attention
+
+    def decode(self, decoder_input_ids, memory, source_mask, training=None):
+        """(B, T) ids -> (logits (B, T, V), per-layer self-attention, per-layer cross-attention)."""
+        x = self.target_dropout(self.target_positions(self.target_embedding(decoder_input_ids)),
+                                training=training)
+        self_attention, cross_attention = [], []
+        for block in self.decoder_blocks:
+            x, self_weights, cross_weights = block(x, memory=memory, memory_mask=source_mask,
+                                                   training=training)
+            self_attention.append(self_weights)
+            cross_attention.append(cross_weights)
+        return self._project(x), self_attention, cross_attention
+
+    def start_decoding(self, memory, source_mask, max_length: int) -> tuple:
+        """The decoding cache: per decoder block, the encoder output's projected keys and
+        values, and empty (B, H, max_length, Dk) self-attention keys and values; then the
+        source mask. Batch first everywhere, so a beam search can reorder it."""
+        cache = []
+        batch = ops.shape(memory)[0]
+        for block in self.decoder_blocks:
+            attention = block.self_attention
+            empty = ops.zeros((batch, attention.num_heads, max_length, attention.key_dim),
+                              dtype=memory.dtype)
+            cache.extend([*block.memory_attention.project_key_value(memory), empty, empty])
+        # The mask as numbers: a beam search gathers the cache with take_along_axis.
+        return tuple(cache) + (ops.cast(source_mask, memory.dtype),)
+
+    def decode_step(self, token_ids, index, cache):
+        """(B, 1) ids at position `index` -> (logits (B, 1, V), the updated cache).
+
+        Costs one position per block instead of the whole prefix: decode(prefix)[:, -1] without
+        recomputing earlier positions.
+        """
+        source_mask = cache[-1]
+        x = self.target_positions(self.target_embedding(token_ids), offset=index)
+        updated = []
+        for i, block in enumerate(self.decoder_blocks):
+            cross_keys, cross_values, self_keys, self_values = cache[4 * i: 4 * i + 4]
+            x, (self_keys, self_values) = block.step(
+                x, index, (self_keys, self_values), (cross_keys, cross_values), source_mask)
+            updated.extend([cross_keys, cross_values, self_keys, self_values])
+        return self._project(x), tuple(updated) + (source_mask,)
+
+    def _project(self, x):
+        """Final LayerNorm (pre-norm) and the projection onto the target vocabulary."""
+        if self.decoder_norm is not None:
+            x = self.decoder_norm(x)
+        if self.output_projection is not None:
+            return self.output_projection(x)
+        table = self.target_embedding.embedding.embeddings  # (V, D)
+        return ops.matmul(x, ops.transpose(ops.cast(table, x.dtype))) + ops.cast(
+            self.output_bias, x.dtype)
+
+    def call(self, inputs, training=None):
+        memory, source_mask, _ = self.encode(inputs[SOURCE_IDS], training=training)
+        logits, _, _ = self.decode(inputs[DECODER_INPUT_IDS], memory, source_mask,
+                                   training=training)
+        return logits
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(TranslatorConfig.from_dict(config.pop("config")), **config)

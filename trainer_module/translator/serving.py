@@ -1,0 +1,149 @@
+"""Exports the translator with tokenization, autoregressive decoding and detokenization inside
+the SavedModel: plain TensorFlow loads it and translates raw strings.
+
+Signatures:
+  translate(source: string (B,))         -> translation (B,) string, token_ids (B, L) int32
+  serving_default(examples: tf.Example)  -> translation, and teacher-forced correct_tokens /
+                                            target_tokens when the example has a target (TFMA)
+  transform_features(examples)           -> Transform's outputs (TFMA reads `reference`)
+  attention(source: string (B,))         -> source_tokens (B, S), target_tokens (B, L) (the
+                                            translation's tokens), their masks, and each decoder
+                                            layer's cross-attention (B, layers, heads, L, S)
+
+Decoding is greedy (beam_width 1) or beam search (KerasHub's samplers, run in the graph) with
+a key/value cache (each step computes one position): it starts from [START], stops at [END] (a
+finished hypothesis only appends padding, at no cost to its score) or after max_decode_length
+tokens.
+"""
+from typing import Optional
+
+import keras_hub
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from trainer_module import features
+from trainer_module.serving.archive import write_saved_model
+from trainer_module.translator.config import (DECODER_INPUT_IDS, END_ID, PAD_ID, SOURCE_IDS,
+                                              START_ID, TARGET_IDS)
+from trainer_module.translator.model import Translator
+from trainer_module.translator.preprocessing import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
+                                                     vocabulary_tokens)
+
+NEVER = -1.0e9  # a logit that no sampler picks
+
+
+def make_generate(model: Translator, max_decode_length: int, beam_width: int):
+    """(B, S) source ids -> (B, max_decode_length + 1) ids: [START], tokens, [END], padding."""
+    sampler = (keras_hub.samplers.GreedySampler() if beam_width == 1
+               else keras_hub.samplers.BeamSampler(num_beams=beam_width))
+
+    def next_token_logits(prompt, cache, index):
+        # One position per step: the decoder keeps every earlier position's keys and values.
+        logits, cache = model.decode_step(prompt[:, index - 1:index], index - 1, cache)
+        logits = tf.cast(logits[:, 0, :], tf.float32)  # (B, V)
+        vocab = tf.shape(logits)[-1]
+        # Never emit padding or [START] while unfinished; only padding once [END] is out.
+        banned = tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab)
+        logits = logits + NEVER * banned[None, :]
+        finished = tf.reduce_any(tf.equal(prompt[:, :index], END_ID), axis=1)
+        pad_only = NEVER * (1.0 - tf.one_hot(PAD_ID, vocab))
+        logits = tf.where(finished[:, None], pad_only[None, :], logits)
+        return logits, None, cache
+
+    def generate(source_ids):
+        memory, source_mask, _ = model.encode(source_ids, training=False)
+        batch = tf.shape(source_ids)[0]
+        prompt = tf.concat([tf.fill([batch, 1], START_ID),
+                            tf.zeros([batch, max_decode_length], tf.int32)], axis=1)
+        mask = tf.concat([tf.ones([batch, 1], tf.bool),
+                          tf.zeros([batch, max_decode_length], tf.bool)], axis=1)
+        cache = model.start_decoding(memory, source_mask, max_decode_length + 1)
+        return sampler(next_token_logits, prompt, cache=cache, index=1, mask=mask,
+                       stop_token_ids=[END_ID])
+
+    return generate
+
+
+def detokenize(token_ids: tf.Tensor, words: tf.Tensor) -> tf.Tensor:
+    """(B, L) ids after [START] -> (B,) strings: the words before [END], joined by spaces."""
+    ended = tf.cumsum(tf.cast(tf.equal(token_ids, END_ID), tf.int32), axis=1) > 0
+    keep = tf.logical_and(tf.logical_not(ended), tf.not_equal(token_ids, PAD_ID))
+    return tf.strings.reduce_join(tf.ragged.boolean_mask(tf.gather(words, token_ids), keep),
+                                  axis=-1, separator=" ")
+
+
+def until_end(token_ids: tf.Tensor) -> tf.Tensor:
+    """(B, L) generated ids -> True up to and including the first [END]."""
+    ends = tf.cast(tf.equal(token_ids, END_ID), tf.int32)
+    return tf.logical_and(tf.equal(tf.cumsum(ends, axis=1) - ends, 0),
+                          tf.not_equal(token_ids, PAD_ID))
+
+
+def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export_dir: str,
+           max_decode_length: Optional[int] = None, beam_width: Optional[int] = None) -> None:
+    """Writes the SavedModel; decoding follows model.config unless given here."""
+    max_decode_length = max_decode_length or model.config.max_decode_length
+    beam_width = beam_width or model.config.beam_width
+    tft_layer = tf_transform_output.transform_features_layer()
+    raw_spec = tf_transform_output.raw_feature_spec()
+    source_shape = list(raw_spec[features.SOURCE].shape)  # [] or [1], as SchemaGen inferred
+    target_shape = list(raw_spec[features.TARGET].shape)
+    example_spec = {
+        features.SOURCE: raw_spec[features.SOURCE],
+        # Present in evaluation data, absent in requests: default to "" (no teacher forcing).
+        features.TARGET: tf.io.FixedLenFeature(target_shape, tf.string,
+                                               default_value=[""] if target_shape else ""),
+    }
+    words = tf.constant(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
+    generate = make_generate(model, max_decode_length, beam_width)
+
+    def translate_ids(source_ids):
+        ids = generate(tf.cast(source_ids, tf.int32))[:, 1:]
+        return {"translation": detokenize(ids, words), "token_ids": ids}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="source")])
+    def translate(source):
+        transformed = tft_layer({features.SOURCE: tf.reshape(source, [-1] + source_shape)})
+        return translate_ids(transformed[SOURCE_IDS])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def serve_examples(serialized):
+        raw = tf.io.parse_example(serialized, example_spec)
+        transformed = tft_layer(raw)
+        outputs = translate_ids(transformed[SOURCE_IDS])
+        # Teacher-forced token accuracy, for TFMA's masked token accuracy.
+        logits = model({SOURCE_IDS: transformed[SOURCE_IDS],
+                        DECODER_INPUT_IDS: transformed[DECODER_INPUT_IDS]},
+                       training=False)
+        targets = transformed[TARGET_IDS]
+        has_target = tf.not_equal(tf.reshape(raw[features.TARGET], [-1]), "")
+        real = tf.logical_and(tf.not_equal(targets, PAD_ID), has_target[:, None])
+        hits = tf.logical_and(tf.equal(tf.argmax(logits, axis=-1), targets), real)
+        outputs["correct_tokens"] = tf.reduce_sum(tf.cast(hits, tf.float32), axis=1)
+        outputs["target_tokens"] = tf.reduce_sum(tf.cast(real, tf.float32), axis=1)
+        return outputs
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def transform_features(serialized):
+        return tft_layer(tf.io.parse_example(serialized, raw_spec))
+
+    source_words = tf.constant(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="source")])
+    def attention(source):
+        # Decode, then replay the translation teacher-forced: row i of the cross-attention is
+        # what the decoder attended to while emitting target token i.
+        transformed = tft_layer({features.SOURCE: tf.reshape(source, [-1] + source_shape)})
+        source_ids = tf.cast(transformed[SOURCE_IDS], tf.int32)
+        generated = generate(source_ids)
+        memory, source_mask, _ = model.encode(source_ids, training=False)
+        _, _, cross = model.decode(generated[:, :-1], memory, source_mask, training=False)
+        target_ids = generated[:, 1:]
+        return {"source_tokens": tf.gather(source_words, source_ids), "source_mask": source_mask,
+                "target_tokens": tf.gather(words, target_ids),
+                "target_mask": until_end(target_ids),
+                "cross_attention": tf.cast(tf.stack(cross, axis=1), tf.float32)}
+
+    write_saved_model(export_dir, model, tft_layer, {
+        "serving_default": serve_examples, "translate": translate,
+        "transform_features": transform_features, "attention": attention})

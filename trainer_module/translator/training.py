@@ -1,0 +1,117 @@
+"""Trains the encoder-decoder translator on Transform's output and exports it; the Trainer's
+and the Tuner's entry points."""
+import time
+
+import keras
+import tensorflow as tf
+import tensorflow_transform as tft
+from absl import logging
+from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx.components.tuner.component import TunerFnResult
+from tfx_bsl.public import tfxio
+
+from trainer_module.training.history import fit_with_evaluations, write_history
+from trainer_module.training.inputs import Prepared, start_run
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.run_fn import run
+from trainer_module.training.schedules import WarmupInverseSqrt
+from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
+from trainer_module.translator import FAMILY
+from trainer_module.translator.config import (DECODER_INPUT_IDS, SOURCE_IDS, TARGET_IDS,
+                                              TranslatorConfig)
+from trainer_module.translator.model import Translator
+from trainer_module.translator.preprocessing import vocabulary_sizes
+from trainer_module.translator.serving import export
+
+LENGTH_MULTIPLE = 4  # batches are trimmed to their longest sentence, rounded up to this
+# Training batches group sentences of similar length (tokens, the longer side), so a batch pads
+# to about its own length instead of the longest sentence among 128 random ones.
+BATCH_LENGTH_BOUNDARIES = (8, 12, 16, 20, 24, 32)
+
+
+def trim_to_longest(ids: tf.Tensor, *more: tf.Tensor):
+    """Drops the all-padding columns at the end of a batch (rounded up to LENGTH_MULTIPLE), so
+    short sentences do not pay for the fixed padded length. The tensors share one length."""
+    tensors = (ids, *more)
+    used = tf.reduce_max([tf.reduce_max(tf.reduce_sum(tf.cast(t != 0, tf.int32), axis=-1))
+                          for t in tensors])
+    rounded = (used + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE * LENGTH_MULTIPLE
+    return tuple(t[:, :tf.minimum(tf.shape(t)[1], rounded)] for t in tensors)
+
+
+def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
+                 batch_size: int, shuffle: bool) -> tf.data.Dataset:
+    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated; training
+    batches (`shuffle`) are also bucketed by length."""
+    dataset = fn_args.data_accessor.tf_dataset_factory(
+        file_pattern,
+        tfxio.TensorFlowDatasetOptions(batch_size=batch_size, label_key=TARGET_IDS,
+                                       shuffle=shuffle, shuffle_seed=0 if shuffle else None),
+        tf_transform_output.transformed_metadata.schema,
+    )
+    if shuffle:
+        dataset = dataset.unbatch().bucket_by_sequence_length(
+            element_length_func=lambda x, targets: tf.maximum(
+                tf.math.count_nonzero(x[SOURCE_IDS], dtype=tf.int32),
+                tf.math.count_nonzero(targets, dtype=tf.int32)),
+            bucket_boundaries=list(BATCH_LENGTH_BOUNDARIES),
+            bucket_batch_sizes=[batch_size] * (len(BATCH_LENGTH_BOUNDARIES) + 1))
+
+    def to_model_inputs(x, targets):
+        # One length for both sides: few distinct shapes, so few XLA compilations.
+        source, decoder_inputs, targets = trim_to_longest(
+            x[SOURCE_IDS], x[DECODER_INPUT_IDS], targets)
+        return {SOURCE_IDS: source, DECODER_INPUT_IDS: decoder_inputs}, targets
+
+    return dataset.map(to_model_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
+        tf.data.AUTOTUNE)
+
+
+def build_model(config: TranslatorConfig, train_steps: int) -> keras.Model:
+    model = Translator(config)
+    warmup = min(config.warmup_steps, max(1, train_steps // 4))
+    model.compile(
+        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
+        loss=MaskedSequenceCrossEntropy(config.label_smoothing),
+        metrics=[MaskedTokenAccuracy()],
+    )
+    ids = keras.ops.ones((1, 2), dtype="int32")
+    model({SOURCE_IDS: ids, DECODER_INPUT_IDS: ids})  # build the weights
+    return model
+
+
+def prepare(fn_args: FnArgs) -> Prepared:
+    config, tf_transform_output = start_run(fn_args, FAMILY)
+    config = config.replace(**vocabulary_sizes(tf_transform_output))
+    logging.info("Translator config %s", config)
+    train = make_dataset(fn_args, fn_args.train_files, tf_transform_output, config.batch_size, True)
+    evaluation = make_dataset(fn_args, fn_args.eval_files, tf_transform_output,
+                              config.batch_size, False)
+    return Prepared(config, tf_transform_output, train, evaluation,
+                    build=lambda c: build_model(c, fn_args.train_steps),
+                    objective="val_token_accuracy")
+
+
+def train_and_export(fn_args: FnArgs) -> keras.Model:
+    prepared = prepare(fn_args)
+    config = prepared.config
+    model = prepared.build(config)
+    started = time.time()
+    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
+                                   config.evaluations)
+    write_history(fn_args.model_run_dir, config.to_dict(), history.history,
+                  train_steps=fn_args.train_steps, fit_seconds=round(time.time() - started, 1))
+    export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
+    return model
+
+
+def run_fn(fn_args: FnArgs) -> keras.Model:
+    """TFX Trainer entry point (FAMILY.run_fn)."""
+    return run(fn_args, train_and_export)
+
+
+def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
+    """TFX Tuner entry point (FAMILY.tuner_fn)."""
+    from trainer_module.training.tuning import tune  # loads KerasTuner only here
+
+    return tune(fn_args, prepare, FAMILY.search_space)

@@ -1,0 +1,104 @@
+"""A Vision Transformer from scratch (Dosovitskiy et al., 2021), with the Compact Convolutional
+Transformer's options for small data (Hassani et al., 2021): a convolutional tokenizer and
+sequence pooling."""
+import keras
+from keras import ops
+
+from trainer_module.layers import LearnedPositionalEmbedding, TransformerBlock
+from trainer_module.vit.config import VitConfig
+
+
+class VitClassifier(keras.Model):
+    """Images -> tokens -> [CLS] + learned positions -> pre-norm blocks -> LayerNorm -> head.
+
+    Args:
+        config: VitConfig. The tokenizer, encoder shape, pooling and number of classes.
+
+    Call arguments:
+        images: float (B, S, S, 3), S = config.image_size, normalized by Transform.
+
+    Returns:
+        Logits (B, num_classes).
+
+    Example:
+    >>> from trainer_module.vit.config import PRESETS
+    >>> model = VitClassifier(PRESETS["tiny"])
+    >>> tuple(model(ops.zeros((2, 16, 16, 3))).shape)
+    (2, 10)
+    """
+
+    def __init__(self, config: VitConfig, **kwargs):
+        super().__init__(**kwargs)
+        self.config = config
+        if config.tokenizer == "patch":
+            # One linear projection per non-overlapping patch, as a strided convolution.
+            self.tokenizer_layers = [keras.layers.Conv2D(
+                config.d_model, config.patch_size, strides=config.patch_size,
+                name="patch_embedding")]
+        else:
+            self.tokenizer_layers = []
+            for i in range(config.conv_layers):
+                last = i == config.conv_layers - 1
+                self.tokenizer_layers += [
+                    keras.layers.Conv2D(config.d_model if last else config.conv_filters, 3,
+                                        padding="same", use_bias=False, activation="relu",
+                                        name=f"conv_{i}"),
+                    keras.layers.MaxPooling2D(3, strides=2, padding="same", name=f"pool_{i}"),
+                ]
+        if config.pooling == "cls":
+            self.cls_token = self.add_weight(name="cls_token", shape=(1, 1, config.d_model),
+                                             initializer="zeros")
+        tokens = config.num_patches + (1 if config.pooling == "cls" else 0)
+        self.position_embedding = LearnedPositionalEmbedding(tokens, name="position_embedding")
+        self.embedding_dropout = keras.layers.Dropout(config.dropout)
+        self.blocks = [
+            TransformerBlock(config.num_heads, config.mlp_dim, config.dropout, norm_first=True,
+                             activation="gelu", name=f"encoder_{i}")
+            for i in range(config.num_layers)]
+        self.final_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")
+        if config.pooling == "sequence":
+            self.pooling_scores = keras.layers.Dense(1, name="sequence_pooling")
+        self.head = keras.layers.Dense(config.num_classes, name="head")
+
+    def tokenize(self, images):
+        """(B, S, S, 3) -> patch tokens (B, N, D), N = config.num_patches, row-major."""
+        x = images
+        for layer in self.tokenizer_layers:
+            x = layer(x)
+        return ops.reshape(x, (ops.shape(x)[0], -1, self.config.d_model))
+
+    def encode(self, images, training=None):
+        """(hidden (B, T, D) after the final norm, attention weights per layer (B, H, T, T)).
+
+        T = N + 1 with [CLS] pooling, the [CLS] token at position 0; T = N otherwise.
+        """
+        x = self.tokenize(images)
+        if self.config.pooling == "cls":
+            cls = ops.broadcast_to(ops.cast(self.cls_token, x.dtype),
+                                   (ops.shape(x)[0], 1, self.config.d_model))
+            x = ops.concatenate([cls, x], axis=1)
+        x = self.embedding_dropout(self.position_embedding(x), training=training)
+        attention = []
+        for block in self.blocks:
+            x, weights = block(x, training=training)
+            attention.append(weights)
+        return self.final_norm(x), attention
+
+    def pool(self, hidden):
+        """(B, T, D) -> (B, D): the [CLS] state, or the attention-weighted mean of all tokens."""
+        if self.config.pooling == "cls":
+            return hidden[:, 0, :]
+        weights = ops.softmax(self.pooling_scores(hidden), axis=1)  # (B, T, 1)
+        return ops.sum(weights * hidden, axis=1)
+
+    def call(self, images, training=None):
+        hidden, _ = self.encode(images, training=training)
+        return self.head(self.pool(hidden))
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(VitConfig.from_dict(config.pop("config")), **config)

@@ -1,0 +1,123 @@
+"""Trains the Vision Transformer on Transform's output and exports it; the Trainer's and the
+Tuner's entry points.
+
+Augmentation (a random crop after zero-padding, which is the channel mean after normalization,
+and a horizontal flip) happens here, on training batches only: Transform runs once, so there
+it would freeze one crop per image.
+"""
+import time
+
+import keras
+import tensorflow as tf
+import tensorflow_transform as tft
+from absl import logging
+from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx.components.tuner.component import TunerFnResult
+from tfx_bsl.public import tfxio
+
+from trainer_module import features
+from trainer_module.training.history import fit_with_evaluations, write_history
+from trainer_module.training.inputs import Prepared, start_run
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.run_fn import run
+from trainer_module.training.schedules import WarmupCosineDecay
+from trainer_module.vit import FAMILY
+from trainer_module.vit.config import VitConfig
+from trainer_module.vit.model import VitClassifier
+from trainer_module.vit.preprocessing import PIXELS, class_names
+from trainer_module.vit.serving import export
+
+SHUFFLE_BUFFER = 50_000  # the whole of CIFAR-10's training split: ~600 MB of float pixels
+READ_BATCH = 256
+
+
+def augment(image: tf.Tensor, config: VitConfig, seed: int) -> tf.Tensor:
+    """One (S, S, 3) image: zero-pad by crop_padding, crop back to S x S at random, flip."""
+    if config.crop_padding:
+        pad = config.crop_padding
+        image = tf.pad(image, [[pad, pad], [pad, pad], [0, 0]])
+        image = tf.image.random_crop(image, [config.image_size, config.image_size, 3], seed=seed)
+    if config.horizontal_flip:
+        image = tf.image.random_flip_left_right(image, seed=seed)
+    return image
+
+
+def image_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
+                  config: VitConfig, num_classes: int, training: bool, seed: int = 0):
+    """Repeated batches of (pixels (B, S, S, 3), one-hot labels (B, C)), read once and cached in
+    memory; training batches are reshuffled every epoch and augmented."""
+    dataset = fn_args.data_accessor.tf_dataset_factory(
+        file_pattern,
+        tfxio.TensorFlowDatasetOptions(batch_size=READ_BATCH, num_epochs=1, shuffle=False,
+                                       label_key=features.LABEL),
+        tf_transform_output.transformed_metadata.schema,
+    )
+    dataset = dataset.map(lambda x, y: (x[PIXELS], tf.reshape(y, [-1])))
+    dataset = dataset.unbatch().cache()
+    if training:
+        dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=seed).repeat().map(
+            lambda image, label: (augment(image, config, seed), label),
+            num_parallel_calls=tf.data.AUTOTUNE)
+    else:
+        dataset = dataset.repeat()
+    dataset = dataset.batch(config.batch_size, drop_remainder=training)
+    return dataset.map(lambda image, label: (image, tf.one_hot(label, num_classes)),
+                       num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def build_model(config: VitConfig, train_steps: int) -> keras.Model:
+    model = VitClassifier(config)
+    schedule = WarmupCosineDecay(config.peak_learning_rate,
+                                 round(config.warmup_fraction * train_steps), train_steps)
+    model.compile(
+        optimizer=adamw(schedule, config.weight_decay),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
+                                                  label_smoothing=config.label_smoothing),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy"),
+                 keras.metrics.TopKCategoricalAccuracy(k=3, name="top3_accuracy")],
+    )
+    model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
+    return model
+
+
+def prepare(fn_args: FnArgs) -> Prepared:
+    config, tf_transform_output = start_run(fn_args, FAMILY)
+    names = class_names(tf_transform_output)
+    config = config.replace(num_classes=len(names))
+    logging.info("ViT config %s, classes %s", config, names)
+    seed = int(fn_args.custom_config.get("seed", 0))
+    train, evaluation = (
+        image_dataset(fn_args, files, tf_transform_output, config, len(names), training, seed)
+        for files, training in ((fn_args.train_files, True), (fn_args.eval_files, False)))
+    return Prepared(config, tf_transform_output, train, evaluation,
+                    build=lambda c: build_model(c, fn_args.train_steps),
+                    objective="val_accuracy")
+
+
+def train_and_export(fn_args: FnArgs) -> keras.Model:
+    prepared = prepare(fn_args)
+    config, names = prepared.config, class_names(prepared.tf_transform_output)
+    model = prepared.build(config)
+    logging.info("ViT parameters: %d", model.count_params())
+    started = time.time()
+    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args, config.evaluations)
+    fit_seconds = time.time() - started
+    write_history(fn_args.model_run_dir, config.to_dict(), history.history, class_names=names,
+                  parameters=model.count_params(), train_steps=fn_args.train_steps,
+                  fit_seconds=round(fit_seconds, 1),
+                  train_images_per_second=round(
+                      fn_args.train_steps * config.batch_size / fit_seconds, 1))
+    export(model, prepared.tf_transform_output, fn_args.serving_model_dir, names)
+    return model
+
+
+def run_fn(fn_args: FnArgs) -> keras.Model:
+    """TFX Trainer entry point (FAMILY.run_fn)."""
+    return run(fn_args, train_and_export)
+
+
+def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
+    """TFX Tuner entry point (FAMILY.tuner_fn)."""
+    from trainer_module.training.tuning import tune  # loads KerasTuner only here
+
+    return tune(fn_args, prepare, FAMILY.search_space)
