@@ -29,9 +29,10 @@ browser:
 lock: setup
 	scripts/lock.sh
 
-# The default suite: unit tests and the end-to-end pipeline tests on tiny data.
+# The default suite: unit tests and the end-to-end pipeline tests on tiny data, on two workers
+# (tests sharing a session run stay on one: tests/conftest.py).
 test: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # Unit tests only (seconds to a few minutes).
 test-fast: setup
@@ -39,22 +40,22 @@ test-fast: setup
 
 # The main job: the IMDB pipeline on the embedded default data, ending with a pushed model.
 run: setup
-	$(VENV)/bin/tfx-transformers run --task imdb --model transformer
+	$(VENV)/bin/tfx-transformers run --task imdb
 
 # The same pipeline with the KerasHub BERT family, from a tiny randomly initialised local
 # preset (pretrained presets download at run time; see the README).
 BERT_TINY_PRESET := outputs/bert_tiny_random
 run-bert: setup
-	test -d $(BERT_TINY_PRESET) || $(PY) -m trainer_module.models.bert_tiny_preset $(BERT_TINY_PRESET)
+	test -d $(BERT_TINY_PRESET) || $(PY) -m trainer_module.bert.tiny_preset $(BERT_TINY_PRESET)
 	$(VENV)/bin/tfx-transformers run --task imdb --model bert --bert-preset $(BERT_TINY_PRESET) --preset tiny
 
 # The translation pipeline (German -> English) on the embedded parallel corpus.
 run-translation: setup
-	$(VENV)/bin/tfx-transformers run --task translation --model transformer
+	$(VENV)/bin/tfx-transformers run --task translation
 
 # The image pipeline (a Vision Transformer) on the embedded shapes (data/shapes).
 run-cifar10: setup
-	$(VENV)/bin/tfx-transformers run --task cifar10 --model vit
+	$(VENV)/bin/tfx-transformers run --task cifar10
 
 # The path of the newest run report (open it in a browser).
 report: setup

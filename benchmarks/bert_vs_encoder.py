@@ -29,16 +29,19 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
-from trainer_module.models.bert_classifier import build_bert_classifier
-from trainer_module.models.bert_presets import get_preset as get_bert_preset
-from trainer_module.models.bert_tiny_preset import WORDS, write_tiny_preset
-from trainer_module.models.presets import get_preset
-from trainer_module.models.text_classifier import TransformerClassifier
-from trainer_module.preprocessing import bert as bert_preprocessing
-from trainer_module.preprocessing import text as text_preprocessing
+from trainer_module import bert as bert_family
+from trainer_module import text_encoder
+from trainer_module.bert import preprocessing as bert_preprocessing
+from trainer_module.bert import serving as bert_serving
+from trainer_module.bert.model import bert_classifier
+from trainer_module.bert.tiny_preset import WORDS, write_tiny_preset
 from trainer_module.preprocessing.local import analyze_and_transform
-from trainer_module.serving.text_classifier import export_text_classifier
-from trainer_module.training.bert_classification import bert_inputs
+from trainer_module.text_encoder import preprocessing as text_preprocessing
+from trainer_module.text_encoder import serving as text_serving
+from trainer_module.text_encoder.model import TextEncoderClassifier
+
+FEATURE_SPEC = {"text": tf.io.FixedLenFeature([], tf.string),
+                "label": tf.io.FixedLenFeature([], tf.int64)}
 
 BATCH = 32
 VOCABULARY = 30_522
@@ -59,8 +62,9 @@ def bert(length):
 
 
 def encoder(length, **shape):
-    config = get_preset("small", {"max_length": length, "truncation_head": length, **shape})
-    model = TransformerClassifier.from_preset_config(config, vocab_size=VOCABULARY)
+    config = text_encoder.FAMILY.config("small", {
+        "max_length": length, "truncation_head": length, "vocab_size": VOCABULARY - 2, **shape})
+    model = TextEncoderClassifier(config)
 
     def inputs(batch):
         return np.random.randint(1, VOCABULARY, size=(batch, length)).astype("int32")
@@ -108,22 +112,23 @@ def serving_latency(length, workdir):
     encoder_config = {"vocab_size": 20_000, "max_length": length, "truncation_head": length // 4}
     bert_config = {"backbone_preset": preset_dir, "sequence_length": length}
     _, encoder_tft = analyze_and_transform(rows, text_preprocessing.preprocessing_fn,
-                                           encoder_config, os.path.join(workdir, "encoder_tft"))
+                                           encoder_config, os.path.join(workdir, "encoder_tft"),
+                                           FEATURE_SPEC)
     _, bert_tft = analyze_and_transform(rows, bert_preprocessing.preprocessing_fn, bert_config,
-                                        os.path.join(workdir, "bert_tft"))
-    encoder_model = TransformerClassifier.from_preset_config(
-        get_preset("small", {"max_length": length, "truncation_head": length // 4}),
-        text_preprocessing.embedding_rows(encoder_tft))
+                                        os.path.join(workdir, "bert_tft"), FEATURE_SPEC)
+    encoder_model = TextEncoderClassifier(text_encoder.FAMILY.config("small", {
+        "max_length": length, "truncation_head": length // 4,
+        "vocab_size": text_preprocessing.vocabulary_size(encoder_tft)}))
     encoder_model(np.zeros((1, length), dtype="int32"))
-    bert_model = build_bert_classifier(get_bert_preset("default", bert_config))
+    bert_model = bert_classifier(bert_family.FAMILY.config("default", bert_config))
     exports = {
-        "bert (bert_tiny shape)": (bert_model, bert_tft, bert_inputs),
-        "encoder, preset small": (encoder_model, encoder_tft, lambda t: t["token_ids"]),
+        "bert (bert_tiny shape)": (bert_model, bert_tft, bert_serving.export),
+        "encoder, preset small": (encoder_model, encoder_tft, text_serving.export),
     }
     latency = {}
-    for name, (model, tft_output, model_inputs) in exports.items():
+    for name, (model, tft_output, export) in exports.items():
         path = os.path.join(workdir, name.replace(" ", "_").replace(",", ""))
-        export_text_classifier(model, tft_output, path, model_inputs=model_inputs)
+        export(model, tft_output, path)
         classify = tf.saved_model.load(path).signatures["classify_text"]
         latency[name] = {batch: median_ms(lambda b=batch: classify(text=tf.constant(reviews(b))))
                          for batch in (1, BATCH)}

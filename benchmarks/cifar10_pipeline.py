@@ -78,16 +78,12 @@ def main() -> int:
         parser, os.path.join(REPO, "benchmarks", "results", "cifar10"), 30.0, "cct")
     args = parser.parse_args()
 
-    from pipeline.cli import parse_override
-    from trainer_module.models.vit_presets import get_preset
-
-    overrides = dict(parse_override(o) for o in args.overrides)
-    config = get_preset(args.preset, overrides)
+    overrides = report.overrides(args)
+    config = report.model_config("cifar10", args)
     data_dir = unpack(args.data, args.output)
     train_steps = int(args.epochs * TRAIN_IMAGES / config.batch_size)
     eval_steps = -(-VAL_IMAGES // config.batch_size)
-    summary, history = report.run_pipeline(args, "cifar10", data_dir, train_steps, eval_steps,
-                                           overrides)
+    summary, history = report.run_pipeline(args, "cifar10", data_dir, train_steps, eval_steps)
     fit_seconds = history.get("fit_seconds")
     metrics = summary["metrics"]
     measured = {

@@ -13,7 +13,6 @@ import argparse
 import os
 import sys
 import tarfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
@@ -49,34 +48,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tarball", default=DEFAULT_TARBALL)
     parser.add_argument("--data", help="an extracted aclImdb tree (instead of --tarball)")
-    parser.add_argument("--output", default=os.path.join(REPO, "benchmarks", "results", "imdb"))
-    parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--model", default="transformer", choices=["transformer", "bert"])
+    parser.add_argument("--model", default="text_encoder", choices=["text_encoder", "bert"])
     parser.add_argument("--bert-preset", help="with --model bert: a local preset directory")
-    parser.add_argument("--preset", help="model preset (default: the family's default)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY=VALUE")
-    parser.add_argument("--beam-mode", default="in_memory")
+    report.add_pipeline_arguments(parser, os.path.join(REPO, "benchmarks", "results", "imdb"),
+                                  2.0, None)
     args = parser.parse_args()
 
-    from pipeline.cli import parse_override
-    from pipeline.runner import build_local_pipeline, run_local
-    from trainer_module.models import bert_presets, presets
-
-    overrides = dict(parse_override(o) for o in args.overrides)
-    if args.bert_preset:
-        overrides["backbone_preset"] = os.path.abspath(args.bert_preset)
-    family = bert_presets if args.model == "bert" else presets
+    extra = {"backbone_preset": os.path.abspath(args.bert_preset)} if args.bert_preset else {}
+    overrides = {**report.overrides(args), **extra}
+    config = report.model_config("imdb", args, args.model)
     preset = args.preset or ("default" if args.model == "bert" else "small")
-    config = family.get_preset(preset, overrides)
     data = args.data or extract(args.tarball, os.path.join(args.output, "data"))
     train_steps = int(args.epochs * TRAIN_REVIEWS / config.batch_size)
     eval_steps = 5_000 // config.batch_size
-    pipeline, paths = build_local_pipeline(
-        task="imdb", data_dir=data, output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
-        train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
-        model=args.model, preset=preset, model_overrides=overrides)
-    summary = run_local(pipeline, paths)
+    summary, _ = report.run_pipeline(args, "imdb", data, train_steps, eval_steps, args.model,
+                                     extra)
 
     measured = {
         "accuracy": summary["metrics"].get("binary_accuracy"),

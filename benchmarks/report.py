@@ -53,17 +53,33 @@ def add_pipeline_arguments(parser, output: str, epochs: float, preset: str) -> N
     parser.add_argument("--beam-mode", default="in_memory")
 
 
+def overrides(args) -> dict:
+    """The --set KEY=VALUE overrides, values read as the CLI reads them."""
+    from pipeline.options import parse_override
+
+    return dict(parse_override(o) for o in args.overrides)
+
+
+def model_config(task: str, args, model=None):
+    """The model config the benchmark trains (the family's preset with the overrides)."""
+    from pipeline.options import PipelineOptions
+
+    return PipelineOptions(task=task, model=model, preset=args.preset,
+                           overrides=overrides(args)).model_config()
+
+
 def run_pipeline(args, task: str, data_dir: str, train_steps: int, eval_steps: int,
-                 overrides: dict):
+                 model=None, extra_overrides=None):
     """Runs the task's pipeline in this process under <output>/run-<time>; returns the run
     summary and the Trainer's history.json ({} when it left none)."""
+    from pipeline.options import PipelineOptions
     from pipeline.runner import build_local_pipeline, run_local
 
-    pipeline, paths = build_local_pipeline(
-        task=task, data_dir=data_dir,
-        output_dir=os.path.join(args.output, f"run-{int(time.time())}"),
+    pipeline, paths = build_local_pipeline(PipelineOptions(
+        task=task, model=model, data=data_dir,
+        output=os.path.join(args.output, f"run-{int(time.time())}"),
         train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
-        preset=args.preset, model_overrides=overrides)
+        preset=args.preset, overrides={**overrides(args), **(extra_overrides or {})}))
     summary = run_local(pipeline, paths)
     files = glob.glob(os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*",
                                    "history.json"))

@@ -30,12 +30,13 @@ def main() -> int:
     import numpy as np
     import tensorflow as tf
 
-    from trainer_module.models.translator import TransformerTranslator
-    from trainer_module.models.translator_presets import get_preset
-    from trainer_module.serving import translator
+    from trainer_module.translator import FAMILY
+    from trainer_module.translator import serving as translator
+    from trainer_module.translator.model import Translator
 
-    config = get_preset(args.preset)
-    model = TransformerTranslator.from_preset_config(config, SOURCE_VOCABULARY, TARGET_VOCABULARY)
+    config = FAMILY.config(args.preset, {"source_vocab_size": SOURCE_VOCABULARY,
+                                         "target_vocab_size": TARGET_VOCABULARY})
+    model = Translator(config)
     ids = np.ones((1, 2), dtype="int32")
     model({"source_ids": ids, "decoder_input_ids": ids})
 

@@ -70,15 +70,12 @@ def main() -> int:
         parser, os.path.join(REPO, "benchmarks", "results", "translation"), 10.0, "base")
     args = parser.parse_args()
 
-    from pipeline.cli import parse_override
-    from trainer_module.models.translator_presets import get_preset
-
-    overrides = dict(parse_override(o) for o in args.overrides)
-    config = get_preset(args.preset, overrides)
+    overrides = report.overrides(args)
+    config = report.model_config("translation", args)
     train_steps = int(args.epochs * TRAIN_PAIRS / config.batch_size)
     eval_steps = -(-VAL_PAIRS // config.batch_size)
-    summary, history = report.run_pipeline(args, "translation", args.data, train_steps, eval_steps,
-                                           overrides)
+    summary, history = report.run_pipeline(args, "translation", args.data, train_steps,
+                                           eval_steps)
     fit_seconds = history.get("fit_seconds")
     tokens = target_tokens(args.data) * args.epochs
     measured = {

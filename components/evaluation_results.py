@@ -39,8 +39,25 @@ def _number(value) -> Optional[float]:
     return None if math.isnan(number) else number
 
 
+# Binary metrics with no meaning on a slice of one class, where TFMA still reports a number
+# (AUC 0.0): by the slice's mean label, the values of mean_label that leave them undefined.
+UNDEFINED_ON_ONE_CLASS = {"auc": (0.0, 1.0), "auc_precision_recall": (0.0, 1.0),
+                          "recall": (0.0,)}
+
+
+def _drop_undefined(row: Dict[str, Dict[str, float]]) -> None:
+    """Removes the values UNDEFINED_ON_ONE_CLASS names when the slice holds one class."""
+    mean_label = row.get("mean_label", {}).get("candidate")
+    for name, undefined_at in UNDEFINED_ON_ONE_CLASS.items():
+        if mean_label is not None and mean_label in undefined_at:
+            row.pop(name, None)
+
+
 def metrics_by_slice(evaluation_uri: str) -> Dict[str, Dict[str, Dict[str, float]]]:
-    """slice name -> metric name -> {"candidate", "baseline", "change"} (those present)."""
+    """slice name -> metric name -> {"candidate", "baseline", "change"} (those present).
+
+    Metrics a slice leaves undefined (NaN, or AUC and recall on a slice of one class) are
+    absent."""
     table: Dict[str, Dict[str, Dict[str, float]]] = {}
     for slice_metrics in tfma.load_metrics(evaluation_uri):
         row = table.setdefault(slice_name(slice_metrics.slice_key), {})
@@ -52,6 +69,8 @@ def metrics_by_slice(evaluation_uri: str) -> Dict[str, Dict[str, Dict[str, float
             role = ("change" if key.is_diff else
                     "candidate" if key.model_name in CANDIDATE_NAMES else "baseline")
             row.setdefault(metric_name(key), {})[role] = number
+    for row in table.values():
+        _drop_undefined(row)
     return dict(sorted(table.items(), key=lambda item: (item[0] != OVERALL, item[0])))
 
 

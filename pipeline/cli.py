@@ -243,13 +243,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     return commands[args.command](args)
 
 
+def _quiet_shutdown(unraisable) -> None:
+    """Drops exceptions raised by finalizers while the interpreter shuts down: TensorFlow's
+    (AtomicFunction.__del__) fail once module globals are gone, and print tracebacks."""
+
+
 def entry_point() -> None:
-    """The console script: exits without running TensorFlow's finalizers, which print
-    spurious tracebacks at interpreter shutdown."""
+    """The console script. Exits normally (atexit handlers run: MLflow's, Beam's); only the
+    shutdown noise of TensorFlow's finalizers is silenced (sys.unraisablehook)."""
     code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    sys.unraisablehook = _quiet_shutdown
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ def registry_config(cloud: CloudConfig, registry_dir: str) -> Optional[str]:
 def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
     """The pipeline `options` describe, on `cloud`; its data defaults to <DATA_ROOT>/<task>.
 
-    Local paths are refused (a cloud job cannot read them): the data, the schema and a
-    family's path options (a BERT preset directory) must be gs:// paths."""
+    Local paths a cloud job cannot read are refused: the schema and a family's path options
+    (a BERT preset directory) must be gs:// paths (or preset names)."""
     options = options.check().check_cloud_paths()
     paths = cloud.paths(options.pipeline_name, options.task)
     return create_pipeline(

@@ -147,7 +147,8 @@ class PipelineOptions:
             schema=os.path.abspath(self.schema) if self.schema else None)
 
     def check_cloud_paths(self) -> "PipelineOptions":
-        """Refuses local paths a cloud job could not read (a local BERT preset directory)."""
+        """Refuses local paths a cloud job could not read: a local BERT preset directory, a
+        local schema file."""
         for field in _path_fields(self.family):
             value = self.overrides.get(field) or ""
             if isinstance(value, str) and _is_local_path(value):
@@ -155,10 +156,9 @@ class PipelineOptions:
                 raise ValueError(
                     f"{option.flag} {value} is a local path, which a cloud pipeline cannot "
                     f"read: copy it to a bucket and pass its gs:// path, or pass a preset name")
-        for name, value in (("--data", self.data), ("--schema", self.schema)):
-            if value and _is_local_path(value):
-                raise ValueError(f"{name} {value} is a local path, which a cloud pipeline "
-                                 "cannot read: pass a gs:// path")
+        if self.schema and _is_local_path(self.schema):
+            raise ValueError(f"--schema {self.schema} is a local path, which a cloud pipeline "
+                             "cannot read: copy it to a bucket and pass its gs:// path")
         return self
 
     # Building it.

@@ -7,7 +7,7 @@ import re
 import sys
 import time
 import warnings
-from typing import Mapping, TextIO
+from typing import Mapping, Optional, TextIO
 
 from absl import logging as absl_logging
 from tfx.orchestration import metadata
@@ -134,11 +134,13 @@ def _logging_to(log_file: str, total: int, verbose: bool, stream: TextIO):
 
 
 def run_local(pipeline, paths: Mapping[str, str], verbose: bool = False,
-              stream: TextIO = sys.stderr) -> dict:
+              stream: Optional[TextIO] = None) -> dict:
     """Runs `pipeline` with LocalDagRunner; returns the run summary (see run_summary.summarize).
+    Progress lines go to `stream` (default: sys.stderr).
 
     Raises whatever a component raised; the full log is in paths['log_dir'].
     """
+    stream = stream or sys.stderr
     log_file = os.path.join(paths["log_dir"],
                             f"{pipeline.pipeline_info.pipeline_name}-{time.strftime('%Y%m%d-%H%M%S')}.log")
     started = time.monotonic()

@@ -130,3 +130,28 @@ def bert_run(tmp_path_factory, tiny_bert_preset):
     return run_family("bert", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("bert_run")),
                       overrides={"backbone_preset": tiny_bert_preset, "sequence_length": 16,
                                  "batch_size": 8}, train_steps=10)
+
+
+@pytest.fixture
+def mlflow_imported():
+    """Imports MLflow before a capturing fixture (capsys, capfd) swaps sys.stderr: its import
+    reconfigures logging, and absl's handler then closes a stream that is not sys.stderr."""
+    import mlflow  # noqa: F401
+
+
+# With pytest-xdist (make test: two workers, --dist loadgroup), the tests that share a run go
+# to one worker, so each run happens once: the session's runs by name, a module's by module.
+SHARED_RUNS = {"imdb_run": "imdb_run", "imdb_reruns": "imdb_run",
+               "text_encoder_run": "family_runs", "translator_run": "family_runs",
+               "vit_run": "family_runs", "bert_run": "family_runs"}
+MODULE_RUNS = {"run"}  # module-scoped fixtures of the e2e modules
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        groups = sorted({SHARED_RUNS[name] for name in item.fixturenames if name in SHARED_RUNS})
+        if not groups and MODULE_RUNS & set(item.fixturenames):
+            groups = [item.module.__name__]
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))

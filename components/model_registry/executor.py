@@ -7,7 +7,7 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 
 from components.model_registry.backends import from_config
-from components.model_registry.version import ModelVersion
+from components.model_registry.version import ModelVersion, saved_model_fingerprint
 from components.evaluation_results import overall_metrics
 
 LINEAGE_INPUTS = ("examples", "transform_graph", "model", "evaluation", "blessing",
@@ -29,15 +29,17 @@ class Executor(base_executor.BaseExecutor):
             return
         context = self._context
         pipeline_name = context.pipeline_info.id if context and context.pipeline_info else ""
+        source = pushed.get_string_custom_property("pushed_destination")
         version = ModelVersion(
             name=pipeline_name or "model",
-            source=pushed.get_string_custom_property("pushed_destination"),
+            source=source,
             blessed=bool(single["blessing"].get_int_custom_property("blessed")),
             metrics=overall_metrics(single["evaluation"].uri),
             pipeline_name=pipeline_name,
             run_id=(context.pipeline_run_id if context else None) or "",
             pushed_version=pushed.get_string_custom_property("pushed_version"),
             lineage={key: single[key].id for key in LINEAGE_INPUTS if key in single},
+            fingerprint=saved_model_fingerprint(source),
         )
         registered = from_config(exec_properties["registry"]).register(version)
         logging.info("Registered %s version %s in %s (%s)", registered.name, registered.version,

@@ -5,7 +5,8 @@ import logging.config
 import os
 from typing import List, Optional
 
-from components.model_registry.version import CHAMPION, ModelVersion, Registered
+from components.model_registry.version import (CHAMPION, FINGERPRINT_TAG, ModelVersion,
+                                               Registered)
 
 NAME = "mlflow"
 
@@ -69,16 +70,19 @@ class MlflowRegistry:
             if error.error_code != "RESOURCE_ALREADY_EXISTS":
                 raise
 
-    def find(self, name: str, source: str):
-        """The version already registered for `source`, if any."""
+    def find(self, name: str, source: str, fingerprint: str = ""):
+        """The version already registered for this model, if any: the same SavedModel
+        fingerprint (wherever it was pushed to), else the same source."""
         for version in self.client.search_model_versions(f"name='{name}'"):
+            if fingerprint and version.tags.get(FINGERPRINT_TAG) == fingerprint:
+                return version
             if version.source == source:
                 return version
         return None
 
     def register(self, version: ModelVersion) -> Registered:
         self._ensure_model(version.name)
-        existing = self.find(version.name, version.source)
+        existing = self.find(version.name, version.source, version.fingerprint)
         if existing is None:  # a rerun that pushed nothing new registers nothing new
             run = self.client.create_run(self._experiment_id(version.name),
                                          run_name=version.run_id, tags=version.tags())

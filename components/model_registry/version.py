@@ -3,6 +3,7 @@ import dataclasses
 from typing import Dict, Optional
 
 CHAMPION = "champion"  # the alias moved to each newly blessed version
+FINGERPRINT_TAG = "saved_model_fingerprint"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,13 +16,32 @@ class ModelVersion:
     run_id: str
     pushed_version: str
     lineage: Dict[str, int]  # MLMD artifact ids: examples, transform_graph, model, ...
+    # sha256 of the SavedModel's fingerprint.pb: the same model wherever it was pushed to.
+    fingerprint: str = ""
 
     def tags(self) -> Dict[str, str]:
         """Flat string tags: pipeline, run, blessing, pushed version and MLMD ids."""
         tags = {"pipeline_name": self.pipeline_name, "pipeline_run_id": self.run_id,
                 "blessed": str(self.blessed).lower(), "pushed_version": self.pushed_version}
         tags.update({f"mlmd_{role}_id": str(i) for role, i in sorted(self.lineage.items())})
+        if self.fingerprint:
+            tags[FINGERPRINT_TAG] = self.fingerprint
         return tags
+
+
+def saved_model_fingerprint(model_dir: str) -> str:
+    """sha256 of `model_dir`/fingerprint.pb (TensorFlow's checksums of the whole SavedModel),
+    or "" when the SavedModel has none."""
+    import hashlib
+    import os
+
+    from tfx.dsl.io import fileio
+
+    path = os.path.join(model_dir, "fingerprint.pb")
+    if not fileio.exists(path):
+        return ""
+    with fileio.open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,52 +1,43 @@
-"""The whole IMDB pipeline on a tiny corpus, with LocalDagRunner, in this process."""
-import io
+"""The IMDB pipeline end to end, through the CLI, on the session's run (tests/e2e/conftest.py)
+and on copies of its output: progress, push, registry, report, predict, cache, the gate."""
+import json
 import os
 
 import pytest
 import tensorflow as tf
 
-from pipeline.runner import build_local_pipeline, run_local
-from tests.conftest import NEGATIVE, POSITIVE, write_aclimdb
-from tests.e2e.cli_util import pipeline_components
+from tests.conftest import NEGATIVE, POSITIVE
+from tests.e2e.cli_util import copy_output, only_version, pipeline_components, run_cli
+from tests.report.html_util import check_report
 
 pytestmark = pytest.mark.e2e
 
-COMPONENTS = pipeline_components("ReviewsExampleGen")
+COMPONENTS = pipeline_components("ReviewsExampleGen", schema_gen="ImportSchemaGen")
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Three runs into one output directory: fresh, again, and again with an impossible bar."""
-    root = tmp_path_factory.mktemp("imdb")
-    data = write_aclimdb(root / "data", copies=3)
-
-    def run(**kwargs):
-        pipeline, paths = build_local_pipeline(task="imdb", data_dir=str(data),
-                                               output_dir=str(root / "out"), preset="tiny",
-                                               train_steps=60, eval_steps=3, **kwargs)
-        progress = io.StringIO()
-        summary = run_local(pipeline, paths, stream=progress)
-        return summary, paths, progress.getvalue()
-
-    return {"first": run(), "second": run(), "third": run(),
-            "strict": run(blessing_threshold=1.01)}
-
-
-def test_every_component_ran_once_and_reported_progress(runs):
-    summary, _, progress = runs["first"]
+def test_every_component_ran_once_and_reported_progress(imdb_run):
+    summary, progress = imdb_run.summary, imdb_run.progress
+    assert summary["status"] == "succeeded"
+    assert summary["pipeline_name"] == "imdb-text-encoder" and summary["run_id"]
     assert set(summary["components"]) == COMPONENTS
     assert {c["state"] for c in summary["components"].values()} == {"complete"}
-    assert "[12/12]" in progress and "Trainer done in" in progress
+    assert summary["components"]["Trainer"]["seconds"] > 0
+    # One line when each component starts and one when it is done, numbered.
+    for index, name in enumerate(("ReviewsExampleGen", "Trainer", "RunReport")):
+        assert f"{name} ..." in progress and f"{name} done in " in progress
+    assert progress.count(" done in ") == len(COMPONENTS) == 12
+    assert "[12/12]" in progress
     assert summary["metrics"]["example_count"] == 48
     assert {"binary_accuracy", "auc", "precision", "recall", "calibration"} <= set(
         summary["metrics"])
+    assert summary["log_file"].startswith(str(imdb_run.output / "logs"))
 
 
-def test_a_blessed_model_was_pushed_and_answers_raw_text(runs):
-    summary, paths, _ = runs["first"]
+def test_a_blessed_model_was_pushed_and_answers_raw_text(imdb_run):
+    summary = imdb_run.summary
     assert summary["blessed"] is True
     pushed = summary["pushed_model"]
-    assert os.path.dirname(pushed) == paths["serving_model_dir"]
+    assert os.path.dirname(pushed) == str(imdb_run.serving_dir)
     assert os.path.basename(pushed) == summary["pushed_version"]
     model = tf.saved_model.load(pushed)  # plain TensorFlow, no project code
     texts = POSITIVE[:4] + NEGATIVE[:4]
@@ -55,60 +46,135 @@ def test_a_blessed_model_was_pushed_and_answers_raw_text(runs):
     assert outputs["label"].numpy().tolist() == [1] * 4 + [0] * 4
 
 
-def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(runs):
-    from components.model_registry.backends import from_config, mlflow_config
+def test_predict_answers_with_the_newest_pushed_version(imdb_run):
+    texts = ["a wonderful film, I loved it", "Café — awful, boring mess"]
+    rows = run_cli("predict", "--model", imdb_run.serving_dir, *texts).lines
+    assert [r["text"] for r in rows] == texts
+    assert [r["label"] for r in rows] == ["positive", "negative"]
+    assert all(abs(sum(r["probabilities"]) - 1) < 1e-4 for r in rows)
+    assert rows[0]["model"] == imdb_run.summary["pushed_model"]
 
-    summary, paths, _ = runs["first"]
+
+def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(imdb_run):
+    summary = imdb_run.summary
     assert summary["registered"] == {
-        "registry": "mlflow", "name": "imdb-transformer", "version": "1", "alias": "champion",
-        "uri": "models:/imdb-transformer/1"}
-    registry = from_config(mlflow_config(paths["registry_dir"], tracking_uri=None))
-    (version,) = registry.versions("imdb-transformer")  # the strict run registered nothing
+        "registry": "mlflow", "name": "imdb-text-encoder", "version": "1", "alias": "champion",
+        "uri": "models:/imdb-text-encoder/1"}
+    (version,) = run_cli("registry", "list", "--output", imdb_run.output).lines
+    assert (version["name"], version["version"], version["aliases"]) == (
+        "imdb-text-encoder", "1", ["champion"])
     assert version["source"] == summary["pushed_model"]
-    assert version["aliases"] == ["champion"]
     assert version["metrics"]["binary_accuracy"] == pytest.approx(
         summary["metrics"]["binary_accuracy"])
     assert version["tags"]["pipeline_run_id"] == summary["run_id"]
     assert {"mlmd_examples_id", "mlmd_transform_graph_id", "mlmd_model_id"} <= set(
         version["tags"])
+    shown = run_cli("registry", "--output", imdb_run.output, "show", "imdb-text-encoder").lines
+    assert shown == [version]  # the champion
 
 
-def test_rerun_is_served_from_cache_without_a_duplicate_push(runs):
-    first, second, third = runs["first"][0], runs["second"][0], runs["third"][0]
+def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):
+    summary = imdb_run.summary
+    page = check_report(summary["report"])
+    latest = run_cli("report", "--output", imdb_run.output).stdout.strip()
+    assert latest == summary["report"]
+    rebuilt = run_cli("report", "--output", imdb_run.output, "--run",
+                      summary["run_id"]).stdout.strip()
+    assert rebuilt.startswith(os.path.join(str(imdb_run.output), "reports", "imdb-text-encoder",
+                                           ""))
+    assert check_report(rebuilt).tables["metrics-overall"] == page.tables["metrics-overall"]
+
+
+def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_run, imdb_reruns):
+    first, second, third = imdb_run.summary, imdb_reruns.second, imdb_reruns.third
     data_and_training = COMPONENTS - {"latest_blessed_model_resolver", "Evaluator", "Pusher",
                                       "ModelRegistry", "RunReport"}
     assert {second["components"][c]["state"] for c in data_and_training} == {"cached"}
     # The second run found a blessed baseline, so the Evaluator compared against it; the
-    # identical model was not published again.
+    # identical model was not published or registered again.
+    assert second["components"]["Evaluator"]["state"] == "complete"
     assert second["pushed_version"] == first["pushed_version"]
     assert second["registered"]["version"] == first["registered"]["version"] == "1"
-    assert third["components"]["Evaluator"]["state"] == "cached"
-    assert third["components"]["Pusher"]["state"] == "cached"
+    assert {third["components"][c]["state"] for c in COMPONENTS} == {"cached"}
+    assert only_version(os.path.join(imdb_reruns.output, "serving_model",
+                                     "imdb-text-encoder")) == first["pushed_version"]
 
 
-def test_a_model_failing_the_threshold_is_not_pushed(runs):
-    summary, paths, _ = runs["strict"]
+def test_a_model_under_the_threshold_is_not_pushed_or_registered(imdb_run, tmp_path):
+    """One training step: a model near chance, held to 0.9 accuracy and to the baseline."""
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    args = [a for a in imdb_run.args]
+    args[args.index("--train-steps") + 1] = "1"
+    (summary,) = run_cli("run", "--output", output, *args, "--blessing-threshold", "0.9").lines
+    assert summary["components"]["Trainer"]["state"] == "complete"
     assert summary["blessed"] is False
-    assert summary["pushed_model"] is None
-    assert summary["registered"] is None
-    assert any("binary_accuracy" in failure for failure in summary["blessing_failures"])
-    assert os.listdir(paths["serving_model_dir"]) == [runs["first"][0]["pushed_version"]]
+    assert summary["pushed_model"] is None and summary["registered"] is None
+    failures = summary["blessing_failures"]
+    assert any(f.startswith("binary_accuracy value on overall") for f in failures), failures
+    assert any("change vs baseline" in f for f in failures), failures
+    assert only_version(os.path.join(output, "serving_model", "imdb-text-encoder")) == (
+        imdb_run.summary["pushed_version"])
+    (version,) = run_cli("registry", "list", "--output", output).lines  # still one version
+    assert version["aliases"] == ["champion"]
 
 
-def test_the_run_report_renders_in_headless_chromium(runs):
+def test_a_failed_run_exits_1_naming_the_file(imdb_run, tmp_path):
+    import shutil
+
+    data = shutil.copytree(imdb_run.data, tmp_path / "data")
+    (data / "aclImdb" / "train" / "pos" / "50_9.txt").write_bytes(b"\xff\xfe bad bytes")
+    result = run_cli("run", "--task", "imdb", "--data", data, "--output", tmp_path / "out",
+                     "--preset", "tiny", "--registry", "none", check=False)
+    assert result.code == 1
+    (summary,) = result.lines
+    assert summary["status"] == "failed"
+    assert "train/pos/50_9.txt: not valid UTF-8 at byte 0" in summary["error"]
+    assert "train/pos/50_9.txt: not valid UTF-8 at byte 0" in result.stderr
+
+
+def test_the_tuner_searches_and_the_trainer_trains_with_the_best_values(imdb_run, tmp_path):
+    import glob
+
+    def only(pattern: str) -> str:
+        (path,) = glob.glob(pattern)
+        return path
+
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    args = [a for a in imdb_run.args]
+    args[args.index("--train-steps") + 1] = "3"
+    (summary,) = run_cli("run", "--output", output, *args, "--tune", "--tuner-trials", "2",
+                         "--registry", "none").lines
+    assert summary["status"] == "succeeded"
+    assert summary["components"]["Transform"]["state"] == "cached"  # the same data and preset
+    assert summary["components"]["Tuner"]["state"] == "complete"
+    root = os.path.join(output, "pipelines", "imdb-text-encoder")
+    trials = json.loads(open(only(f"{root}/Tuner/tuner_results/*/tuner_results.json")).read())
+    assert len(trials) == 2
+    best = json.loads(open(only(
+        f"{root}/Tuner/best_hyperparameters/*/best_hyperparameters.txt")).read())["values"]
+    assert set(best) == {"num_layers", "d_model", "learning_rate", "dropout"}
+    assert best["num_layers"] in (1, 2, 4) and best["d_model"] in (64, 128, 256)
+    trainer_runs = glob.glob(f"{root}/Trainer/model_run/*/history.json")
+    config = json.loads(open(max(trainer_runs, key=os.path.getmtime)).read())["config"]
+    assert (config["num_layers"], config["d_model"]) == (best["num_layers"], best["d_model"])
+    assert config["peak_learning_rate"] == pytest.approx(best["learning_rate"])
+    assert config["dropout"] == pytest.approx(best["dropout"])
+    assert config["max_length"] == 32  # the rest is the tiny preset's
+
+
+def test_the_run_report_renders_in_headless_chromium(imdb_run):
     """The report of a real run, opened in a real browser: tables, plots and heatmaps render
     from the page alone (no network), and a screenshot is kept beside it."""
     from playwright.sync_api import sync_playwright
 
     from tests.browser_util import open_page
 
-    summary, paths, _ = runs["first"]
-    report = summary["report"]
+    report = imdb_run.summary["report"]
     requests = []
     with sync_playwright() as playwright:
         browser, page = open_page(playwright, "file://" + report, requests)
         try:
-            assert page.title() == "Run report: imdb-transformer"
+            assert page.title() == "Run report: imdb-text-encoder"
             metrics = page.locator("#metrics-overall tbody tr")
             assert metrics.count() >= 5 and metrics.first.is_visible()
             assert "binary_accuracy" in page.locator("#metrics-overall").inner_text()

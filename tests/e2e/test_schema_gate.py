@@ -1,15 +1,12 @@
-"""A curated schema makes ExampleValidator's anomalies stop the pipeline before training."""
-import io
-
+"""A curated schema makes ExampleValidator's anomalies stop the pipeline before training (data
+within the schema trains: the session's IMDB run uses the same schema)."""
 import pytest
 
-from components.anomalies_gate.component import DataAnomaliesError
-from pipeline import configs
-from pipeline.runner import build_local_pipeline, run_local
 from tests.conftest import NEGATIVE, POSITIVE
+from tests.e2e.cli_util import run_cli
+from tests.e2e.conftest import SCHEMA
 
 pytestmark = pytest.mark.e2e
-SCHEMA = str(configs.EMBEDDED_DATA_DIR / "imdb" / "schema.pbtxt")
 
 
 def write_csv(directory, rating_of_first_row):
@@ -21,21 +18,18 @@ def write_csv(directory, rating_of_first_row):
     return directory
 
 
-def run(data, output):
-    pipeline, paths = build_local_pipeline(task="imdb", data_dir=str(data), output_dir=str(output),
-                                           preset="tiny", train_steps=10, eval_steps=1,
-                                           schema_path=SCHEMA)
-    return run_local(pipeline, paths, stream=io.StringIO())
-
-
-def test_data_within_the_schema_trains(tmp_path):
-    summary = run(write_csv(tmp_path / "clean", rating_of_first_row=9), tmp_path / "out")
-    assert summary["components"]["ImportSchemaGen"]["state"] == "complete"
-    assert summary["components"]["Trainer"]["state"] == "complete"
+def test_data_within_the_schema_was_trained_by_the_session_run(imdb_run):
+    assert imdb_run.summary["components"]["ImportSchemaGen"]["state"] == "complete"
+    assert imdb_run.summary["components"]["Trainer"]["state"] == "complete"
 
 
 def test_anomalies_stop_the_run_before_transform(tmp_path):
-    expected = "feature 'rating': Out-of-range values — Unexpectedly large value: 42"
-    with pytest.raises(DataAnomaliesError, match=expected):
-        run(write_csv(tmp_path / "bad", rating_of_first_row=42), tmp_path / "out")
-    assert not (tmp_path / "out" / "pipelines" / "imdb-transformer" / "Transform").exists()
+    result = run_cli("run", "--task", "imdb", "--data", write_csv(tmp_path / "bad", 42),
+                     "--output", tmp_path / "out", "--preset", "tiny", "--schema", SCHEMA,
+                     "--registry", "none", check=False)
+    assert result.code == 1
+    (summary,) = result.lines
+    assert summary["status"] == "failed"
+    assert ("feature 'rating': Out-of-range values — Unexpectedly large value: 42"
+            in summary["error"])
+    assert not (tmp_path / "out" / "pipelines" / "imdb-text-encoder" / "Transform").exists()

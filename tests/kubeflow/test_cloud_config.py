@@ -15,9 +15,9 @@ def test_defaults_and_paths():
     cloud = CloudConfig.from_environment(REQUIRED)
     assert (cloud.region, cloud.replica_count, cloud.vertex_training, cloud.registry) == (
         "us-central1", 1, True, "vertex")
-    assert cloud.paths("imdb-transformer", "imdb") == {
-        "pipeline_root": "gs://bucket/tt/pipelines/imdb-transformer",
-        "serving_model_dir": "gs://bucket/tt/serving_model/imdb-transformer",
+    assert cloud.paths("imdb-text-encoder", "imdb") == {
+        "pipeline_root": "gs://bucket/tt/pipelines/imdb-text-encoder",
+        "serving_model_dir": "gs://bucket/tt/serving_model/imdb-text-encoder",
         "data_dir": "gs://bucket/tt/data/imdb", "registry_dir": "gs://bucket/tt/mlflow"}
     # One GPU machine, no workers: the strategy is MirroredStrategy or the default.
     assert cloud.worker_pool_specs() == [{

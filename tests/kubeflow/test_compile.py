@@ -5,6 +5,7 @@ import pytest
 
 from pipeline.cloud import CloudConfig
 from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline
+from pipeline.options import PipelineOptions
 from pipeline.tasks import TASKS
 
 IMAGE = "us-central1-docker.pkg.dev/proj/tfx-transformers/pipeline:1.0"
@@ -20,8 +21,8 @@ EVERY_FAMILY = [(task, model) for task in sorted(TASKS) for model in TASKS[task]
 
 def compile_job(tmp_path, task, model=None, environ=ENVIRONMENT, **options):
     cloud = CloudConfig.from_environment(environ)
-    pipeline = build_cloud_pipeline(task, cloud, model=model,
-                                    data_dir=TASKS[task].default_data_dir, **options)
+    pipeline = build_cloud_pipeline(PipelineOptions(
+        task=task, model=model, data=TASKS[task].default_data_dir, **options), cloud)
     path = tmp_path / f"{pipeline.pipeline_info.pipeline_name}.json"
     returned = compile_pipeline(pipeline, cloud, str(path))
     job = json.loads(path.read_text())
@@ -55,8 +56,9 @@ def test_every_task_and_family_compiles_to_the_full_dag(tmp_path, task, model):
     for upstream, downstream in zip([example_gen] + CHAIN, CHAIN):
         assert upstream in tasks[downstream].get("dependentTasks", []), (upstream, downstream)
     assert "latest_blessed_model_resolver-model-resolver" in tasks["Evaluator"]["dependentTasks"]
-    assert job["pipelineSpec"]["pipelineInfo"]["name"] == f"{task}-{model}"
-    assert job["runtimeConfig"]["gcsOutputDirectory"] == f"gs://bucket/tt/pipelines/{task}-{model}"
+    name = f"{task}-{model}".replace("_", "-")
+    assert job["pipelineSpec"]["pipelineInfo"]["name"] == name
+    assert job["runtimeConfig"]["gcsOutputDirectory"] == f"gs://bucket/tt/pipelines/{name}"
     # Every step runs in the pipeline image.
     executors = job["pipelineSpec"]["deploymentSpec"]["executors"]
     images = {e["container"]["image"] for e in executors.values() if "container" in e}
@@ -81,8 +83,9 @@ def test_the_trainer_runs_as_a_vertex_training_job_on_gpu_workers(tmp_path):
     assert training["job_spec"]["worker_pool_specs"] == [{**pool, "replica_count": 1},
                                                          {**pool, "replica_count": 2}]
     # The training settings the run_fn reads travel with it.
-    assert (config["training_module"], config["preset"], config["mixed_precision"]) == (
-        "trainer_module.training.text_classification", "small", "auto")
+    assert (config["model"], config["preset"], config["mixed_precision"]) == (
+        "text_encoder", "small", "auto")
+    assert parameter(trainer, "run_fn") == "trainer_module.text_encoder.training.run_fn"
 
 
 def test_train_and_eval_args_are_runtime_parameters_with_defaults(tmp_path):
@@ -105,7 +108,7 @@ def test_beam_steps_run_on_dataflow_with_the_pipeline_image(tmp_path):
         assert "--runner=DataflowRunner" in args, step
         assert f"--sdk_container_image={IMAGE}" in args
         assert "--project=proj" in args and "--region=europe-west4" in args
-        assert "--temp_location=gs://bucket/tt/tmp/imdb-transformer" in args
+        assert "--temp_location=gs://bucket/tt/tmp/imdb-text-encoder" in args
 
 
 def test_pushed_versions_go_to_the_bucket_and_the_vertex_registry(tmp_path):
@@ -113,7 +116,7 @@ def test_pushed_versions_go_to_the_bucket_and_the_vertex_registry(tmp_path):
     tasks = tasks_of(job)
     destination = parameter(tasks["Pusher"], "push_destination")
     assert destination["filesystem"]["base_directory"] == (
-        "gs://bucket/tt/serving_model/imdb-transformer")
+        "gs://bucket/tt/serving_model/imdb-text-encoder")
     registry = parameter(tasks["ModelRegistry"], "registry")
     assert (registry["backend"], registry["project"], registry["region"]) == (
         "vertex", "proj", "europe-west4")
@@ -149,3 +152,11 @@ def test_cpu_training_inside_the_pipeline_and_beam_in_the_step(tmp_path):
 def test_bert_cannot_be_tuned(tmp_path):
     with pytest.raises(ValueError, match="has no search space"):
         compile_job(tmp_path, "imdb", "bert", tune=True)
+
+
+def test_a_cloud_job_takes_a_bert_preset_from_a_bucket_but_not_from_this_machine(tmp_path):
+    job = compile_job(tmp_path, "imdb", "bert", overrides={"backbone_preset": "gs://b/bert"})
+    config = parameter(tasks_of(job)["Transform"], "custom_config")
+    assert config["backbone_preset"] == "gs://b/bert"
+    with pytest.raises(ValueError, match="--bert-preset ./local/bert is a local path"):
+        compile_job(tmp_path, "imdb", "bert", overrides={"backbone_preset": "./local/bert"})

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from pipeline import configs
 from pipeline.factory import create_pipeline
+from pipeline.options import PipelineOptions
 from pipeline.runner import build_local_pipeline
 from pipeline.tasks import TASKS, get_task
 
@@ -12,15 +12,28 @@ EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleVal
                   "Evaluator", "Pusher", "RunReport"]
 
 
-def build(aclimdb_dir, tmp_path, model="transformer", **kwargs):
-    return create_pipeline(pipeline_name="p", pipeline_root=str(tmp_path / "root"),
-                           task=get_task("imdb"), model=model, data_dir=str(aclimdb_dir),
-                           serving_model_dir=str(tmp_path / "serving"), **kwargs)
+def build(data_dir, tmp_path, registry_config=None, **options):
+    return create_pipeline(PipelineOptions(**options), pipeline_root=str(tmp_path / "root"),
+                           data_dir=str(data_dir), serving_model_dir=str(tmp_path / "serving"),
+                           registry_config=registry_config)
+
+
+def gate_bound(evaluator) -> float:
+    """The lower bound of the EvalConfig's one gate, parsed from the Evaluator's config."""
+    import tensorflow_model_analysis as tfma
+    from google.protobuf import json_format
+
+    config = json_format.Parse(evaluator.exec_properties["eval_config"], tfma.EvalConfig())
+    (gated,) = [m for spec in config.metrics_specs for m in spec.metrics
+                if m.per_slice_thresholds]
+    (threshold,) = gated.per_slice_thresholds
+    assert [s == tfma.SlicingSpec() for s in threshold.slicing_specs] == [True]  # overall only
+    return threshold.threshold.value_threshold.lower_bound.value
 
 
 def test_components_and_wiring(aclimdb_dir, tmp_path):
     pipeline = build(aclimdb_dir, tmp_path, preset="tiny", train_steps=7,
-                     model_overrides={"d_model": 32}, blessing_threshold=0.9)
+                     overrides={"d_model": 32}, blessing_threshold=0.9)
     nodes = {c.id: c for c in pipeline.components}
     order = [c.id for c in pipeline.components]  # topologically sorted
     assert sorted(order) == sorted(EXPECTED_ORDER)
@@ -34,12 +47,13 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert nodes["Transform"].exec_properties["custom_config"] == (
         '{"max_length": 32, "truncation_head": 8, "vocab_size": 500}')
     trainer = nodes["Trainer"]
-    assert trainer.exec_properties["run_fn"] == configs.RUN_FN
-    assert '"num_steps": 7' in trainer.exec_properties["train_args"]
-    assert '"d_model": 32' in trainer.exec_properties["custom_config"]
-    assert '"preset": "tiny"' in trainer.exec_properties["custom_config"]
+    assert trainer.exec_properties["run_fn"] == "trainer_module.text_encoder.training.run_fn"
+    assert json.loads(trainer.exec_properties["train_args"]) == {"num_steps": 7}
+    assert json.loads(trainer.exec_properties["custom_config"]) == {
+        "task": "imdb", "model": "text_encoder", "preset": "tiny", "overrides": {"d_model": 32},
+        "seed": 0, "mixed_precision": "auto"}
     evaluator = nodes["Evaluator"]
-    assert "0.9" in evaluator.exec_properties["eval_config"]
+    assert gate_bound(evaluator) == 0.9
     assert nodes["Pusher"].inputs["model_blessing"] is evaluator.outputs["blessing"]
     # The report comes last and reads the run's artifacts, the baseline included.
     report = nodes["RunReport"]
@@ -48,7 +62,7 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert report.inputs["model_run"] is trainer.outputs["model_run"]
     assert report.inputs["baseline_model"] is nodes["latest_blessed_model_resolver"].outputs["model"]
     card = json.loads(report.exec_properties["model_card"])
-    assert (card["task"], card["model"], card["preset"]) == ("imdb", "transformer", "tiny")
+    assert (card["task"], card["model"], card["preset"]) == ("imdb", "text_encoder", "tiny")
     assert card["intended_use"] and card["limitations"]
     assert pipeline.enable_cache
 
@@ -73,48 +87,47 @@ def test_unknown_model_family_is_refused(aclimdb_dir, tmp_path):
         build(aclimdb_dir, tmp_path, model="vit")
 
 
-def test_unknown_task_and_beam_mode_are_refused(aclimdb_dir, tmp_path):
-    with pytest.raises(ValueError, match="unknown task 'mnist'"):
-        get_task("mnist")
-    with pytest.raises(ValueError, match="beam_mode"):
-        build_local_pipeline(task="imdb", data_dir=str(aclimdb_dir), output_dir=str(tmp_path),
-                             beam_mode="spark")
-
-
 def test_local_paths_live_under_the_output_directory(aclimdb_dir, tmp_path):
-    pipeline, paths = build_local_pipeline(task="imdb", data_dir=str(aclimdb_dir),
-                                           output_dir=str(tmp_path), beam_mode="multi_processing")
-    assert pipeline.pipeline_info.pipeline_name == "imdb-transformer"
+    pipeline, paths = build_local_pipeline(PipelineOptions(
+        task="imdb", data=str(aclimdb_dir), output=str(tmp_path), beam_mode="multi_processing"))
+    assert pipeline.pipeline_info.pipeline_name == "imdb-text-encoder"
     for key in ("pipeline_root", "metadata_path", "serving_model_dir", "log_dir"):
         assert paths[key].startswith(str(tmp_path))
     assert "--direct_running_mode=multi_processing" in pipeline.beam_pipeline_args
+    # What only remote runners need is skipped: no staged sdist, no Prism download.
+    assert any(a.startswith("--sdk_container_image=") for a in pipeline.beam_pipeline_args)
+    assert any(a.startswith("--prism_location=") for a in pipeline.beam_pipeline_args)
 
 
-def test_every_task_names_a_default_model_and_data():
+def test_every_task_names_a_default_model_of_its_kind_and_its_gate():
     for task in TASKS.values():
-        assert task.default_model in task.model_families
-        assert task.eval_config(None).model_specs
+        assert task.default_model == next(iter(task.model_families))
+        assert all(f.kind == task.model_kind for f in task.model_families.values())
+        config = task.blessing_eval_config()
+        assert config.model_specs
+        assert task.gate.low <= task.gate.default <= task.gate.high
+    assert list(get_task("imdb").model_families) == ["text_encoder", "bert"]
 
 
 def test_bert_family_brings_its_preprocessing_and_custom_ops(aclimdb_dir, tmp_path):
     pipeline = build(aclimdb_dir, tmp_path, model="bert", preset="tiny",
-                     model_overrides={"backbone_preset": "/presets/bert", "sequence_length": 48})
+                     overrides={"backbone_preset": "/presets/bert", "sequence_length": 48})
     nodes = {c.id: c for c in pipeline.components}
     transform = nodes["Transform"].exec_properties
-    assert transform["preprocessing_fn"] == "trainer_module.preprocessing.bert.preprocessing_fn"
+    assert transform["preprocessing_fn"] == "trainer_module.bert.preprocessing.preprocessing_fn"
     assert transform["custom_config"] == (
         '{"backbone_preset": "/presets/bert", "sequence_length": 48}')
-    assert '"model": "bert"' in nodes["Trainer"].exec_properties["custom_config"]
+    assert json.loads(nodes["Trainer"].exec_properties["custom_config"])["model"] == "bert"
     assert nodes["Evaluator"].exec_properties["module_path"] == "trainer_module.serving.custom_ops"
 
 
 def test_unknown_bert_preset_field_is_refused_before_running(aclimdb_dir, tmp_path):
-    with pytest.raises(ValueError, match="unknown BertClassifierConfig fields"):
-        build(aclimdb_dir, tmp_path, model="bert", model_overrides={"d_model": 8})
+    with pytest.raises(ValueError, match="unknown BertConfig fields"):
+        build(aclimdb_dir, tmp_path, model="bert", overrides={"d_model": 8})
 
 
 def test_a_curated_schema_replaces_inference(aclimdb_dir, tmp_path):
-    pipeline = build(aclimdb_dir, tmp_path, schema_path="/schemas/reviews.pbtxt")
+    pipeline = build(aclimdb_dir, tmp_path, schema="/schemas/reviews.pbtxt")
     nodes = {c.id: c for c in pipeline.components}
     assert "SchemaGen" not in nodes
     assert nodes["ImportSchemaGen"].exec_properties["schema_file"] == "/schemas/reviews.pbtxt"
@@ -124,8 +137,8 @@ def test_a_curated_schema_replaces_inference(aclimdb_dir, tmp_path):
 
 def test_a_missing_schema_file_is_refused(aclimdb_dir, tmp_path):
     with pytest.raises(FileNotFoundError, match="schema file not found"):
-        build_local_pipeline(task="imdb", data_dir=str(aclimdb_dir), output_dir=str(tmp_path),
-                             schema_path=str(tmp_path / "missing.pbtxt"))
+        build_local_pipeline(PipelineOptions(data=str(aclimdb_dir), output=str(tmp_path),
+                                             schema=str(tmp_path / "missing.pbtxt")))
 
 
 def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path):
@@ -133,10 +146,8 @@ def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path
     data.mkdir()
     for name in ("train.fr", "train.en", "valid.fr", "valid.en"):
         (data / name).write_text("un deux\n", "utf-8")
-    pipeline = create_pipeline(
-        pipeline_name="t", pipeline_root=str(tmp_path / "root"), task=get_task("translation"),
-        model="transformer", data_dir=str(data), serving_model_dir=str(tmp_path / "serving"),
-        data_options={"source_lang": "fr"}, preset="tiny", blessing_threshold=30.0)
+    pipeline = build(data, tmp_path, task="translation", data_options={"source_lang": "fr"},
+                     preset="tiny", blessing_threshold=30.0)
     nodes = {c.id: c for c in pipeline.components}
     example_gen = nodes["ParallelCorpusExampleGen"].exec_properties
     assert '"source_lang": "fr"' in example_gen["custom_config"]
@@ -144,15 +155,16 @@ def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path
     assert '"name": "eval"' in example_gen["input_config"]  # valid.* kept as the eval split
     transform = nodes["Transform"].exec_properties
     assert transform["preprocessing_fn"] == (
-        "trainer_module.preprocessing.translation.preprocessing_fn")
-    assert '"max_target_length": 16' in transform["custom_config"]
-    assert ('"training_module": "trainer_module.training.translation"'
-            in nodes["Trainer"].exec_properties["custom_config"])
+        "trainer_module.translator.preprocessing.preprocessing_fn")
+    assert json.loads(transform["custom_config"])["max_target_length"] == 16
+    assert (nodes["Trainer"].exec_properties["run_fn"] ==
+            "trainer_module.translator.training.run_fn")
     evaluator = nodes["Evaluator"].exec_properties
-    assert evaluator["module_path"] == "pipeline.tasks.translation_metrics"
+    assert evaluator["module_path"] == "trainer_module.translator.metrics"
     for text in ('"DecodedBleu"', '"MaskedTokenAccuracy"', '"label_key": "reference"',
-                 '"prediction_key": "translation"', "30.0"):
+                 '"prediction_key": "translation"'):
         assert text in evaluator["eval_config"]
+    assert gate_bound(nodes["Evaluator"]) == 30.0
 
 
 def test_data_options_a_task_does_not_take_are_refused(aclimdb_dir, tmp_path):
@@ -164,10 +176,8 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     from tests.image_util import write_binary_release
 
     write_binary_release(tmp_path / "cifar", batches=1)
-    pipeline = create_pipeline(
-        pipeline_name="c", pipeline_root=str(tmp_path / "root"), task=get_task("cifar10"),
-        model="vit", data_dir=str(tmp_path / "cifar"), serving_model_dir=str(tmp_path / "s"),
-        preset="tiny", blessing_threshold=0.7)
+    pipeline = build(tmp_path / "cifar", tmp_path, task="cifar10", preset="tiny",
+                     blessing_threshold=0.7)
     nodes = {c.id: c for c in pipeline.components}
     example_gen = nodes["ImageExampleGen"].exec_properties
     options = json.loads(example_gen["custom_config"])["custom_config"]["value"]
@@ -175,13 +185,13 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     assert options["class_names"] == ["airplane", "automobile", "bird"]
     assert '"hash_buckets": 10' in example_gen["output_config"]  # the seeded 90/10 split
     assert nodes["Transform"].exec_properties["custom_config"] == '{"image_size": 16}'
-    assert ('"training_module": "trainer_module.training.image_classification"'
-            in nodes["Trainer"].exec_properties["custom_config"])
+    assert nodes["Trainer"].exec_properties["run_fn"] == "trainer_module.vit.training.run_fn"
     eval_config = nodes["Evaluator"].exec_properties["eval_config"]
     for text in ('"SparseCategoricalAccuracy"', '"SparseTopKCategoricalAccuracy"',
                  '"MultiClassConfusionMatrixPlot"', '"label_name"',
-                 '"prediction_key": "probabilities"', "0.7"):
+                 '"prediction_key": "probabilities"'):
         assert text in eval_config
+    assert gate_bound(nodes["Evaluator"]) == 0.7
 
 
 def test_cifar10_reads_tfrecords_with_import_example_gen(tmp_path):

@@ -30,7 +30,7 @@ def run(tmp_path, pushed: bool):
               "transform_graph": [artifact(standard_artifacts.TransformGraph, 7)]}
     output = RegisteredModel()
     context = base_executor.BaseExecutor.Context(
-        pipeline_info=pipeline_pb2.PipelineInfo(id="imdb-transformer"), pipeline_run_id="run-9")
+        pipeline_info=pipeline_pb2.PipelineInfo(id="imdb-text-encoder"), pipeline_run_id="run-9")
     Executor(context=context).Do(inputs, {"registered_model": [output]}, {"registry": config})
     return output, from_config(config)
 
@@ -40,7 +40,7 @@ def test_a_pushed_model_is_registered_with_its_metrics_and_lineage(tmp_path):
     assert output.get_int_custom_property("registered") == 1
     assert output.get_string_custom_property("version") == "1"
     assert output.get_string_custom_property("alias") == "champion"
-    shown = registry.by_alias("imdb-transformer", "champion")
+    shown = registry.by_alias("imdb-text-encoder", "champion")
     assert shown["source"] == str(tmp_path / "serving" / "1795000000")
     assert shown["metrics"] == {"binary_accuracy": 0.75, "example_count": 2.0}
     assert shown["tags"]["pipeline_run_id"] == "run-9"

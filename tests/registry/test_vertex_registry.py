@@ -19,22 +19,22 @@ def test_blessed_version_is_uploaded_under_the_parent_model_with_alias_and_label
                         lambda **kw: calls.append(("upload", kw)) or Uploaded())
     registry = from_config(vertex_config("p", "europe-west4", parent_model=PARENT))
     registered = registry.register(ModelVersion(
-        name="imdb-transformer", source="gs://bucket/serving/imdb-transformer/1795000000",
+        name="imdb-text-encoder", source="gs://bucket/serving/imdb-text-encoder/1795000000",
         blessed=True, metrics={"binary_accuracy": 0.8835, "example_count": 5000.0},
-        pipeline_name="imdb-transformer", run_id="2026-11-21T16:34:37.635447",
+        pipeline_name="imdb-text-encoder", run_id="2026-11-21T16:34:37.635447",
         pushed_version="1795000000", lineage={"model": 13}))
     assert calls == [
         ("init", {"project": "p", "location": "europe-west4"}),
         ("upload", {
-            "display_name": "imdb-transformer",
-            "artifact_uri": "gs://bucket/serving/imdb-transformer/1795000000",
+            "display_name": "imdb-text-encoder",
+            "artifact_uri": "gs://bucket/serving/imdb-text-encoder/1795000000",
             "serving_container_image_uri":
                 "us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-16:latest",
             "parent_model": PARENT,
             "is_default_version": True,
             "version_aliases": ["champion"],
-            "version_description": "pipeline imdb-transformer, run 2026-11-21T16:34:37.635447",
-            "labels": {"pipeline": "imdb-transformer", "run_id": "2026-11-21t16_34_37_635447",
+            "version_description": "pipeline imdb-text-encoder, run 2026-11-21T16:34:37.635447",
+            "labels": {"pipeline": "imdb-text-encoder", "run_id": "2026-11-21t16_34_37_635447",
                        "blessed": "true", "pushed_version": "1795000000",
                        "metric_binary_accuracy": "0_8835",
                        "metric_example_count": "5000_0000"},

@@ -1,14 +1,13 @@
 """Small hand-made artifacts of one run, as the RunReport executor receives them."""
 import json
 import os
+import shutil
 
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import anomalies_pb2, statistics_pb2
 from tensorflow_model_analysis.proto import metrics_for_slice_pb2, validation_result_pb2
 from tfx.types import standard_artifacts
 
-from tests.tft_util import tiny_text_classifier
-from trainer_module.serving.text_classifier import export_text_classifier
 
 EVAL_TEXTS = ["great fun, great cast", "dull and awful"]
 SPLITS = json.dumps(["train", "eval"])
@@ -77,10 +76,9 @@ def write_anomalies(root, found: bool):
     return artifact
 
 
-def write_model(root):
-    """A tiny text classifier exported as the Trainer does (Format-Serving)."""
-    model, output = tiny_text_classifier(root / "transform", num_layers=2)
-    export_text_classifier(model, output, str(root / "model" / "Format-Serving"))
+def write_model(root, export_dir: str):
+    """A text classifier's export (2 layers, 2 heads) where the Trainer puts it (Format-Serving)."""
+    shutil.copytree(export_dir, root / "model" / "Format-Serving")
     return _artifact(standard_artifacts.Model, root / "model", 13)
 
 
@@ -117,9 +115,17 @@ def write_evaluation(root, blessed: bool):
     key = by_length.slice_key.single_slice_keys.add(column="length_bucket")
     key.bytes_value = b"0-99"
     _metric(by_length, "binary_accuracy", 0.5)
+    _metric(by_length, "auc", 0.625)
+    _metric(by_length, "mean_label", 0.5)
+    # A slice of positive reviews only, as TFMA reports it: AUC 0.0, which is undefined there.
+    by_rating = metrics_for_slice_pb2.MetricsForSlice()
+    by_rating.slice_key.single_slice_keys.add(column="rating", int64_value=9)
+    _metric(by_rating, "binary_accuracy", 1.0)
+    _metric(by_rating, "auc", 0.0)
+    _metric(by_rating, "mean_label", 1.0)
     with tf.io.TFRecordWriter(str(root / "metrics-00000-of-00001.tfrecord")) as writer:
-        writer.write(overall.SerializeToString())
-        writer.write(by_length.SerializeToString())
+        for metrics in (overall, by_length, by_rating):
+            writer.write(metrics.SerializeToString())
     result = validation_result_pb2.ValidationResult(validation_ok=blessed)
     if not blessed:
         failure = result.metric_validations_per_slice.add().failures.add()
@@ -136,9 +142,10 @@ def write_evaluation(root, blessed: bool):
     return _artifact(standard_artifacts.ModelEvaluation, root, 16)
 
 
-def run_inputs(root, *, blessed: bool = True, anomalies: bool = False) -> dict:
-    """The executor's input_dict for a run whose model was (or was not) blessed and pushed."""
-    model = write_model(root)
+def run_inputs(root, export_dir: str, *, blessed: bool = True, anomalies: bool = False) -> dict:
+    """The executor's input_dict for a run whose model (a copy of `export_dir`) was (or was
+    not) blessed and pushed."""
+    model = write_model(root, export_dir)
     pushed = {"pushed": 1, "pushed_destination": "/serving/imdb/1795000000",
               "pushed_version": "1795000000"} if blessed else {"pushed": 0}
     inputs = {

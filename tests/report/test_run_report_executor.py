@@ -13,17 +13,17 @@ from components.run_report.executor import REPORT_PATH, Executor
 from tests.report.fixtures import run_inputs
 from tests.report.html_util import parse
 
-CARD = {"task": "imdb", "model": "transformer", "preset": "tiny", "description": "sentiment",
+CARD = {"task": "imdb", "model": "text_encoder", "preset": "tiny", "description": "sentiment",
         "intended_use": "Reviews only.", "limitations": ["Movie reviews only."],
         "gating_metric": "binary_accuracy"}
 
 
-def run_executor(tmp_path, **options):
-    inputs = run_inputs(tmp_path / "artifacts", **options)
+def run_executor(tmp_path, export_dir, **options):
+    inputs = run_inputs(tmp_path / "artifacts", export_dir, **options)
     report = RunReportArtifact()
     report.uri = str(tmp_path / "report")
     context = base_executor.BaseExecutor.Context(
-        pipeline_info=pipeline_pb2.PipelineInfo(id="imdb-transformer"),
+        pipeline_info=pipeline_pb2.PipelineInfo(id="imdb-text-encoder"),
         pipeline_run_id="2026-11-21T10:00:00")
     Executor(context=context).Do(inputs, {"report": [report]},
                                  {"model_card": json.dumps(CARD)})
@@ -39,8 +39,8 @@ def decoded(image_attributes) -> Image.Image:
 
 
 @pytest.fixture(scope="module")
-def blessed_run(tmp_path_factory):
-    return run_executor(tmp_path_factory.mktemp("blessed"))
+def blessed_run(tmp_path_factory, text_encoder_run):
+    return run_executor(tmp_path_factory.mktemp("blessed"), text_encoder_run.export_dir)
 
 
 def test_report_page_is_written_in_the_artifact_and_named_by_it(blessed_run, tmp_path_factory):
@@ -58,8 +58,10 @@ def test_metrics_overall_and_by_slice_with_baseline_and_thresholds(blessed_run):
     assert overall["binary_accuracy"] == ["0.7500", "0.7000", "0.0500"]
     assert overall["example_count"] == ["2", "", ""]  # a count, not a rate
     slices = page.tables["metrics-slices"]
-    assert slices[0] == ["slice", "binary_accuracy"]
-    assert slices[1] == ["length_bucket=0-99", "0.5000"]
+    assert slices[0] == ["slice", "auc", "binary_accuracy", "mean_label"]
+    assert slices[1] == ["length_bucket=0-99", "0.6250", "0.5000", "0.5000"]
+    # AUC is undefined on a slice of one class: blank, not TFMA's 0.0.
+    assert slices[2] == ["rating=9", "", "1.0000", "1.0000"]
     assert page.tables["thresholds"][1] == ["BinaryAccuracy", "overall", "value ≥ 0.6"]
     assert "against baseline: the latest blessed model, MLMD artifact 9" in blessed_run[1]
 
@@ -108,8 +110,8 @@ def test_data_statistics(blessed_run):
     assert "None found." in blessed_run[1]
 
 
-def test_an_unblessed_run_says_why_and_that_nothing_was_pushed(tmp_path):
-    _, text = run_executor(tmp_path, blessed=False, anomalies=True)
+def test_an_unblessed_run_says_why_and_that_nothing_was_pushed(tmp_path, text_encoder_run):
+    _, text = run_executor(tmp_path, text_encoder_run.export_dir, blessed=False, anomalies=True)
     page = parse(text)
     assert "not blessed" in text and "not pushed" in text
     assert "This model was NOT blessed" in text

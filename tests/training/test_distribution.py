@@ -50,18 +50,6 @@ def test_several_workers_in_tf_config_get_the_multi_worker_strategy(monkeypatch)
     assert created == ["multi-worker"]
 
 
-@pytest.mark.parametrize("setting, gpus, policy", [
-    ("auto", 0, "float32"), ("auto", 2, "mixed_float16"), ("on", 0, "mixed_float16"),
-    ("off", 8, "float32")])
-def test_precision_policy(setting, gpus, policy):
-    assert distribution.precision_policy(setting, gpus) == policy
-
-
-def test_an_unknown_precision_setting_is_an_error():
-    with pytest.raises(ValueError, match="mixed_precision must be one of"):
-        distribution.precision_policy("fp16", 1)
-
-
 def test_global_batch_scales_with_replicas():
     assert distribution.global_batch_size(32) == 32
     mirrored = tf.distribute.MirroredStrategy(["/cpu:0"])

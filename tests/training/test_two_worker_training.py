@@ -9,12 +9,12 @@ import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from tests.conftest import NEGATIVE, POSITIVE
 from pipeline import configs
-from pipeline.tasks import get_task
-from tests.tft_util import analyze_and_transform
+from tests.conftest import REVIEWS, review_spec
+from trainer_module.preprocessing.local import analyze_and_transform
+from trainer_module.text_encoder import FAMILY, preprocessing
 
-TRAIN_STEPS = 6
+TRAIN_STEPS = 3
 
 
 def free_ports(count: int) -> list:
@@ -29,11 +29,9 @@ def free_ports(count: int) -> list:
 
 def write_transformed_examples(work_dir: str) -> None:
     """Transform's outputs for the tiny preset: the transform graph and gzipped tf.Examples."""
-    reviews = ([{"text": t, "label": 1} for t in POSITIVE] +
-               [{"text": t, "label": 0} for t in NEGATIVE])
-    transform_config = get_task("imdb").model_family("transformer").transform_config("tiny", {})
-    rows, output = analyze_and_transform(reviews, transform_config,
-                                         os.path.join(work_dir, "transform"))
+    rows, output = analyze_and_transform(
+        REVIEWS, preprocessing.preprocessing_fn, FAMILY.transform_config(FAMILY.config("tiny")),
+        os.path.join(work_dir, "transform"), review_spec())
     coder = tft.coders.ExampleProtoCoder(output.transformed_metadata.schema)
     for split in ("train", "eval"):
         path = os.path.join(work_dir, "examples", f"Split-{split}", "data.tfrecord.gz")

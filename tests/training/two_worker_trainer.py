@@ -13,8 +13,7 @@ from tfx.proto import trainer_pb2
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.utils import proto_utils
 
-from pipeline import configs
-from pipeline.tasks import get_task
+from trainer_module.text_encoder import FAMILY
 
 
 def artifact(kind, uri, **properties):
@@ -28,7 +27,6 @@ def artifact(kind, uri, **properties):
 def main(work_dir: str, train_steps: int, mixed_precision: str = "auto") -> None:
     logging.use_absl_handler()
     logging.set_verbosity(logging.INFO)
-    family = get_task("imdb").model_family("transformer")
     inputs = {
         "examples": [artifact(standard_artifacts.Examples, os.path.join(work_dir, "examples"),
                               split_names=artifact_utils.encode_split_names(["train", "eval"]))],
@@ -40,11 +38,10 @@ def main(work_dir: str, train_steps: int, mixed_precision: str = "auto") -> None
                "model_run": [artifact(standard_artifacts.ModelRun,
                                       os.path.join(work_dir, "model_run"))]}
     exec_properties = {
-        "run_fn": configs.RUN_FN,
+        "run_fn": FAMILY.run_fn,
         "train_args": proto_utils.proto_to_json(trainer_pb2.TrainArgs(num_steps=train_steps)),
         "eval_args": proto_utils.proto_to_json(trainer_pb2.EvalArgs(num_steps=1)),
-        "custom_config": json.dumps({"training_module": family.training_module,
-                                     "preset": "tiny", "seed": 0,
+        "custom_config": json.dumps({"preset": "tiny", "seed": 0,
                                      "mixed_precision": mixed_precision}),
     }
     GenericExecutor().Do(inputs, outputs, exec_properties)

@@ -1,11 +1,12 @@
 """The translator's export (from the session's real training run, overfitted to PAIRS:
 tests/conftest.py): tokenization, decoding and detokenization inside the graph."""
 import numpy as np
-import pytest
+
 import tensorflow as tf
 
 from tests.conftest import PAIRS
-from trainer_module.translator.serving import export
+from trainer_module.translator.preprocessing import TARGET_VOCABULARY, vocabulary_tokens
+from trainer_module.translator.serving import detokenize, make_generate
 
 TRANSLATIONS = ["a man is running .", "a woman is sitting .",
                 "two dogs are playing in the park .", "a child is laughing ."]
@@ -21,14 +22,6 @@ def example(source: str, target: str = None) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
 
-@pytest.fixture(scope="module")
-def greedy(translator_run, tmp_path_factory):
-    """The same model exported with greedy decoding."""
-    path = str(tmp_path_factory.mktemp("greedy"))
-    export(translator_run.model, translator_run.output, path, beam_width=1)
-    return tf.saved_model.load(path)
-
-
 def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     loaded = tf.saved_model.load(translator_run.export_dir)  # beam width 2: the run's config
     assert {"serving_default", "translate", "transform_features", "attention"} <= set(
@@ -41,24 +34,24 @@ def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     assert ids[0].tolist()[:6] == translator_run.transformed[0]["target_ids"][:6].tolist()
 
 
-def test_greedy_decoding_and_tf_examples_with_and_without_a_target(greedy):
-    result = greedy.signatures["translate"](source=tf.constant([s for s, _ in PAIRS]))
-    assert [t.decode() for t in result["translation"].numpy()] == TRANSLATIONS
+def test_tf_examples_with_and_without_a_target(translator_run):
+    loaded = tf.saved_model.load(translator_run.export_dir)
     # tf.Examples, with and without a target: the same translation; teacher-forced counts
     # only where there is a target.
-    served = greedy.signatures["serving_default"](
+    served = loaded.signatures["serving_default"](
         examples=tf.constant([example(PAIRS[0][0], PAIRS[0][1]), example(PAIRS[1][0])]))
     assert served["translation"].numpy().tolist() == [b"a man is running .",
                                                       b"a woman is sitting ."]
     assert served["target_tokens"].numpy().tolist() == [6.0, 0.0]  # 5 words + [END]
     assert served["correct_tokens"].numpy().tolist() == [6.0, 0.0]
-    reference = greedy.signatures["transform_features"](
+    reference = loaded.signatures["transform_features"](
         examples=tf.constant([example(*PAIRS[2])]))["reference"].numpy()
     assert reference.tolist() == [b"two dogs are playing in the park ."]
 
 
-def test_attention_signature_aligns_each_generated_token_with_the_source(greedy):
-    result = greedy.signatures["attention"](source=tf.constant([PAIRS[0][0], PAIRS[2][0]]))
+def test_attention_signature_aligns_each_generated_token_with_the_source(translator_run):
+    loaded = tf.saved_model.load(translator_run.export_dir)
+    result = loaded.signatures["attention"](source=tf.constant([PAIRS[0][0], PAIRS[2][0]]))
 
     def text(tokens):
         return np.vectorize(lambda t: t.decode())(tokens.numpy())
@@ -74,10 +67,16 @@ def test_attention_signature_aligns_each_generated_token_with_the_source(greedy)
     assert np.all(weights[0, ..., ~source_mask[0]] < 1e-6)  # padding gets no attention
 
 
-def test_decoding_stops_at_the_maximum_length(translator_run, tmp_path):
-    export(translator_run.model, translator_run.output, str(tmp_path), max_decode_length=3,
-           beam_width=1)
-    result = tf.saved_model.load(str(tmp_path)).signatures["translate"](
-        source=tf.constant([PAIRS[2][0]]))
-    assert result["translation"].numpy().tolist() == [b"two dogs are"]
-    assert np.all(result["token_ids"].numpy() != 3)  # cut before [END]
+def test_greedy_decoding_and_the_maximum_length(translator_run):
+    """The graph the export wraps, run eagerly: greedy decoding gives the same translations, and
+    decoding stops after max_decode_length tokens, before [END]."""
+    model, output = translator_run.model, translator_run.output
+    words = tf.constant(vocabulary_tokens(output, TARGET_VOCABULARY))
+    layer = output.transform_features_layer()
+    source_ids = tf.cast(layer({"source": tf.constant([s for s, _ in PAIRS])})["source_ids"],
+                         tf.int32)
+    greedy = make_generate(model, max_decode_length=9, beam_width=1)(source_ids)[:, 1:]
+    assert [t.decode() for t in detokenize(greedy, words).numpy()] == TRANSLATIONS
+    short = make_generate(model, max_decode_length=3, beam_width=1)(source_ids[2:3])[:, 1:]
+    assert detokenize(short, words).numpy().tolist() == [b"two dogs are"]
+    assert np.all(short.numpy() != 3)  # cut before [END]

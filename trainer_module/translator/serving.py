@@ -95,7 +95,9 @@ def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export
                                                default_value=[""] if target_shape else ""),
     }
     words = tf.constant(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
-    generate = make_generate(model, max_decode_length, beam_width)
+    # Traced once, called by every signature that decodes.
+    generate = tf.function(make_generate(model, max_decode_length, beam_width),
+                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
 
     def translate_ids(source_ids):
         ids = generate(tf.cast(source_ids, tf.int32))[:, 1:]

@@ -1,0 +1,57 @@
+"""One tiny IMDB run per test session, through the CLI, that the CLI, report, registry,
+browser, schema, cache, threshold and tuning tests read (reruns happen on copies)."""
+import dataclasses
+import pathlib
+
+import pytest
+
+from pipeline import configs
+from tests.conftest import write_aclimdb
+from tests.e2e.cli_util import run_cli
+
+SCHEMA = str(configs.EMBEDDED_DATA_DIR / "imdb" / "schema.pbtxt")
+
+
+@dataclasses.dataclass
+class ImdbRun:
+    summary: dict
+    progress: str  # what the command printed on stderr
+    data: pathlib.Path
+    output: pathlib.Path
+    args: list  # the run's arguments after `--output DIR`
+
+    @property
+    def serving_dir(self) -> pathlib.Path:
+        return self.output / "serving_model" / "imdb-text-encoder"
+
+
+@pytest.fixture(scope="session")
+def imdb_run(tmp_path_factory) -> ImdbRun:
+    """`tfx-transformers run --task imdb` on 96 reviews (48 held out), preset tiny, validated
+    against the curated schema, registered in the local MLflow registry."""
+    root = tmp_path_factory.mktemp("imdb")
+    data = write_aclimdb(root / "data", copies=3)
+    args = ["--task", "imdb", "--data", data, "--preset", "tiny", "--train-steps", "60",
+            "--eval-steps", "3", "--schema", SCHEMA]
+    result = run_cli("run", "--output", root / "out", *args)
+    (summary,) = result.lines
+    return ImdbRun(summary, result.stderr, data, root / "out", args)
+
+
+@dataclasses.dataclass
+class Reruns:
+    output: str  # a copy of the session run's output, rerun twice
+    second: dict  # the summaries of the two reruns
+    third: dict
+
+
+@pytest.fixture(scope="session")
+def imdb_reruns(imdb_run, tmp_path_factory) -> Reruns:
+    """The session's run rerun twice with the same options, on a copy of its output: the first
+    rerun evaluates against the newly blessed baseline, the second is served from cache."""
+    from tests.e2e.cli_util import copy_output
+
+    output = copy_output(imdb_run.output, tmp_path_factory.mktemp("reruns") / "out")
+    (second,) = run_cli("run", "--output", output, *imdb_run.args).lines
+    (third,) = run_cli("run", "--output", output, *imdb_run.args).lines
+    return Reruns(output, second, third)

@@ -1,0 +1,121 @@
+"""The one options object: the same settings from flags and from TFXT_* variables, declared
+once (tasks' and families' options included)."""
+import argparse
+import dataclasses
+
+import pytest
+
+from pipeline.cli import build_parser
+from pipeline.options import PipelineOptions, add_arguments
+
+FLAGS = ["--task", "translation", "--data", "/corpus", "--preset", "tiny", "--set", "d_model=16",
+         "--set", "norm_first=false", "--train-steps", "3", "--eval-steps", "2",
+         "--blessing-threshold", "25", "--tune", "--tuner-trials", "2", "--source-lang", "fr",
+         "--mixed-precision", "off", "--no-cache", "--registry", "none", "--output", "/out",
+         "--beam-mode", "multi_processing"]
+ENVIRONMENT = {"TFXT_TASK": "translation", "TFXT_DATA": "/corpus", "TFXT_PRESET": "tiny",
+               "TFXT_SET": "d_model=16 norm_first=false", "TFXT_TRAIN_STEPS": "3",
+               "TFXT_EVAL_STEPS": "2", "TFXT_BLESSING_THRESHOLD": "25", "TFXT_TUNE": "1",
+               "TFXT_TUNER_TRIALS": "2", "TFXT_SOURCE_LANG": "fr", "TFXT_MIXED_PRECISION": "off",
+               "TFXT_NO_CACHE": "true", "TFXT_REGISTRY": "none", "TFXT_OUTPUT": "/out",
+               "TFXT_BEAM_MODE": "multi_processing"}
+
+
+def parse(*argv) -> PipelineOptions:
+    return PipelineOptions.from_args(build_parser().parse_args(["run", *argv]))
+
+
+def test_flags_and_environment_variables_build_the_same_options():
+    from_flags = parse(*FLAGS)
+    assert from_flags == PipelineOptions.from_environment(ENVIRONMENT)
+    assert from_flags == PipelineOptions(
+        task="translation", data="/corpus", preset="tiny",
+        overrides={"d_model": 16, "norm_first": False}, data_options={"source_lang": "fr"},
+        train_steps=3, eval_steps=2, blessing_threshold=25.0, tune=True, tuner_trials=2,
+        mixed_precision="off", no_cache=True, registry="none", output="/out",
+        beam_mode="multi_processing")
+    assert from_flags.check().pipeline_name == "translation-translator"
+
+
+def test_every_option_has_a_flag_and_a_variable():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, local=True)
+    flags = {a.dest for a in parser._actions}
+    for field in dataclasses.fields(PipelineOptions):
+        if field.name not in ("data_options",):
+            assert field.name in flags, field.name
+    # The tasks' data options and the families' options are generated from their declarations.
+    assert {"source_lang", "target_lang", "image_size", "bert_preset"} <= flags
+    assert parse("--task", "cifar10", "--image-size", "16").data_options == {"image_size": 16}
+    assert PipelineOptions.from_environment({"TFXT_TASK": "cifar10", "TFXT_IMAGE_SIZE": "16"}
+                                            ).data_options == {"image_size": 16}
+
+
+def test_unset_and_empty_variables_keep_the_defaults():
+    assert PipelineOptions.from_environment({}) == PipelineOptions()
+    assert PipelineOptions.from_environment({"TFXT_MODEL": "", "TFXT_TUNE": "0"}) == (
+        PipelineOptions())
+
+
+def test_a_bad_variable_names_itself():
+    with pytest.raises(ValueError, match="TFXT_TRAIN_STEPS='-3': must be a positive integer"):
+        PipelineOptions.from_environment({"TFXT_TRAIN_STEPS": "-3"})
+
+
+def test_a_family_option_sets_its_config_field_and_needs_its_family(tmp_path):
+    options = parse("--task", "imdb", "--model", "bert", "--bert-preset", "bert_base_en")
+    assert options.overrides == {"backbone_preset": "bert_base_en"}
+    assert options.model_config().backbone_preset == "bert_base_en"
+    local = parse("--task", "imdb", "--model", "bert", "--bert-preset", str(tmp_path))
+    assert local.local_paths().overrides["backbone_preset"] == str(tmp_path)
+    with pytest.raises(ValueError, match="--bert-preset goes with --model bert"):
+        parse("--task", "imdb", "--bert-preset", "bert_base_en")
+    with pytest.raises(ValueError, match="--bert-preset goes with --model bert"):
+        PipelineOptions.from_environment({"TFXT_BERT_PRESET": "bert_base_en"})
+
+
+def test_a_cloud_pipeline_refuses_a_local_bert_preset_or_schema(tmp_path):
+    local = parse("--task", "imdb", "--model", "bert", "--bert-preset", "./presets/bert")
+    with pytest.raises(ValueError, match=r"--bert-preset ./presets/bert is a local path.*gs://"):
+        local.check_cloud_paths()
+    for name in ("gs://bucket/presets/bert", "bert_tiny_en_uncased", "kaggle://keras/bert/x"):
+        parse("--task", "imdb", "--model", "bert", "--bert-preset", name).check_cloud_paths()
+    with pytest.raises(ValueError, match="--schema /schemas/s.pbtxt is a local path"):
+        parse("--schema", "/schemas/s.pbtxt").check_cloud_paths()
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(task="mnist"), "unknown task 'mnist'"),
+    (dict(model="vit"), "task 'imdb' has no model family 'vit'"),
+    (dict(model="transformer"), "unknown model family 'transformer'"),
+    (dict(preset="huge"), "unknown text_encoder preset 'huge'"),
+    (dict(overrides={"depth": 2}), "unknown TextEncoderConfig fields"),
+    (dict(data_options={"source_lang": "de"}),
+     r"task 'imdb' takes no data option\(s\) \['source_lang'\]"),
+    (dict(model="bert", tune=True), "'bert' model family has no search space"),
+    (dict(beam_mode="spark"), "beam_mode must be one of"),
+    (dict(registry="sagemaker"), "registry must be one of"),
+    (dict(mixed_precision="fp8"), "mixed_precision must be one of"),
+])
+def test_options_that_cannot_work_are_refused_naming_the_setting(options, message):
+    with pytest.raises(ValueError, match=message):
+        PipelineOptions(**options).check()
+
+
+@pytest.mark.parametrize("task, bound, message", [
+    ("imdb", 85, r"85 is outside binary_accuracy's range \(accuracy, a fraction from 0 to 1\)"),
+    ("cifar10", -0.1, "outside sparse_categorical_accuracy's range"),
+    ("translation", 101, r"outside bleu's range \(corpus BLEU, in points from 0 to 100\)"),
+])
+def test_the_blessing_threshold_is_checked_in_the_gating_metrics_unit(task, bound, message):
+    with pytest.raises(ValueError, match=message):
+        PipelineOptions(task=task, blessing_threshold=bound).check()
+    PipelineOptions(task="translation", blessing_threshold=35).check()
+
+
+def test_the_threshold_help_names_each_tasks_metric_and_unit(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "imdb: binary_accuracy (accuracy, a fraction from 0 to 1, default 0.6)" in help_text
+    assert "translation: bleu (corpus BLEU, in points from 0 to 100, default 20)" in help_text
