@@ -2,8 +2,6 @@
 import os
 import pathlib
 
-from trainer_module.training import precision
-
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 EMBEDDED_DATA_DIR = REPO_ROOT / "data"  # the corpora the project writes itself
 DEFAULT_OUTPUT_DIR = "outputs"  # pipeline roots, MLMD, pushed models and logs go under it
@@ -11,9 +9,8 @@ KUBEFLOW_BUILD_DIR = "kubeflow/build"  # compiled PipelineJob files (tfx-transfo
 
 TUNER_TRIALS = 8  # KerasTuner trials of the optional Tuner (--tune)
 # The Trainer's dtype policy (trainer_module/training/precision.py): auto is mixed precision
-# where the hardware has a fast path for it.
+# where the hardware has a fast path for it (bfloat16 on this project's CPUs).
 MIXED_PRECISION = "auto"
-MIXED_PRECISION_SETTINGS = precision.MIXED_PRECISION_SETTINGS
 
 SPLIT_SEED = 42  # seed of the hash split when the data has no eval split of its own
 EVAL_PERCENT = 20  # share of reviews held out for evaluation by that split

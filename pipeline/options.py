@@ -18,6 +18,7 @@ from pipeline.configs import flag
 from pipeline.tasks import TASKS, Task, get_task
 from trainer_module.families import FAMILIES
 from trainer_module.family import ModelFamily, Option, PresetConfig
+from trainer_module.training import precision
 
 ENV_PREFIX = "TFXT_"
 
@@ -74,9 +75,10 @@ class PipelineOptions:
                                "uses the best values", flag)
     tuner_trials: int = _field(configs.TUNER_TRIALS, "KerasTuner trials with --tune",
                                positive_int)
-    mixed_precision: str = _field(configs.MIXED_PRECISION,
-                                  "the Trainer's dtype policy: " + ", ".join(
-                                      configs.MIXED_PRECISION_SETTINGS))
+    mixed_precision: str = _field(
+        configs.MIXED_PRECISION, "the Trainer's dtype policy: auto (mixed precision where the "
+        "hardware has a fast path: float16 on GPUs, bfloat16 on CPUs with AMX/AVX512-BF16), on, "
+        "off, or a Keras policy name (" + ", ".join(precision.POLICIES) + ")")
     no_cache: bool = _field(False, "rerun every component", flag)
     # Local runs only.
     output: str = _field(configs.DEFAULT_OUTPUT_DIR, "pipeline roots, MLMD, logs and pushed "
@@ -121,9 +123,7 @@ class PipelineOptions:
         if self.tune and not self.family.tunable:
             raise ValueError(f"the {self.family.name!r} model family has no search space; "
                              "run it without --tune")
-        if self.mixed_precision not in configs.MIXED_PRECISION_SETTINGS:
-            raise ValueError(f"mixed_precision must be one of "
-                             f"{configs.MIXED_PRECISION_SETTINGS}, not {self.mixed_precision!r}")
+        precision.check_setting(self.mixed_precision)
         if self.beam_mode not in configs.BEAM_MODES:
             raise ValueError(f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, "
                              f"not {self.beam_mode!r}")

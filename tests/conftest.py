@@ -86,7 +86,9 @@ def tiny_bert_preset(tmp_path_factory) -> str:
 
 
 # One real Trainer run per family (tests/family_util.py), shared by the model, training and
-# serving tests and the fresh-process check of every export.
+# serving tests and the fresh-process check of every export. The text encoder and the ViT train
+# under mixed precision ("on": bfloat16 on a CPU), so their exports show float32 outputs of a
+# bfloat16-trained model; the translator, overfitted to exact outputs, and BERT in float32.
 
 @pytest.fixture(scope="session")
 def text_encoder_run(tmp_path_factory):
@@ -95,7 +97,7 @@ def text_encoder_run(tmp_path_factory):
     return run_family(
         "text_encoder", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("text_encoder")),
         overrides={"vocab_size": 100, "max_length": 12, "truncation_head": 8, "num_layers": 2,
-                   "pooling": "cls", "dropout": 0.0}, train_steps=30)
+                   "pooling": "cls", "dropout": 0.0}, train_steps=30, mixed_precision="on")
 
 
 @pytest.fixture(scope="session")
@@ -120,7 +122,8 @@ def vit_run(tmp_path_factory):
     rows = [{"image": encode(picture(name, 16, seed)), "label": label, "label_name": name}
             for seed in range(6) for label, name in enumerate(COLOURS)]
     return run_family("vit", rows, image_spec(), str(tmp_path_factory.mktemp("vit")),
-                      overrides={"batch_size": 6, "crop_padding": 0}, train_steps=40)
+                      overrides={"batch_size": 6, "crop_padding": 0}, train_steps=40,
+                      mixed_precision="on")
 
 
 @pytest.fixture(scope="session")
@@ -142,8 +145,9 @@ def mlflow_imported():
 # With pytest-xdist (make test: two workers, --dist loadgroup), the tests that share a run go
 # to one worker, so each run happens once: the session's runs by name, a module's by module.
 SHARED_RUNS = {"imdb_run": "imdb_run", "imdb_reruns": "imdb_run",
-               "text_encoder_run": "family_runs", "translator_run": "family_runs",
-               "vit_run": "family_runs", "bert_run": "family_runs"}
+               "imdb_tuned": "imdb_run", "text_encoder_run": "family_runs",
+               "translator_run": "family_runs", "vit_run": "family_runs",
+               "bert_run": "family_runs"}
 MODULE_RUNS = {"run"}  # module-scoped fixtures of the e2e modules
 
 

@@ -1,5 +1,8 @@
+import os
+
 import keras_hub
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.conftest import review_spec
@@ -12,10 +15,16 @@ ROWS = [{"text": "The movie was GREAT!", "label": 1},
         {"text": "zxq", "label": 1}]
 
 
-def test_ids_match_the_presets_own_preprocessor(tiny_bert_preset, tmp_path):
-    transformed, output = analyze_and_transform(
+@pytest.fixture(scope="module")
+def transformed(tiny_bert_preset, tmp_path_factory):
+    """(transformed rows, TFTransformOutput) of ROWS, packed to 12 ids."""
+    return analyze_and_transform(
         ROWS, bert.preprocessing_fn, {"backbone_preset": tiny_bert_preset, "sequence_length": 12},
-        str(tmp_path), review_spec())
+        str(tmp_path_factory.mktemp("bert_transform")), review_spec())
+
+
+def test_ids_match_the_presets_own_preprocessor(tiny_bert_preset, transformed):
+    transformed, output = transformed
     token_ids = np.array([row["token_ids"] for row in transformed])
 
     def vocab(*tokens):
@@ -40,11 +49,9 @@ def test_ids_match_the_presets_own_preprocessor(tiny_bert_preset, tmp_path):
     assert [r["label"] for r in transformed] == [1, 0, 1]
 
 
-def test_vocabulary_is_an_asset_of_the_transform_graph(tiny_bert_preset, tmp_path):
-    _, output = analyze_and_transform(
-        ROWS[:1], bert.preprocessing_fn, {"backbone_preset": tiny_bert_preset,
-                                          "sequence_length": 8}, str(tmp_path), review_spec())
+def test_vocabulary_is_an_asset_of_the_transform_graph(transformed):
+    _, output = transformed
     path = output.vocabulary_file_by_name(bert.VOCABULARY_NAME)
-    assert path.startswith(str(tmp_path / "transform_fn" / "assets"))
+    assert path.startswith(os.path.join(output.transform_savedmodel_dir, "assets"))
     with open(path, encoding="utf-8") as f:
         assert f.read().splitlines() == VOCABULARY

@@ -55,3 +55,23 @@ def imdb_reruns(imdb_run, tmp_path_factory) -> Reruns:
     (second,) = run_cli("run", "--output", output, *imdb_run.args).lines
     (third,) = run_cli("run", "--output", output, *imdb_run.args).lines
     return Reruns(output, second, third)
+
+
+@dataclasses.dataclass
+class CopiedRun:
+    summary: dict
+    output: str
+
+
+@pytest.fixture(scope="session")
+def imdb_tuned(imdb_run, tmp_path_factory) -> CopiedRun:
+    """The session's run rerun on a copy of its output with a two-trial Tuner, three training
+    steps (a model near chance) and an accuracy bar of 0.99: searched, trained, refused."""
+    from tests.e2e.cli_util import copy_output
+
+    output = copy_output(imdb_run.output, tmp_path_factory.mktemp("tuned") / "out")
+    args = list(imdb_run.args)
+    args[args.index("--train-steps") + 1] = "3"
+    (summary,) = run_cli("run", "--output", output, *args, "--tune", "--tuner-trials", "2",
+                         "--blessing-threshold", "0.99").lines
+    return CopiedRun(summary, output)

@@ -71,19 +71,3 @@ def test_two_workers_train_the_same_steps_and_only_the_chief_exports(tmp_path):
     history = json.loads(open(os.path.join(work_dir, "model_run", "history.json")).read())
     assert history["config"]["batch_size"] == 2 * 8  # the tiny preset's 8 per replica
     assert "tfx-transformers-worker-" in worker_log and "tfx-transformers-worker-" not in chief_log
-
-
-def test_mixed_precision_training_exports_float32_probabilities(tmp_path, monkeypatch):
-    import keras
-
-    from tests.training.two_worker_trainer import main
-
-    monkeypatch.delenv("TF_CONFIG", raising=False)
-    work_dir = str(tmp_path)
-    write_transformed_examples(work_dir)
-    main(work_dir, TRAIN_STEPS, mixed_precision="on")  # float16 compute, on CPU here
-    assert keras.mixed_precision.global_policy().name == "float32"  # restored afterwards
-    served = tf.saved_model.load(os.path.join(work_dir, "model", "Format-Serving"))
-    answer = served.signatures["classify_text"](text=tf.constant(["a wonderful film"]))
-    assert answer["probabilities"].dtype == tf.float32
-    assert abs(float(tf.reduce_sum(answer["probabilities"])) - 1) < 1e-3

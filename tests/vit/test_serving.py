@@ -28,13 +28,14 @@ def test_exported_classifier_answers_raw_image_bytes_of_any_size(vit_run):
         examples=tf.constant([example(images[0]), example(encode(picture("red", 16, 97)))]))
     assert served["label_name"].numpy().tolist() == [b"green", b"red"]
     assert served["probabilities"].shape == (2, 3)
-    # The same probabilities as the Keras model on Transform's pixels.
+    # The same probabilities as the Keras model on Transform's pixels (trained and served in
+    # bfloat16: the graph's and the eager kernels round differently, hence 2e-3).
     features = loaded.signatures["transform_features"](
         examples=tf.constant([example(images[1], 2, b"blue")]))
     assert features["pixels"].shape == (1, 16, 16, 3)
     assert features["label"].numpy().tolist() == [2]
     expected = tf.nn.softmax(vit_run.model(features["pixels"], training=False)).numpy()
-    np.testing.assert_allclose(out["probabilities"].numpy()[1:], expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["probabilities"].numpy()[1:], expected, atol=2e-3)
 
 
 def test_attention_over_the_patch_grid(vit_run):

@@ -5,9 +5,7 @@ import keras
 from keras import ops
 
 
-def masked_fill_value(dtype) -> float:
-    """A large negative score that stays finite in `dtype` (float16 overflows at -1e9)."""
-    return -6.0e4 if keras.backend.standardize_dtype(dtype) == "float16" else -1.0e9
+MASKED_SCORE = -1.0e9  # a masked key's score, before the softmax (in float32)
 
 
 class MultiHeadAttention(keras.layers.Layer):
@@ -24,7 +22,8 @@ class MultiHeadAttention(keras.layers.Layer):
             to a key. Padding masks are (B, 1, Tk); causal masks (1, Tq, Tk).
 
     Returns:
-        (output (B, Tq, D), weights (B, num_heads, Tq, Tk)).
+        (output (B, Tq, D) in the compute dtype, weights (B, num_heads, Tq, Tk) in float32: the
+        scores are masked and normalised in float32 under mixed precision).
 
     Example:
     >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
@@ -66,13 +65,15 @@ class MultiHeadAttention(keras.layers.Layer):
         """Attention of `query` (B, Tq, D) over projected `keys`/`values` (B, H, Tk, Dk)."""
         q = self._split_heads(self.query_dense(query))  # (B, H, Tq, Dk)
         scores = ops.matmul(q, ops.transpose(keys, (0, 1, 3, 2)))  # (B, H, Tq, Tk)
-        scores = scores / ops.cast(math.sqrt(self.key_dim), scores.dtype)
+        # Masking and the softmax in float32 whatever the compute dtype (mixed precision).
+        scores = ops.cast(scores, "float32") / math.sqrt(self.key_dim)
         if attention_mask is not None:
             mask = ops.expand_dims(ops.cast(attention_mask, "bool"), 1)  # (B, 1, Tq, Tk)
-            scores = ops.where(mask, scores, masked_fill_value(scores.dtype))
-        weights = ops.softmax(scores, axis=-1)
+            scores = ops.where(mask, scores, MASKED_SCORE)
+        weights = ops.softmax(scores, axis=-1)  # float32, returned as they are
 
-        context = ops.matmul(self.weights_dropout(weights, training=training), values)
+        dropped = self.weights_dropout(ops.cast(weights, values.dtype), training=training)
+        context = ops.matmul(dropped, values)
         context = ops.transpose(context, (0, 2, 1, 3))  # (B, Tq, H, Dk)
         batch, length = ops.shape(context)[0], ops.shape(context)[1]
         context = ops.reshape(context, (batch, length, self.num_heads * self.key_dim))
@@ -87,7 +88,7 @@ class MultiHeadAttention(keras.layers.Layer):
         weights_shape = (query.shape[0], self.num_heads, query.shape[1], value.shape[1])
         return (
             keras.KerasTensor(query.shape, dtype=self.compute_dtype),
-            keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
+            keras.KerasTensor(weights_shape, dtype="float32"),
         )
 
     def get_config(self):

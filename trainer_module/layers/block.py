@@ -168,11 +168,10 @@ class TransformerBlock(keras.layers.Layer):
                             training=None):
         batch, length = x.shape[0], x.shape[1]
         specs = [keras.KerasTensor(x.shape, dtype=self.compute_dtype),
-                 keras.KerasTensor((batch, self.num_heads, length, length),
-                                   dtype=self.compute_dtype)]
+                 keras.KerasTensor((batch, self.num_heads, length, length), dtype="float32")]
         if self.cross_attention:
             specs.append(keras.KerasTensor((batch, self.num_heads, length, memory.shape[1]),
-                                           dtype=self.compute_dtype))
+                                           dtype="float32"))
         return tuple(specs)
 
     def get_config(self):

@@ -45,7 +45,8 @@ class TextEncoderClassifier(keras.Model):
         self.final_norm = (keras.layers.LayerNormalization(epsilon=1e-6)
                            if config.norm_first else None)
         self.head_dropout = keras.layers.Dropout(config.dropout)
-        self.head = keras.layers.Dense(config.num_classes, name="head")
+        # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
+        self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
 
     def build(self, input_shape):
         if self.config.pooling == "cls":
@@ -81,8 +82,9 @@ class TextEncoderClassifier(keras.Model):
         hidden, padding_mask, _ = self.encode(token_ids, training=training)
         if self.config.pooling == "cls":
             pooled = hidden[:, 0, :]  # (B, D)
-        else:
-            mask = ops.cast(padding_mask, hidden.dtype)[:, :, None]  # (B, T, 1)
+        else:  # a sum over up to max_length tokens: in float32 under mixed precision
+            hidden = ops.cast(hidden, "float32")
+            mask = ops.cast(padding_mask, "float32")[:, :, None]  # (B, T, 1)
             pooled = ops.sum(hidden * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
         return self.head(self.head_dropout(pooled, training=training))  # (B, C) logits
 

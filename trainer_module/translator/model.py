@@ -120,14 +120,16 @@ class Translator(keras.Model):
         return self._project(x), tuple(updated) + (source_mask,)
 
     def _project(self, x):
-        """Final LayerNorm (pre-norm) and the projection onto the target vocabulary."""
+        """Final LayerNorm (pre-norm) and the projection onto the target vocabulary (float32
+        logits)."""
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
         if self.output_projection is not None:
-            return self.output_projection(x)
+            return ops.cast(self.output_projection(x), "float32")
         table = self.target_embedding.embedding.embeddings  # (V, D)
-        return ops.matmul(x, ops.transpose(ops.cast(table, x.dtype))) + ops.cast(
-            self.output_bias, x.dtype)
+        logits = ops.matmul(x, ops.transpose(ops.cast(table, x.dtype)))  # compute dtype
+        # Logits in float32 whatever the compute dtype: the softmax and the beam scores use them.
+        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 
     def call(self, inputs, training=None):
         memory, source_mask, _ = self.encode(inputs[SOURCE_IDS], training=training)

@@ -58,7 +58,8 @@ class VitClassifier(keras.Model):
         self.final_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")
         if config.pooling == "sequence":
             self.pooling_scores = keras.layers.Dense(1, name="sequence_pooling")
-        self.head = keras.layers.Dense(config.num_classes, name="head")
+        # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
+        self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
 
     def tokenize(self, images):
         """(B, S, S, 3) -> patch tokens (B, N, D), N = config.num_patches, row-major."""
@@ -88,8 +89,9 @@ class VitClassifier(keras.Model):
         """(B, T, D) -> (B, D): the [CLS] state, or the attention-weighted mean of all tokens."""
         if self.config.pooling == "cls":
             return hidden[:, 0, :]
-        weights = ops.softmax(self.pooling_scores(hidden), axis=1)  # (B, T, 1)
-        return ops.sum(weights * hidden, axis=1)
+        scores = ops.cast(self.pooling_scores(hidden), "float32")  # (B, T, 1)
+        weights = ops.softmax(scores, axis=1)  # in float32 under mixed precision
+        return ops.sum(weights * ops.cast(hidden, "float32"), axis=1)
 
     def call(self, images, training=None):
         hidden, _ = self.encode(images, training=training)

@@ -1,0 +1,95 @@
+"""Benchmark: this machine's matrix-multiply peak in float32 and bfloat16 (TensorFlow's oneDNN
+kernels, the ones training uses), and what the training benchmarks compare their achieved
+FLOP/s with.
+
+    .venv/bin/python benchmarks/hardware.py [--sizes 1024 2048] [--seconds 3]
+
+Prints TFLOP/s per dtype and size, the bfloat16/float32 ratio, whether the CPU reports
+AMX-BF16 / AVX512-BF16, and the dtype policy `--mixed-precision auto` picks here. Writes
+benchmarks/results/hardware.json, which the pipeline benchmarks read for the peak.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULT = os.path.join(REPO, "benchmarks", "results", "hardware.json")
+
+
+def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
+    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype`."""
+    import tensorflow as tf
+
+    a = tf.random.normal((size, size), dtype=tf.float32)
+    a = tf.cast(a, dtype)
+    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
+    multiply(a, b).numpy()  # trace, warm the kernels
+    runs, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        multiply(a, b).numpy()
+        runs += 1
+    elapsed = time.perf_counter() - started
+    return 2 * size ** 3 * runs / elapsed / 1e12
+
+
+def training_flops(model, inputs, labels) -> float:
+    """FLOPs of one training step (forward, gradients, update) of a compiled Keras model on one
+    batch, counted by TensorFlow's profiler on the traced step."""
+    import tensorflow as tf
+
+    model.train_on_batch(inputs, labels)  # build the optimizer's variables
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = model.compute_loss(x=x, y=y, y_pred=model(x, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        model.optimizer.apply(gradients, model.trainable_variables)
+        return loss
+
+    graph = step.get_concrete_function(inputs, labels).graph
+    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
+    options["output"] = "none"
+    profile = tf.compat.v1.profiler.profile(graph, options=options)
+    return float(profile.total_float_ops)
+
+
+def peak_tflops(dtype: str) -> float:
+    """The measured matmul peak (the largest size measured) from hardware.json."""
+    with open(RESULT) as f:
+        measured = json.load(f)["tflops"][dtype]
+    return measured[max(measured, key=int)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+
+    from trainer_module.training import precision
+
+    tflops = {dtype: {str(size): round(matmul_tflops(size, dtype, args.seconds), 3)
+                      for size in args.sizes} for dtype in ("float32", "bfloat16")}
+    print(f"matmul peak ({report.machine()}), TensorFlow oneDNN kernels\n")
+    print(f"{'size':>6} {'float32 TFLOP/s':>16} {'bfloat16 TFLOP/s':>17} {'ratio':>7}")
+    for size in args.sizes:
+        f32, bf16 = tflops["float32"][str(size)], tflops["bfloat16"][str(size)]
+        print(f"{size:>6} {f32:>16.3f} {bf16:>17.3f} {bf16 / f32:>7.2f}")
+    flags = precision.cpu_bfloat16_flags()
+    policy = precision.precision_policy("auto", gpus=0)
+    print(f"\nCPU bfloat16 instructions: {', '.join(flags) or 'none'}; "
+          f"--mixed-precision auto picks {policy} here")
+    report.save({"tflops": tflops, "cpu_bfloat16_flags": flags, "auto_policy": policy},
+                RESULT)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

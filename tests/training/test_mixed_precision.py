@@ -1,0 +1,119 @@
+"""Every family under mixed_bfloat16 (this CPU's fast path): the same outputs as float32 within
+a stated tolerance, float32 variables and logits, a few training steps that lower the loss,
+and the global policy left as it was."""
+import contextlib
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy
+
+# bfloat16 keeps 8 bits of mantissa (about 2-3 significant digits): probabilities agree with
+# float32 within this, on these tiny random models.
+PROBABILITY_TOLERANCE = 0.03
+LOGIT_TOLERANCE = 0.15
+
+
+@contextlib.contextmanager
+def global_policy(name: str):
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(name)
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+
+
+def text_encoder():
+    from trainer_module.text_encoder.config import PRESETS
+    from trainer_module.text_encoder.model import TextEncoderClassifier
+
+    ids = np.random.default_rng(0).integers(1, 22, size=(8, 32))
+    ids[:, 20:] = 0
+    return (lambda: TextEncoderClassifier(PRESETS["tiny"].replace(vocab_size=20)), ids,
+            np.eye(2)[np.arange(8) % 2], keras.losses.CategoricalCrossentropy(from_logits=True))
+
+
+def translator():
+    from trainer_module.translator.config import PRESETS
+    from trainer_module.translator.model import Translator
+
+    ids = np.random.default_rng(0).integers(4, 24, size=(8, 10))
+    ids[:, 7:] = 0
+    inputs = {"source_ids": ids, "decoder_input_ids": ids}
+    return (lambda: Translator(PRESETS["tiny"].replace(source_vocab_size=20,
+                                                       target_vocab_size=20)),
+            inputs, ids, MaskedSequenceCrossEntropy(0.1))
+
+
+def vit():
+    from trainer_module.vit.config import PRESETS
+    from trainer_module.vit.model import VitClassifier
+
+    images = np.random.default_rng(0).normal(size=(8, 16, 16, 3)).astype("float32")
+    return (lambda: VitClassifier(PRESETS["tiny"].replace(num_classes=4)), images,
+            np.eye(4)[np.arange(8) % 4], keras.losses.CategoricalCrossentropy(from_logits=True))
+
+
+def bert(preset: str):
+    from trainer_module.bert.config import PRESETS
+    from trainer_module.bert.model import bert_classifier
+
+    rng = np.random.default_rng(0)
+    inputs = {"token_ids": rng.integers(5, 50, size=(8, 12)),
+              "segment_ids": np.zeros((8, 12), "int32"), "padding_mask": np.ones((8, 12), "int32")}
+    return (lambda: bert_classifier(PRESETS["tiny"].replace(backbone_preset=preset,
+                                                            sequence_length=12)),
+            inputs, np.eye(2)[np.arange(8) % 2],
+            keras.losses.CategoricalCrossentropy(from_logits=True))
+
+
+@pytest.fixture(params=["text_encoder", "translator", "vit", "bert"])
+def family(request, tiny_bert_preset):
+    builders = {"text_encoder": text_encoder, "translator": translator, "vit": vit,
+                "bert": lambda: bert(tiny_bert_preset)}
+    return request.param, builders[request.param]()
+
+
+def test_bfloat16_outputs_agree_with_float32_and_training_lowers_the_loss(family):
+    name, (build, inputs, labels, loss) = family
+    with global_policy("float32"):
+        keras.utils.set_random_seed(0)
+        reference = build()
+        expected = ops.convert_to_numpy(reference(inputs, training=False))
+    with global_policy("mixed_bfloat16"):
+        model = build()
+        model(inputs, training=False)
+        model.set_weights(reference.get_weights())
+        logits = model(inputs, training=False)
+        assert {w.dtype for w in model.weights} == {"float32"}  # variables stay float32
+        assert model.compute_dtype == "bfloat16"
+        if name != "bert":  # the project's models give float32 logits (KerasHub's: bfloat16)
+            assert ops.convert_to_numpy(logits).dtype == np.float32
+        got = ops.convert_to_numpy(ops.cast(logits, "float32"))
+        np.testing.assert_allclose(got, expected, atol=LOGIT_TOLERANCE, rtol=0)
+        np.testing.assert_allclose(ops.convert_to_numpy(ops.softmax(got)),
+                                   ops.convert_to_numpy(ops.softmax(expected)),
+                                   atol=PROBABILITY_TOLERANCE, rtol=0)
+        model.compile(optimizer=adamw(3e-3, 0.0), loss=loss, metrics=[])
+        losses = [float(model.train_on_batch(inputs, labels)) for _ in range(8)]
+    assert all(np.isfinite(losses)), (name, losses)
+    assert losses[-1] < losses[0], (name, losses)
+    assert keras.mixed_precision.global_policy().name == "float32"  # nothing leaked
+
+
+def test_attention_softmax_is_float32_and_masks_exactly_under_bfloat16():
+    from trainer_module.layers import MultiHeadAttention
+
+    with global_policy("mixed_bfloat16"):
+        attention = MultiHeadAttention(num_heads=2, key_dim=4)
+        x = np.random.default_rng(1).normal(size=(2, 5, 8)).astype("float32")
+        mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)[:, None, :]
+        out, weights = attention(x, attention_mask=mask)
+    assert out.dtype == "bfloat16" and weights.dtype == "float32"
+    weights = ops.convert_to_numpy(weights)
+    assert np.all(weights[0, :, :, 3:] == 0)  # masked keys: exactly zero
+    np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-6)
