@@ -34,9 +34,9 @@ lock: setup
 test: setup
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
-# Unit tests only (seconds to a few minutes).
+# Without the end-to-end pipeline runs (a few minutes).
 test-fast: setup
-	$(PY) -m pytest -m "not e2e" $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not e2e" $(PYTEST_ARGS)
 
 # The main job: the IMDB pipeline on the embedded default data, ending with a pushed model.
 run: setup

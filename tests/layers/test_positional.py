@@ -40,3 +40,15 @@ def test_token_embedding_is_scaled_by_sqrt_d_model():
     scaled.embedding.set_weights(plain.embedding.get_weights())
     np.testing.assert_allclose(ops.convert_to_numpy(scaled(ids)),
                                ops.convert_to_numpy(plain(ids)) * 4.0, rtol=1e-6)
+
+
+def test_token_dropout_blanks_whole_tokens_in_training_only():
+    from trainer_module.layers import TokenDropout
+
+    layer = TokenDropout(0.5, seed=1)
+    x = np.ones((4, 50, 8), dtype="float32")
+    assert np.array_equal(ops.convert_to_numpy(layer(x)), x)  # inference: untouched
+    out = ops.convert_to_numpy(layer(x, training=True))
+    blanked = (out == 0).all(axis=-1)
+    assert ((out == 0) | (out == 1)).all() and (blanked == (out == 0).any(axis=-1)).all()
+    assert 0.3 < blanked.mean() < 0.7  # about half the tokens, each whole

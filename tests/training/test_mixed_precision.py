@@ -99,9 +99,12 @@ def test_bfloat16_outputs_agree_with_float32_and_training_lowers_the_loss(family
                                    ops.convert_to_numpy(ops.softmax(expected)),
                                    atol=PROBABILITY_TOLERANCE, rtol=0)
         model.compile(optimizer=adamw(3e-3, 0.0), loss=loss, metrics=[])
-        losses = [float(model.train_on_batch(inputs, labels)) for _ in range(8)]
-    assert all(np.isfinite(losses)), (name, losses)
-    assert losses[-1] < losses[0], (name, losses)
+        # Losses measured without dropout, so the steps' random masks cannot hide progress.
+        before = float(model.evaluate(inputs, labels, verbose=0))
+        steps = [float(model.train_on_batch(inputs, labels)) for _ in range(4)]
+        after = float(model.evaluate(inputs, labels, verbose=0))
+    assert all(np.isfinite(steps)), (name, steps)
+    assert after < before, (name, before, after)
     assert keras.mixed_precision.global_policy().name == "float32"  # nothing leaked
 
 

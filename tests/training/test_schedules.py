@@ -46,3 +46,25 @@ def test_linear_warmup_then_cosine_decay_to_zero():
     assert lr(schedule, 60) == pytest.approx(0.5e-3)  # half-way through the decay
     assert lr(schedule, 110) == pytest.approx(0.0, abs=1e-12)
     assert lr(schedule, 500) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_adamw_with_ema_ends_training_with_the_averaged_weights():
+    import keras
+    import numpy as np
+
+    from trainer_module.training.optimizers import adamw
+
+    assert adamw(0.1, 0.0, ema_momentum=0.5).use_ema and not adamw(0.1, 0.0).use_ema
+    x, y = np.ones((4, 1), "float32"), np.full((4, 1), 10.0, "float32")
+
+    def trained_weight(ema_momentum):
+        model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(
+            1, use_bias=False, kernel_initializer="zeros")])
+        model.compile(optimizer=adamw(0.1, 0.0, ema_momentum), loss="mse")
+        model.fit(x, y, epochs=5, verbose=0)
+        return float(model.get_weights()[0][0, 0])
+
+    raw, averaged = trained_weight(0.0), trained_weight(0.5)
+    # The weight rises from 0 towards 10 every step; fit ends with the moving average of the
+    # steps' weights, which lags behind the last one.
+    assert 0 < averaged < raw

@@ -14,7 +14,7 @@ from trainer_module.bert.serving import bert_inputs, export
 from trainer_module.training.history import LogEvaluations, write_history
 from trainer_module.training.inputs import make_dataset, start_run
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.run_fn import run
+from trainer_module.training.run_fn import trainer_entry_point
 from trainer_module.training.schedules import WarmupLinearDecay
 
 
@@ -63,6 +63,5 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     return model
 
 
-def run_fn(fn_args: FnArgs) -> keras.Model:
-    """TFX Trainer entry point (FAMILY.run_fn)."""
-    return run(fn_args, train_and_export)
+# The TFX Trainer's entry point (FAMILY.run_fn).
+run_fn = trainer_entry_point(train_and_export)

@@ -5,6 +5,7 @@ from trainer_module.layers.block import FeedForward, TransformerBlock, causal_ma
 from trainer_module.layers.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
+    TokenDropout,
     TokenEmbedding,
     position_layer,
     sinusoidal_table,
@@ -15,6 +16,7 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "SinusoidalPositionalEncoding",
+    "TokenDropout",
     "TokenEmbedding",
     "TransformerBlock",
     "causal_mask",

@@ -26,6 +26,7 @@ class TextEncoderConfig(PresetConfig):
     ff_dim: int = 128  # 2 x d_model: kept as narrow as the model
     num_layers: int = 2  # the depth of the README benchmark (0.88 on IMDB validation)
     dropout: float = 0.1  # on embeddings, sublayer outputs and inside the feed-forward network
+    token_dropout: float = 0.0  # share of words blanked in training (word dropout); 0: off
     attention_dropout: float = 0.0  # on attention weights: a third of the CPU step time at T=256
     norm_first: bool = False  # post-norm as in Vaswani et al.; pre-norm for deeper stacks
     positional: str = "sinusoidal"  # "sinusoidal" (fixed, no parameters) or "learned"
@@ -36,6 +37,7 @@ class TextEncoderConfig(PresetConfig):
     peak_learning_rate: float = 1e-3  # reached at the end of warmup
     warmup_steps: int = 300  # ~half an epoch of 20k reviews at batch 32
     weight_decay: float = 0.01  # AdamW's default scale; biases and LayerNorm are exempt
+    ema_momentum: float = 0.0  # > 0: validate and export an average of the weights; 0: off
     label_smoothing: float = 0.0  # off: the probabilities are served as calibrated scores
     evaluations: int = 4  # validation passes spread over the training steps (Keras "epochs")
 

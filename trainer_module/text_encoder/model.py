@@ -2,7 +2,7 @@
 import keras
 from keras import ops
 
-from trainer_module.layers import TokenEmbedding, TransformerBlock, position_layer
+from trainer_module.layers import TokenDropout, TokenEmbedding, TransformerBlock, position_layer
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 
 
@@ -32,6 +32,7 @@ class TextEncoderClassifier(keras.Model):
         self.config = config
         self.token_embedding = TokenEmbedding(config.embedding_rows, config.d_model,
                                               name="token_embedding")
+        self.token_dropout = TokenDropout(config.token_dropout)
         positions = config.max_length + (1 if config.pooling == "cls" else 0)
         self.position_encoding = position_layer(config.positional, positions,
                                                 name="position_encoding")
@@ -61,7 +62,7 @@ class TextEncoderClassifier(keras.Model):
         T' = T + 1 with [CLS] pooling (position 0 is the [CLS] vector).
         """
         padding_mask = ops.not_equal(token_ids, PAD_ID)  # (B, T)
-        x = self.token_embedding(token_ids)  # (B, T, D)
+        x = self.token_dropout(self.token_embedding(token_ids), training=training)  # (B, T, D)
         if self.config.pooling == "cls":
             batch = ops.shape(x)[0]
             cls = ops.broadcast_to(ops.cast(self.cls_embedding, x.dtype),

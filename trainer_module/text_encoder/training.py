@@ -3,7 +3,6 @@ the Tuner's entry points."""
 import keras
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
-from tfx.components.tuner.component import TunerFnResult
 
 from trainer_module.text_encoder import FAMILY
 from trainer_module.text_encoder.config import TextEncoderConfig
@@ -13,7 +12,7 @@ from trainer_module.text_encoder.serving import export, token_ids
 from trainer_module.training.history import fit_with_evaluations, write_history
 from trainer_module.training.inputs import Prepared, make_dataset, start_run
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.run_fn import run
+from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.training.schedules import WarmupInverseSqrt
 
 
@@ -23,7 +22,8 @@ def build_model(config: TextEncoderConfig, train_steps: int) -> keras.Model:
     # quarter of the steps.
     warmup = min(config.warmup_steps, max(1, train_steps // 4))
     model.compile(
-        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
+        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay,
+                        config.ema_momentum),
         loss=keras.losses.CategoricalCrossentropy(from_logits=True,
                                                   label_smoothing=config.label_smoothing),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
@@ -55,13 +55,6 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     return model
 
 
-def run_fn(fn_args: FnArgs) -> keras.Model:
-    """TFX Trainer entry point (FAMILY.run_fn)."""
-    return run(fn_args, train_and_export)
-
-
-def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
-    """TFX Tuner entry point (FAMILY.tuner_fn)."""
-    from trainer_module.training.tuning import tune  # loads KerasTuner only here
-
-    return tune(fn_args, prepare, FAMILY.search_space)
+# The TFX Trainer's and Tuner's entry points (FAMILY.run_fn, FAMILY.tuner_fn).
+run_fn = trainer_entry_point(train_and_export)
+tuner_fn = tuner_entry_point(prepare, FAMILY.search_space)

@@ -38,13 +38,16 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
     """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
     evenly over them (Keras "epochs"), logging to TensorBoard in the model run directory."""
     evaluations = max(1, min(evaluations, fn_args.train_steps))
+    callbacks = [keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
+                 LogEvaluations(evaluations)]
+    if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
+        callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
     return model.fit(
         train,
         steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
         epochs=evaluations,
         validation_data=evaluation,
         validation_steps=max(1, fn_args.eval_steps or 1),
-        callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
-                   LogEvaluations(evaluations)],
+        callbacks=callbacks,
         verbose=0,
     )

@@ -50,3 +50,22 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
     logging.info("Training finished as %s after %d optimizer steps", role,
                  int(keras.ops.convert_to_numpy(model.optimizer.iterations)))
     return model
+
+
+def trainer_entry_point(train_and_export: Callable[[FnArgs], keras.Model]):
+    """A family's TFX Trainer entry point (its FAMILY.run_fn): `run` around its training."""
+    def run_fn(fn_args: FnArgs) -> keras.Model:
+        return run(fn_args, train_and_export)
+
+    return run_fn
+
+
+def tuner_entry_point(prepare, search_space):
+    """A family's TFX Tuner entry point (its FAMILY.tuner_fn): a search of `search_space` over
+    the models `prepare(fn_args)` builds (training/tuning.py; KerasTuner loads only here)."""
+    def tuner_fn(fn_args: FnArgs):
+        from trainer_module.training.tuning import tune
+
+        return tune(fn_args, prepare, search_space)
+
+    return tuner_fn

@@ -7,13 +7,12 @@ import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
-from tfx.components.tuner.component import TunerFnResult
 from tfx_bsl.public import tfxio
 
 from trainer_module.training.history import fit_with_evaluations, write_history
 from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.run_fn import run
+from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 from trainer_module.translator import FAMILY
@@ -105,13 +104,6 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     return model
 
 
-def run_fn(fn_args: FnArgs) -> keras.Model:
-    """TFX Trainer entry point (FAMILY.run_fn)."""
-    return run(fn_args, train_and_export)
-
-
-def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
-    """TFX Tuner entry point (FAMILY.tuner_fn)."""
-    from trainer_module.training.tuning import tune  # loads KerasTuner only here
-
-    return tune(fn_args, prepare, FAMILY.search_space)
+# The TFX Trainer's and Tuner's entry points (FAMILY.run_fn, FAMILY.tuner_fn).
+run_fn = trainer_entry_point(train_and_export)
+tuner_fn = tuner_entry_point(prepare, FAMILY.search_space)
