@@ -32,7 +32,7 @@ def imdb_run(tmp_path_factory) -> ImdbRun:
     root = tmp_path_factory.mktemp("imdb")
     data = write_aclimdb(root / "data", copies=3)
     args = ["--task", "imdb", "--data", data, "--preset", "tiny", "--train-steps", "60",
-            "--eval-steps", "3", "--schema", SCHEMA]
+            "--set", "peak_learning_rate=0.003", "--eval-steps", "3", "--schema", SCHEMA]
     result = run_cli("run", "--output", root / "out", *args)
     (summary,) = result.lines
     return ImdbRun(summary, result.stderr, data, root / "out", args)
