@@ -38,7 +38,7 @@ def test_tfx_cli_pipeline_create_and_run_create(imdb_run, imdb_reruns, tmp_path)
     env = {"LOCAL_HOME": str(tmp_path / "tfx_home"), "TFXT_OUTPUT": output,
            "TFXT_DATA": str(args["--data"]), "TFXT_PRESET": args["--preset"],
            "TFXT_TRAIN_STEPS": args["--train-steps"], "TFXT_EVAL_STEPS": args["--eval-steps"],
-           "TFXT_SCHEMA": args["--schema"]}
+           "TFXT_SCHEMA": args["--schema"], "TFXT_SET": args["--set"]}
     tfx = os.path.join(BIN, "tfx")
     run([tfx, "pipeline", "create", "--engine", "local", "--pipeline_path",
          "pipeline/local_runner.py"], env)
