@@ -71,6 +71,21 @@ def serving_speed(model_dir: str, data_dir: str) -> dict:
                 len(images) / (time.perf_counter() - started), 1)}
 
 
+def efficiency_of(history: dict) -> dict:
+    """The Trainer's FLOP/s against the machine's peak ({} without history or hardware.json)."""
+    import numpy as np
+
+    from trainer_module.vit.config import VitConfig
+    from trainer_module.vit.model import VitClassifier
+
+    if not history or not os.path.exists(report.HARDWARE_RESULT):
+        return {}
+    config = VitConfig.from_dict(history["config"])
+    images = np.random.default_rng(0).normal(
+        size=(config.batch_size, config.image_size, config.image_size, 3)).astype("float32")
+    return report.training_efficiency(VitClassifier, config, history, images)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA, help="the tarball or an image folder")
@@ -90,13 +105,15 @@ def main() -> int:
         "accuracy": metrics.get("sparse_categorical_accuracy"),
         "top3_accuracy": metrics.get("sparse_top_k_categorical_accuracy"),
         "fit_minutes": round(fit_seconds / 60, 1) if fit_seconds else None,
-        "train_images_per_second": history.get("train_images_per_second"),
+        "train_images_per_second": history.get("train_examples_per_second"),
         "parameters": history.get("parameters"),
         "wall_seconds": summary["wall_seconds"],
         "peak_memory_gb": report.peak_memory_gb(),
     }
     if summary["pushed_model"]:
         measured.update(serving_speed(summary["pushed_model"], data_dir))
+    efficiency = efficiency_of(history)
+    measured.update(efficiency)
     print(f"\nCIFAR-10 pipeline benchmark ({report.machine()}): preset {args.preset} "
           f"{overrides or ''}, {measured['parameters']} parameters, {train_steps} steps of "
           f"{config.batch_size} ({args.epochs} epochs of {TRAIN_IMAGES}), "
@@ -106,6 +123,11 @@ def main() -> int:
           f"{measured['train_images_per_second']} images/s (validation passes included); "
           f"pipeline wall time {measured['wall_seconds']:.0f} s; peak memory "
           f"{measured['peak_memory_gb']} GB")
+    if efficiency:
+        print(f"training arithmetic ({efficiency['precision']}): {efficiency['step_gflop']} GFLOP "
+              f"per step, {efficiency['achieved_tflops']} TFLOP/s = "
+              f"{efficiency['fraction_of_peak']:.1%} of this machine's matmul peak "
+              f"({efficiency['peak_tflops']} TFLOP/s, benchmarks/hardware.py)")
     if "latency_ms_batch_1" in measured:
         print(f"serving (classify_image, raw JPEG bytes): {measured['latency_ms_batch_1']} ms "
               f"for one image, {measured['serving_images_per_second_batch_64']} images/s in "

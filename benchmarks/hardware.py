@@ -17,8 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULT = os.path.join(REPO, "benchmarks", "results", "hardware.json")
+RESULT = report.HARDWARE_RESULT
 
 
 def matmul_tflops(size: int, dtype: str, seconds: float) -> float:

@@ -7,6 +7,10 @@ import resource
 import sys
 import time
 
+# benchmarks/hardware.py's measured matmul peak, which the training benchmarks compare with.
+HARDWARE_RESULT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                               "benchmarks", "results", "hardware.json")
+
 
 def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -87,3 +91,34 @@ def run_pipeline(args, task: str, data_dir: str, train_steps: int, eval_steps: i
         return summary, {}
     with open(files[0]) as f:
         return summary, json.load(f)
+
+
+def training_efficiency(build, config, history: dict, inputs) -> dict:
+    """The Trainer's achieved arithmetic rate against this machine's matmul peak
+    (benchmarks/hardware.py): the FLOPs of one training step of the same model (build(config)),
+    batch (`inputs`, one-hot labels of config.num_classes) and dtype policy, counted by
+    TensorFlow's profiler, times history.json's steps over its fit time. Validation passes are
+    inside the fit time, so this is a lower bound."""
+    import keras
+    import numpy as np
+
+    import hardware
+
+    policy = history.get("precision", "float32")
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        model = build(config)
+        model.compile(optimizer=keras.optimizers.AdamW(1e-3),
+                      loss=keras.losses.CategoricalCrossentropy(from_logits=True))
+        labels = np.eye(config.num_classes, dtype="float32")[
+            np.arange(config.batch_size) % config.num_classes]
+        step_flops = hardware.training_flops(model, inputs, labels)
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+    dtype = "bfloat16" if "bfloat16" in policy else "float32"
+    achieved = step_flops * history["train_steps"] / history["fit_seconds"] / 1e12
+    peak = hardware.peak_tflops(dtype)
+    return {"precision": policy, "step_gflop": round(step_flops / 1e9, 2),
+            "achieved_tflops": round(achieved, 4), "peak_tflops": peak,
+            "fraction_of_peak": round(achieved / peak, 3)}

@@ -3,6 +3,7 @@ import numpy as np
 import tensorflow as tf
 
 from trainer_module.text_encoder.preprocessing import VOCABULARY_NAME
+from trainer_module.text_encoder.serving import model_inputs
 
 
 def serialized_example(text: str, label: int = None) -> bytes:
@@ -37,7 +38,11 @@ def test_exported_model_classifies_raw_text_as_the_keras_model_does(text_encoder
     oov = len(vocabulary) + 1
     assert ids[2].tolist() == [oov, oov] + [0] * 10  # two unseen words, then padding
     assert ids[0][:2].tolist() == [vocabulary.index("great") + 1, vocabulary.index("fun") + 1]
-    expected = tf.nn.softmax(model(ids, training=False)).numpy()
+    # The run's model has the n-gram bag (ngram_buckets 64): hashed uni- and bigrams, shifted.
+    expected_ngrams = tf.strings.to_hash_bucket_fast(["great", "fun", "!", "great fun", "fun !"],
+                                                     64).numpy() + 1
+    assert transformed["ngram_ids"].numpy()[0].tolist() == expected_ngrams.tolist() + [0] * 11
+    expected = tf.nn.softmax(model(model_inputs(transformed), training=False)).numpy()
     np.testing.assert_allclose(probabilities, expected, rtol=1e-5, atol=1e-6)
 
     # serving_default takes tf.Examples without a label and answers the same.

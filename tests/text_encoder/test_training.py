@@ -20,6 +20,7 @@ def test_run_fn_trains_the_steps_and_exports_with_the_vocabulary_transform_kept(
     assert model.config.num_layers == 2 and model.config.pooling == "cls"  # the overrides
     history = json.load(open(os.path.join(fn_args.model_run_dir, "history.json")))
     assert history["config"]["vocab_size"] == kept
+    assert history["precision"] == "mixed_bfloat16" and history["train_steps"] == 30
     assert set(history["history"]) >= {"loss", "accuracy", "val_loss", "val_accuracy"}
     assert history["history"]["val_accuracy"][-1] >= 0.75  # 16 reviews, 30 steps
     assert os.path.exists(os.path.join(fn_args.serving_model_dir, "saved_model.pb"))

@@ -3,6 +3,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from trainer_module.vit import FAMILY
@@ -19,7 +20,10 @@ def test_run_fn_trains_on_the_classes_transform_found_and_exports(vit_run):
     assert history["class_names"] == ["red", "green", "blue"]
     assert history["parameters"] == model.count_params()
     assert history["history"]["val_accuracy"][-1] == 1.0  # three solid colours
-    assert history["train_images_per_second"] > 0
+    assert history["precision"] == "mixed_bfloat16"  # the run's mixed_precision="on" on a CPU
+    assert (history["train_steps"], history["batch_size"]) == (40, model.config.batch_size)
+    assert history["train_examples_per_second"] == pytest.approx(
+        40 * model.config.batch_size / history["fit_seconds"], rel=0.02)
 
 
 def test_the_image_dataset_batches_one_hot_labels_and_augments_training_only(vit_run):

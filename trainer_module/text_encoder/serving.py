@@ -6,13 +6,16 @@ import tensorflow_transform as tft
 from trainer_module import features
 from trainer_module.serving.classifier import export_classifier
 from trainer_module.text_encoder.model import TextEncoderClassifier
-from trainer_module.text_encoder.preprocessing import TOKEN_IDS, VOCABULARY_NAME
+from trainer_module.text_encoder.preprocessing import NGRAM_IDS, TOKEN_IDS, VOCABULARY_NAME
 
 PAD_TOKEN, OOV_TOKEN, CLS_TOKEN = "[PAD]", "[UNK]", "[CLS]"
 
 
-def token_ids(transformed: dict):
-    """The model's input: Transform's padded token ids."""
+def model_inputs(transformed: dict):
+    """The model's input from Transform's outputs: the padded token ids, with the hashed
+    n-gram ids when Transform made them (config.ngram_buckets)."""
+    if NGRAM_IDS in transformed:
+        return {"token_ids": transformed[TOKEN_IDS], "ngram_ids": transformed[NGRAM_IDS]}
     return transformed[TOKEN_IDS]
 
 
@@ -29,7 +32,7 @@ def encoder_attention(model: TextEncoderClassifier, tf_transform_output: tft.TFT
     words = tf.constant(id_tokens(tf_transform_output))
 
     def attention(transformed):
-        ids = token_ids(transformed)
+        ids = transformed[TOKEN_IDS]
         _, mask, weights = model.encode(ids, training=False)
         tokens = tf.gather(words, ids)
         if model.config.pooling == "cls":
@@ -42,7 +45,7 @@ def encoder_attention(model: TextEncoderClassifier, tf_transform_output: tft.TFT
 
 def export(model: TextEncoderClassifier, tf_transform_output: tft.TFTransformOutput,
            export_dir: str) -> None:
-    export_classifier(model, tf_transform_output, export_dir, model_inputs=token_ids,
+    export_classifier(model, tf_transform_output, export_dir, model_inputs=model_inputs,
                       label_names=features.LABEL_NAMES, raw_feature=features.TEXT,
                       raw_signature="classify_text",
                       attention=encoder_attention(model, tf_transform_output))

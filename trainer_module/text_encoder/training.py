@@ -8,8 +8,8 @@ from trainer_module.text_encoder import FAMILY
 from trainer_module.text_encoder.config import TextEncoderConfig
 from trainer_module.text_encoder.model import TextEncoderClassifier
 from trainer_module.text_encoder.preprocessing import vocabulary_size
-from trainer_module.text_encoder.serving import export, token_ids
-from trainer_module.training.history import fit_with_evaluations, write_history
+from trainer_module.text_encoder.serving import export, model_inputs
+from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, make_dataset, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
@@ -28,7 +28,11 @@ def build_model(config: TextEncoderConfig, train_steps: int) -> keras.Model:
                                                   label_smoothing=config.label_smoothing),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
     )
-    model(keras.ops.zeros((1, config.max_length), dtype="int32"))  # build the weights
+    ids = keras.ops.zeros((1, config.max_length), dtype="int32")
+    if config.ngram_buckets:  # build the weights
+        model({"token_ids": ids, "ngram_ids": keras.ops.zeros((1, config.max_ngrams), "int32")})
+    else:
+        model(ids)
     return model
 
 
@@ -37,7 +41,7 @@ def prepare(fn_args: FnArgs) -> Prepared:
     config = config.replace(vocab_size=vocabulary_size(tf_transform_output))
     logging.info("Text encoder config %s", config)
     train, evaluation = (
-        make_dataset(fn_args, files, tf_transform_output, token_ids, config.batch_size,
+        make_dataset(fn_args, files, tf_transform_output, model_inputs, config.batch_size,
                      config.num_classes, shuffle)
         for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
     return Prepared(config, tf_transform_output, train, evaluation,
@@ -50,7 +54,8 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     model = prepared.build(prepared.config)
     history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
                                    prepared.config.evaluations)
-    write_history(fn_args.model_run_dir, prepared.config.to_dict(), history.history)
+    write_history(fn_args.model_run_dir, prepared.config.to_dict(), history.history,
+                  **throughput(history, fn_args.train_steps, prepared.config.batch_size))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

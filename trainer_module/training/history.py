@@ -3,6 +3,7 @@ per-evaluation log lines and history.json in the Trainer's model run directory."
 import json
 import math
 import os
+import time
 
 import keras
 import tensorflow as tf
@@ -25,9 +26,10 @@ class LogEvaluations(keras.callbacks.Callback):
 
 
 def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> None:
-    """Writes {"config", "history": {metric: [value per evaluation]}, **extra} as JSON."""
+    """Writes {"config", "precision", "history": {metric: [value per evaluation]}, **extra} as
+    JSON; `precision` is the dtype policy training ran under."""
     tf.io.gfile.makedirs(model_run_dir)
-    record = {"config": config, **extra,
+    record = {"config": config, "precision": keras.mixed_precision.global_policy().name, **extra,
               "history": {k: [float(v) for v in vs] for k, vs in history.items()}}
     with tf.io.gfile.GFile(os.path.join(model_run_dir, HISTORY_FILE), "w") as f:
         json.dump(record, f, indent=1)
@@ -42,7 +44,8 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
                  LogEvaluations(evaluations)]
     if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
         callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
-    return model.fit(
+    started = time.perf_counter()
+    history = model.fit(
         train,
         steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
         epochs=evaluations,
@@ -51,3 +54,12 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
         callbacks=callbacks,
         verbose=0,
     )
+    history.fit_seconds = time.perf_counter() - started
+    return history
+
+
+def throughput(history: keras.callbacks.History, train_steps: int, batch_size: int) -> dict:
+    """What history.json records of a fit's speed (validation passes included in the time)."""
+    return {"train_steps": train_steps, "batch_size": batch_size,
+            "fit_seconds": round(history.fit_seconds, 1),
+            "train_examples_per_second": round(train_steps * batch_size / history.fit_seconds, 1)}

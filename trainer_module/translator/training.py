@@ -1,6 +1,5 @@
 """Trains the encoder-decoder translator on Transform's output and exports it; the Trainer's
 and the Tuner's entry points."""
-import time
 
 import keras
 import tensorflow as tf
@@ -9,7 +8,7 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
-from trainer_module.training.history import fit_with_evaluations, write_history
+from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
@@ -95,11 +94,10 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     prepared = prepare(fn_args)
     config = prepared.config
     model = prepared.build(config)
-    started = time.time()
     history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
                                    config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history,
-                  train_steps=fn_args.train_steps, fit_seconds=round(time.time() - started, 1))
+                  **throughput(history, fn_args.train_steps, config.batch_size))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

@@ -5,7 +5,6 @@ Augmentation (a random crop after zero-padding, which is the channel mean after 
 and a horizontal flip) happens here, on training batches only: Transform runs once, so there
 it would freeze one crop per image.
 """
-import time
 
 import keras
 import tensorflow as tf
@@ -15,7 +14,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
 from trainer_module import features
-from trainer_module.training.history import fit_with_evaluations, write_history
+from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
@@ -98,14 +97,11 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, names = prepared.config, class_names(prepared.tf_transform_output)
     model = prepared.build(config)
     logging.info("ViT parameters: %d", model.count_params())
-    started = time.time()
-    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args, config.evaluations)
-    fit_seconds = time.time() - started
+    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
+                                   config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history, class_names=names,
-                  parameters=model.count_params(), train_steps=fn_args.train_steps,
-                  fit_seconds=round(fit_seconds, 1),
-                  train_images_per_second=round(
-                      fn_args.train_steps * config.batch_size / fit_seconds, 1))
+                  parameters=model.count_params(),
+                  **throughput(history, fn_args.train_steps, config.batch_size))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir, names)
     return model
 

@@ -1,0 +1,135 @@
+"""Benchmark: one training step of each family's benchmark preset, float32 beside bfloat16.
+
+    .venv/bin/python benchmarks/training_step.py [--steps 20] [--families text_encoder vit]
+
+For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`,
+translator `base` on 24-token batches), times Keras `train_on_batch` on random inputs of the
+preset's batch size under the float32 and mixed_bfloat16 policies (median of `--steps` steps
+after two warm-up steps), and prints milliseconds per step, examples per second, the step's
+FLOPs (TensorFlow's profiler) as TFLOP/s and as a fraction of this machine's matmul peak in that
+dtype (benchmarks/hardware.py, run first), and the bfloat16/float32 speed-up. Writes
+benchmarks/results/training_step.json.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+POLICIES = ("float32", "mixed_bfloat16")
+
+
+def text_encoder():
+    import numpy as np
+    import keras
+
+    from trainer_module.text_encoder.config import PRESETS
+    from trainer_module.text_encoder.model import TextEncoderClassifier
+
+    config = PRESETS["small"]
+    ids = np.random.default_rng(0).integers(1, config.vocab_size,
+                                            size=(config.batch_size, config.max_length))
+    return (TextEncoderClassifier, config, ids, one_hot(config),
+            keras.losses.CategoricalCrossentropy(from_logits=True))
+
+
+def vit():
+    import keras
+    import numpy as np
+
+    from trainer_module.vit.config import PRESETS
+    from trainer_module.vit.model import VitClassifier
+
+    config = PRESETS["cct"]
+    images = np.random.default_rng(0).normal(size=(config.batch_size, 32, 32, 3))
+    return (VitClassifier, config, images.astype("float32"), one_hot(config),
+            keras.losses.CategoricalCrossentropy(from_logits=True))
+
+
+def translator():
+    import numpy as np
+
+    from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy
+    from trainer_module.translator.config import PRESETS
+    from trainer_module.translator.model import Translator
+
+    config = PRESETS["base"].replace(source_vocab_size=8000, target_vocab_size=6000)
+    rng = np.random.default_rng(0)
+    shape = (config.batch_size, 24)  # Multi30k's batches are trimmed to about this length
+    inputs = {"source_ids": rng.integers(4, 8000, size=shape),
+              "decoder_input_ids": rng.integers(4, 6000, size=shape)}
+    return Translator, config, inputs, rng.integers(4, 6000, size=shape), \
+        MaskedSequenceCrossEntropy(0.1)
+
+
+def one_hot(config):
+    import numpy as np
+
+    return np.eye(config.num_classes, dtype="float32")[
+        np.arange(config.batch_size) % config.num_classes]
+
+
+FAMILIES = {"text_encoder": text_encoder, "vit": vit, "translator": translator}
+
+
+def measure(family: str, policy: str, steps: int) -> dict:
+    import keras
+
+    import hardware
+
+    build, config, inputs, labels, loss = FAMILIES[family]()
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        keras.utils.set_random_seed(0)
+        model = build(config)
+        model.compile(optimizer=keras.optimizers.AdamW(1e-4), loss=loss)
+        for _ in range(2):
+            model.train_on_batch(inputs, labels)  # trace, warm the kernels
+        times = []
+        for _ in range(steps):
+            started = time.perf_counter()
+            model.train_on_batch(inputs, labels)
+            times.append(time.perf_counter() - started)
+        flops = hardware.training_flops(model, inputs, labels)
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+    seconds = statistics.median(times)
+    tflops = flops / seconds / 1e12
+    peak = hardware.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
+    return {"ms_per_step": round(1000 * seconds, 1),
+            "examples_per_second": round(config.batch_size / seconds, 1),
+            "step_gflop": round(flops / 1e9, 2), "tflops": round(tflops, 4),
+            "fraction_of_peak": round(tflops / peak, 3)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    args = parser.parse_args()
+    if not os.path.exists(report.HARDWARE_RESULT):
+        parser.error(f"{report.HARDWARE_RESULT} is missing: run benchmarks/hardware.py first")
+
+    results = {f: {p: measure(f, p, args.steps) for p in POLICIES} for f in args.families}
+    print(f"\ntraining step, float32 against mixed_bfloat16 ({report.machine()})\n")
+    print(f"{'family':14} {'policy':16} {'ms/step':>8} {'examples/s':>11} {'GFLOP':>7} "
+          f"{'TFLOP/s':>8} {'of peak':>8}")
+    for family, by_policy in results.items():
+        for policy, r in by_policy.items():
+            print(f"{family:14} {policy:16} {r['ms_per_step']:>8} {r['examples_per_second']:>11} "
+                  f"{r['step_gflop']:>7} {r['tflops']:>8.3f} {r['fraction_of_peak']:>8.1%}")
+        speedup = by_policy["float32"]["ms_per_step"] / by_policy["mixed_bfloat16"]["ms_per_step"]
+        print(f"{'':14} bfloat16 speed-up {speedup:.2f}x")
+        by_policy["bfloat16_speedup"] = round(speedup, 2)
+    report.save({"results": results},
+                os.path.join(os.path.dirname(report.HARDWARE_RESULT), "training_step.json"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
