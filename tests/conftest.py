@@ -97,7 +97,7 @@ def text_encoder_run(tmp_path_factory):
     return run_family(
         "text_encoder", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("text_encoder")),
         overrides={"vocab_size": 100, "max_length": 12, "truncation_head": 8, "num_layers": 2,
-                   "pooling": "cls", "dropout": 0.0, "ngram_buckets": 64, "max_ngrams": 16}, train_steps=30, mixed_precision="on")
+                   "pooling": "cls", "dropout": 0.0}, train_steps=30, mixed_precision="on")
 
 
 @pytest.fixture(scope="session")

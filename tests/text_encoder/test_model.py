@@ -92,18 +92,3 @@ def test_tiny_model_overfits_a_handful_of_sequences():
         model.train_on_batch(ids, labels)
     predicted = ops.convert_to_numpy(ops.argmax(model(ids), axis=-1))
     assert predicted.tolist() == labels.tolist()
-
-
-def test_ngram_bag_joins_the_head_and_ignores_padded_ngrams():
-    model = tiny(ngram_buckets=20, ngram_dim=4, max_ngrams=5)
-    ids = np.array([[3, 4, 5, 0, 0, 0]] * 2)
-    ngrams = np.array([[7, 9, 0, 0, 0], [7, 9, 0, 0, 0]])
-    logits = ops.convert_to_numpy(model({"token_ids": ids, "ngram_ids": ngrams}))
-    assert logits.shape == (2, 2)
-    assert model.head.kernel.shape == (8 + 4, 2)  # pooled encoder output, then the bag
-    assert model.ngram_embedding.input_dim == 21  # padding and 20 buckets
-    # The bag is a mean over real n-grams: more padding leaves it, another n-gram moves it.
-    same = model({"token_ids": ids[:1], "ngram_ids": np.array([[9, 7, 0, 0, 0]])})
-    np.testing.assert_allclose(ops.convert_to_numpy(same), logits[:1], rtol=1e-5, atol=1e-6)
-    other = model({"token_ids": ids[:1], "ngram_ids": np.array([[7, 9, 3, 0, 0]])})
-    assert not np.allclose(ops.convert_to_numpy(other), logits[:1])

@@ -5,7 +5,7 @@ from tests.conftest import review_spec
 from trainer_module.preprocessing.local import analyze_and_transform
 from trainer_module.preprocessing.text import normalize, review_length_bucket, tokenize
 from trainer_module.text_encoder.config import TextEncoderConfig
-from trainer_module.text_encoder.preprocessing import (VOCABULARY_NAME, hashed_ngrams, pad_ids,
+from trainer_module.text_encoder.preprocessing import (VOCABULARY_NAME, pad_ids,
                                                        preprocessing_fn, truncate,
                                                        vocabulary_size)
 
@@ -56,17 +56,3 @@ def test_exact_ids_padding_truncation_and_oov(tmp_path):
     # The model embeds padding + 3 words + 1 OOV bucket.
     config = TextEncoderConfig().replace(vocab_size=vocabulary_size(output))
     assert config.embedding_rows == 5 == ids.max() + 1
-
-
-def test_hashed_ngrams_are_the_uni_and_bigrams_of_the_whole_review_head_and_tail():
-    tokens = tokenize(tf.constant(["a b c", "", "w x y z"]))
-    ids = hashed_ngrams(tokens, buckets=1000, max_ngrams=6).numpy()
-
-    def hashed(*grams):
-        return (tf.strings.to_hash_bucket_fast(list(grams), 1000).numpy() + 1).tolist()
-
-    assert ids[0].tolist() == hashed("a", "b", "c", "a b", "b c") + [0]
-    assert ids[1].tolist() == [0] * 6
-    # w x y z: 4 unigrams and 3 bigrams, 7 > 6: the first 3 and the last 3 are kept.
-    assert ids[2].tolist() == hashed("w", "x", "y", "w x", "x y", "y z")
-    assert ids.dtype == np.int64 and ids.max() <= 1000

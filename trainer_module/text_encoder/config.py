@@ -20,14 +20,6 @@ class TextEncoderConfig(PresetConfig):
     vocab_size: int = 20_000
     max_length: int = 256  # tokens kept per review; the median IMDB review is ~230 words
     truncation_head: int = 64  # of those, from the beginning; the rest from the end (verdicts)
-    # Bag of n-grams beside the encoder (0 buckets: off): the review's word uni- and bigrams,
-    # the whole review and not only the max_length tokens the encoder sees, hashed into
-    # `ngram_buckets` ids, embedded in `ngram_dim` and averaged, then joined to the pooled
-    # encoder output before the head. Linear models on bigram counts reach ~0.89-0.91 on IMDB
-    # (Wang & Manning, 2012); the two views are complementary.
-    ngram_buckets: int = 0
-    ngram_dim: int = 16  # small: the table is ngram_buckets x ngram_dim, updated every step
-    max_ngrams: int = 1024  # per review (head and tail, as the tokens); ~95% of IMDB reviews
     # Architecture.
     d_model: int = 64  # small on purpose: 25k reviews overfit wider models within one epoch
     num_heads: int = 4  # 16 dimensions per head at d_model 64
@@ -91,5 +83,4 @@ SEARCH_SPACE = (
 def transform_config(config: TextEncoderConfig) -> dict:
     """What the preprocessing_fn reads from Transform's custom_config."""
     return {"vocab_size": config.vocab_size, "max_length": config.max_length,
-            "truncation_head": config.truncation_head, "ngram_buckets": config.ngram_buckets,
-            "max_ngrams": config.max_ngrams}
+            "truncation_head": config.truncation_head}

@@ -15,10 +15,7 @@ class TextEncoderClassifier(keras.Model):
             vector prepended to the sequence) and the number of classes.
 
     Call arguments:
-        inputs: token ids, int (B, T), T <= config.max_length, 0 pads; with
-            config.ngram_buckets, a dict of those ("token_ids") and the hashed n-gram ids
-            ("ngram_ids", int (B, N), 0 pads), whose masked mean embedding joins the pooled
-            encoder output before the head.
+        token_ids: int (B, T), T <= config.max_length; 0 pads.
 
     Returns:
         Logits (B, num_classes).
@@ -48,9 +45,6 @@ class TextEncoderClassifier(keras.Model):
         # Pre-norm stacks leave the residual stream unnormalised: normalise once at the end.
         self.final_norm = (keras.layers.LayerNormalization(epsilon=1e-6)
                            if config.norm_first else None)
-        if config.ngram_buckets:
-            self.ngram_embedding = keras.layers.Embedding(
-                1 + config.ngram_buckets, config.ngram_dim, name="ngram_embedding")
         self.head_dropout = keras.layers.Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
@@ -85,17 +79,12 @@ class TextEncoderClassifier(keras.Model):
             x = self.final_norm(x)
         return x, padding_mask, attention
 
-    def call(self, inputs, training=None):
-        token_ids = inputs["token_ids"] if isinstance(inputs, dict) else inputs
+    def call(self, token_ids, training=None):
         hidden, padding_mask, _ = self.encode(token_ids, training=training)
         if self.config.pooling == "cls":
             pooled = ops.cast(hidden[:, 0, :], "float32")  # (B, D)
         else:
             pooled = masked_mean(hidden, padding_mask)
-        if self.config.ngram_buckets:
-            ngram_ids = inputs["ngram_ids"]
-            bag = masked_mean(self.ngram_embedding(ngram_ids), ops.not_equal(ngram_ids, PAD_ID))
-            pooled = ops.concatenate([pooled, bag], axis=-1)  # (B, D + ngram_dim)
         return self.head(self.head_dropout(pooled, training=training))  # (B, C) logits
 
     def get_config(self):

@@ -13,8 +13,6 @@ from trainer_module.preprocessing.text import as_vector, review_length_bucket, t
 from trainer_module.text_encoder.config import NUM_OOV_BUCKETS, PAD_ID
 
 TOKEN_IDS = "token_ids"  # int64 (B, max_length), 0 = padding
-NGRAM_IDS = "ngram_ids"  # int64 (B, max_ngrams): hashed uni- and bigrams + 1, 0 = padding
-NGRAM_WIDTHS = (1, 2)
 VOCABULARY_NAME = "text_vocabulary"
 
 
@@ -43,21 +41,12 @@ def pad_ids(ids: tf.RaggedTensor, max_length: int) -> tf.Tensor:
     return tf.cast(dense + 1, tf.int64)
 
 
-def hashed_ngrams(tokens: tf.RaggedTensor, buckets: int, max_ngrams: int) -> tf.Tensor:
-    """Tokens -> (B, max_ngrams) int64 ids of the word uni- and bigrams, hashed into `buckets`
-    and shifted by one (0 pads); long reviews keep their first and last halves."""
-    ngrams = tf.strings.ngrams(tokens, ngram_width=NGRAM_WIDTHS, separator=" ")
-    hashed = tf.ragged.map_flat_values(tf.strings.to_hash_bucket_fast, ngrams, buckets)
-    return pad_ids(truncate(hashed, max_ngrams, max_ngrams // 2), max_ngrams)
-
-
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor],
                      custom_config: Mapping[str, Any]) -> dict:
     """Raw review features -> token ids, length bucket and label.
 
     custom_config (config.transform_config): `vocab_size` (top-k words kept), `max_length`
-    (tokens per review), `truncation_head` (how many of those come from the beginning), and
-    `ngram_buckets` / `max_ngrams` for the hashed n-grams (none when 0 buckets).
+    (tokens per review) and `truncation_head` (how many of those come from the beginning).
     """
     text = as_vector(inputs[features.TEXT])
     tokens = tokenize(text)
@@ -73,9 +62,6 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor],
         TOKEN_IDS: pad_ids(truncate(ids, max_length, head), max_length),
         features.LENGTH_BUCKET: review_length_bucket(tokens),
     }
-    buckets = int(custom_config.get("ngram_buckets", 0))
-    if buckets:
-        outputs[NGRAM_IDS] = hashed_ngrams(tokens, buckets, int(custom_config["max_ngrams"]))
     if features.LABEL in inputs:  # absent when serving raw text
         outputs[features.LABEL] = tf.cast(as_vector(inputs[features.LABEL]), tf.int64)
     return outputs

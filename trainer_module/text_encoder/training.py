@@ -28,11 +28,7 @@ def build_model(config: TextEncoderConfig, train_steps: int) -> keras.Model:
                                                   label_smoothing=config.label_smoothing),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
     )
-    ids = keras.ops.zeros((1, config.max_length), dtype="int32")
-    if config.ngram_buckets:  # build the weights
-        model({"token_ids": ids, "ngram_ids": keras.ops.zeros((1, config.max_ngrams), "int32")})
-    else:
-        model(ids)
+    model(keras.ops.zeros((1, config.max_length), dtype="int32"))  # build the weights
     return model
 
 
