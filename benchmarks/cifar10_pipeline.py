@@ -23,7 +23,6 @@ import report  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "cifar10", "cifar10_train_jpeg.tar.gz")
-TRAIN_IMAGES = 45_000  # 90% of the 50,000 (the seeded hash split)
 VAL_IMAGES = 5_000
 
 REFERENCES = [
@@ -96,9 +95,9 @@ def main() -> int:
     overrides = report.overrides(args)
     config = report.model_config("cifar10", args)
     data_dir = unpack(args.data, args.output)
-    train_steps = int(args.epochs * TRAIN_IMAGES / config.batch_size)
     eval_steps = -(-VAL_IMAGES // config.batch_size)
-    summary, history = report.run_pipeline(args, "cifar10", data_dir, train_steps, eval_steps)
+    summary, history = report.run_pipeline(args, "cifar10", data_dir, eval_steps)
+    train_steps = history.get("train_steps")
     fit_seconds = history.get("fit_seconds")
     metrics = summary["metrics"]
     measured = {
@@ -116,7 +115,7 @@ def main() -> int:
     measured.update(efficiency)
     print(f"\nCIFAR-10 pipeline benchmark ({report.machine()}): preset {args.preset} "
           f"{overrides or ''}, {measured['parameters']} parameters, {train_steps} steps of "
-          f"{config.batch_size} ({args.epochs} epochs of {TRAIN_IMAGES}), "
+          f"{config.batch_size} ({args.epochs} epochs of {history.get('train_examples')}), "
           f"{int(metrics.get('example_count') or 0)} validation images\n")
     report.print_comparison(measured, REFERENCES)
     print(f"\ntop-3 accuracy {measured['top3_accuracy']}; training "

@@ -72,9 +72,10 @@ def model_config(task: str, args, model=None):
                            overrides=overrides(args)).model_config()
 
 
-def run_pipeline(args, task: str, data_dir: str, train_steps: int, eval_steps: int,
+def run_pipeline(args, task: str, data_dir: str, eval_steps: int,
                  model=None, extra_overrides=None):
-    """Runs the task's pipeline in this process under <output>/run-<time>; returns the run
+    """Runs the task's pipeline in this process under <output>/run-<time>, training
+    args.epochs (the Trainer turns them into steps from the examples it counts); returns the run
     summary and the Trainer's history.json ({} when it left none)."""
     from pipeline.options import PipelineOptions
     from pipeline.runner import build_local_pipeline, run_local
@@ -82,7 +83,7 @@ def run_pipeline(args, task: str, data_dir: str, train_steps: int, eval_steps: i
     pipeline, paths = build_local_pipeline(PipelineOptions(
         task=task, model=model, data=data_dir,
         output=os.path.join(args.output, f"run-{int(time.time())}"),
-        train_steps=train_steps, eval_steps=eval_steps, beam_mode=args.beam_mode,
+        epochs=args.epochs, eval_steps=eval_steps, beam_mode=args.beam_mode,
         preset=args.preset, overrides={**overrides(args), **(extra_overrides or {})}))
     summary = run_local(pipeline, paths)
     files = glob.glob(os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*",

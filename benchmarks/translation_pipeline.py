@@ -23,7 +23,6 @@ import report  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "multi30k")
-TRAIN_PAIRS = 29_000
 VAL_PAIRS = 1_014
 
 REFERENCES = [
@@ -72,11 +71,9 @@ def main() -> int:
 
     overrides = report.overrides(args)
     config = report.model_config("translation", args)
-    train_steps = int(args.epochs * TRAIN_PAIRS / config.batch_size)
     eval_steps = -(-VAL_PAIRS // config.batch_size)
-    summary, history = report.run_pipeline(args, "translation", args.data, train_steps,
-                                           eval_steps)
-    fit_seconds = history.get("fit_seconds")
+    summary, history = report.run_pipeline(args, "translation", args.data, eval_steps)
+    fit_seconds, train_steps = history.get("fit_seconds"), history.get("train_steps")
     tokens = target_tokens(args.data) * args.epochs
     measured = {
         "bleu": summary["metrics"].get("bleu"),

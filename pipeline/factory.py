@@ -51,7 +51,10 @@ def create_pipeline(
     """
     options.check()
     task, family = options.task_spec, options.family
-    train_args = trainer_pb2.TrainArgs(num_steps=options.train_steps or task.default_train_steps)
+    # Steps, or none and `epochs` in the custom_config: the Trainer counts its examples.
+    epochs = options.training_epochs(data_dir)
+    train_args = trainer_pb2.TrainArgs(
+        num_steps=None if epochs else options.train_steps or task.default_train_steps)
     eval_args = trainer_pb2.EvalArgs(num_steps=options.eval_steps or task.default_eval_steps)
     if runtime_parameters:
         train_args, eval_args = (
@@ -61,7 +64,7 @@ def create_pipeline(
     preset = options.preset or family.default_preset
     training_config = {"task": task.name, "model": family.name, "preset": preset,
                        "overrides": dict(options.overrides), "seed": configs.TRAINING_SEED,
-                       "mixed_precision": options.mixed_precision}
+                       "mixed_precision": options.mixed_precision, "epochs": epochs}
     trainer_class, tuner_class = Trainer, Tuner
     vertex_training = vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs

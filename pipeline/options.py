@@ -30,6 +30,13 @@ def positive_int(text) -> int:
     return value
 
 
+def positive_float(text) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError(f"must be a positive number, not {text}")
+    return value
+
+
 def parse_override(text: str) -> Tuple[str, Any]:
     """KEY=VALUE with VALUE read as JSON when it parses (numbers, booleans), else a string."""
     if "=" not in text:
@@ -61,7 +68,13 @@ class PipelineOptions:
         None, "override a preset field, e.g. d_model=128 (repeatable; TFXT_SET: "
               "space-separated)", metavar="KEY=VALUE")
     data_options: Mapping[str, Any] = _field(None, "the task's data options")
-    train_steps: Optional[int] = _field(None, "optimizer steps (default: the task's)",
+    epochs: Optional[float] = _field(
+        None, "passes over the training split; the Trainer computes its steps from the number "
+              "of training examples (default on your data: the task's benchmark recipe, " +
+              "; ".join(f"{t.name}: {t.default_epochs:g}" for t in sorted(
+                  TASKS.values(), key=lambda t: t.name)) + "; on the embedded corpus: the "
+              "task's steps)", positive_float)
+    train_steps: Optional[int] = _field(None, "optimizer steps, instead of --epochs",
                                         positive_int)
     eval_steps: Optional[int] = _field(None, "validation batches per evaluation", positive_int)
     blessing_threshold: Optional[float] = _field(
@@ -103,6 +116,16 @@ class PipelineOptions:
     def family(self) -> ModelFamily:
         return self.task_spec.model_family(self.model)
 
+    def training_epochs(self, data_dir: str) -> Optional[float]:
+        """The epochs the Trainer trains, or None when it trains a number of steps: --epochs;
+        else --train-steps; else the task's steps on its embedded corpus (`data_dir` is the
+        task's default) and the task's epochs on any other data."""
+        if self.epochs is not None or self.train_steps is not None:
+            return self.epochs
+        task = self.task_spec
+        embedded = os.path.abspath(data_dir) == os.path.abspath(task.default_data_dir)
+        return None if embedded else task.default_epochs
+
     @property
     def pipeline_name(self) -> str:
         """<task>-<family>, e.g. imdb-text-encoder: the pipeline, its folders and its
@@ -124,6 +147,9 @@ class PipelineOptions:
             raise ValueError(f"the {self.family.name!r} model family has no search space; "
                              "run it without --tune")
         precision.check_setting(self.mixed_precision)
+        if self.epochs is not None and self.train_steps is not None:
+            raise ValueError(f"give epochs ({self.epochs:g}) or train_steps "
+                             f"({self.train_steps}), not both")
         if self.beam_mode not in configs.BEAM_MODES:
             raise ValueError(f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, "
                              f"not {self.beam_mode!r}")

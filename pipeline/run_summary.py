@@ -1,4 +1,6 @@
 """What a pipeline run did, read back from MLMD: per-component state and time, metrics, push."""
+import json
+import os
 from typing import Optional
 
 import ml_metadata as mlmd
@@ -86,6 +88,18 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
             if _property(artifact, "registered"):
                 summary["registered"] = {name: _property(artifact, name) for name in
                                          ("registry", "name", "version", "alias", "uri")}
+        for artifact in produced.get("model_run", []):
+            summary["training"] = training_length(artifact.uri)
         for artifact in produced.get("report", []):
             summary["report"] = _property(artifact, REPORT_PATH)
     return summary
+
+
+def training_length(model_run_uri: str) -> Optional[dict]:
+    """Steps, epochs and training examples from the Trainer's history.json (None without)."""
+    path = os.path.join(model_run_uri, "history.json")  # trainer_module.training.history
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        history = json.load(f)
+    return {key: history.get(key) for key in ("train_steps", "epochs", "train_examples")}

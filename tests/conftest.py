@@ -122,7 +122,7 @@ def vit_run(tmp_path_factory):
     rows = [{"image": encode(picture(name, 16, seed)), "label": label, "label_name": name}
             for seed in range(6) for label, name in enumerate(COLOURS)]
     return run_family("vit", rows, image_spec(), str(tmp_path_factory.mktemp("vit")),
-                      overrides={"batch_size": 6, "crop_padding": 0}, train_steps=40,
+                      overrides={"batch_size": 6, "crop_padding": 0}, epochs=14,
                       mixed_precision="on")
 
 

@@ -50,7 +50,8 @@ class FamilyRun:
 
 def run_family(name: str, rows: Sequence[Mapping], feature_spec: Mapping, workdir: str, *,
                preset: str = "tiny", overrides: Optional[Mapping[str, Any]] = None,
-               train_steps: int = 4, eval_steps: int = 1, eval_rows=None,
+               train_steps: Optional[int] = 4, epochs: Optional[float] = None,
+               eval_steps: int = 1, eval_rows=None,
                mixed_precision: str = "off", hyperparameters=None) -> FamilyRun:
     family = get_family(name)
     config = family.config(preset, overrides)
@@ -64,7 +65,7 @@ def run_family(name: str, rows: Sequence[Mapping], feature_spec: Mapping, workdi
         working_dir=os.path.join(workdir, "working"),
         train_files=[write_examples(train_rows, output, os.path.join(workdir, "train.tfrecord"))],
         eval_files=[write_examples(evaluation, output, os.path.join(workdir, "eval.tfrecord"))],
-        train_steps=train_steps, eval_steps=eval_steps,
+        train_steps=None if epochs else train_steps, eval_steps=eval_steps,
         transform_graph_path=transform_dir, transform_output=transform_dir,
         serving_model_dir=os.path.join(workdir, "serving_model"),
         model_run_dir=os.path.join(workdir, "model_run"),
@@ -73,6 +74,6 @@ def run_family(name: str, rows: Sequence[Mapping], feature_spec: Mapping, workdi
         hyperparameters=hyperparameters,
         custom_config={"task": "test", "model": name, "preset": preset,
                        "overrides": dict(overrides or {}), "seed": 0,
-                       "mixed_precision": mixed_precision})
+                       "mixed_precision": mixed_precision, "epochs": epochs})
     model = import_path(family.run_fn)(fn_args)
     return FamilyRun(model, output, transformed, fn_args)

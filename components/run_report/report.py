@@ -50,6 +50,17 @@ def _split_counts(statistics) -> dict:
     return {s["split"]: s["examples"] for s in statistics}
 
 
+def training_length(history: dict) -> str:
+    """"1,250 steps of 32 (2.00 epochs of 20,000 examples)", from history.json."""
+    steps, batch = history.get("train_steps"), history.get("batch_size")
+    if not steps:
+        return ""
+    text = f"{steps:,} steps" + (f" of {batch:,}" if batch else "")
+    if history.get("epochs") and history.get("train_examples"):
+        text += f" ({history['epochs']:.2f} epochs of {history['train_examples']:,} examples)"
+    return escape(text)
+
+
 def model_card(refs, card, history, parameters, statistics, metrics, anomalies) -> str:
     counts = _split_counts(statistics)
     train = ", ".join(f"{split}: {n:,}" for split, n in counts.items() if split != "eval")
@@ -57,6 +68,7 @@ def model_card(refs, card, history, parameters, statistics, metrics, anomalies) 
     details = [("task", escape(card.get("task"))), ("model family", escape(card.get("model"))),
                ("preset", escape(card.get("preset"))),
                ("trainable parameters", number(parameters)),
+               ("trained", training_length(history)),
                ("configuration", "<code>" + escape(json.dumps(config, sort_keys=True)) + "</code>")]
     caveats = list(card.get("limitations", []))
     if _blessed(refs) is False:

@@ -50,8 +50,11 @@ class Task:
     # The lower bound on the gating metric -> the TFMA EvalConfig.
     eval_config: Callable[[float], tfma.EvalConfig]
     gate: Gate
-    default_train_steps: int
+    default_train_steps: int  # on the embedded corpus: a run of about a minute
     default_eval_steps: int
+    # On other data (unless --train-steps or --epochs): the benchmark's recipe, in passes over
+    # the training split; the Trainer turns it into steps from the examples it is given.
+    default_epochs: float = 1.0
     # Options of the ExampleGen (translation: the languages); flags and variables follow.
     data_options: Tuple[Option, ...] = ()
     # The model card's prose (run report): what the model is for, and what it is not.

@@ -28,6 +28,8 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
     assert progress.count(" done in ") == len(COMPONENTS) == 12
     assert "[12/12]" in progress
     assert summary["metrics"]["example_count"] == 48
+    # --train-steps 60 of the tiny preset's batch 8, over the 48 training reviews it counted.
+    assert summary["training"] == {"train_steps": 60, "epochs": 10.0, "train_examples": 48}
     assert {"binary_accuracy", "auc", "precision", "recall", "calibration"} <= set(
         summary["metrics"])
     assert summary["log_file"].startswith(str(imdb_run.output / "logs"))
@@ -83,6 +85,8 @@ def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):
     assert rebuilt.startswith(os.path.join(str(imdb_run.output), "reports", "imdb-text-encoder",
                                            ""))
     assert check_report(rebuilt).tables["metrics-overall"] == page.tables["metrics-overall"]
+    assert ["trained", "60 steps of 8 (10.00 epochs of 48 examples)"] in page.tables[
+        "model-details"]
 
 
 def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_run, imdb_reruns):

@@ -51,7 +51,7 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert json.loads(trainer.exec_properties["train_args"]) == {"num_steps": 7}
     assert json.loads(trainer.exec_properties["custom_config"]) == {
         "task": "imdb", "model": "text_encoder", "preset": "tiny", "overrides": {"d_model": 32},
-        "seed": 0, "mixed_precision": "auto"}
+        "seed": 0, "mixed_precision": "auto", "epochs": None}
     evaluator = nodes["Evaluator"]
     assert gate_bound(evaluator) == 0.9
     assert nodes["Pusher"].inputs["model_blessing"] is evaluator.outputs["blessing"]
@@ -65,6 +65,23 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert (card["task"], card["model"], card["preset"]) == ("imdb", "text_encoder", "tiny")
     assert card["intended_use"] and card["limitations"]
     assert pipeline.enable_cache
+
+
+def test_training_length_is_epochs_on_your_data_and_steps_on_the_embedded_corpus(aclimdb_dir,
+                                                                                 tmp_path):
+    def trainer(data_dir, **options):
+        nodes = {c.id: c for c in build(data_dir, tmp_path, **options).components}
+        exec_properties = nodes["Trainer"].exec_properties
+        return (json.loads(exec_properties["train_args"]),
+                json.loads(exec_properties["custom_config"])["epochs"])
+
+    # No steps in train_args: the Trainer counts the examples and trains the epochs.
+    assert trainer(aclimdb_dir) == ({}, get_task("imdb").default_epochs) == ({}, 2.0)
+    assert trainer(aclimdb_dir, epochs=0.5) == ({}, 0.5)
+    assert trainer(aclimdb_dir, train_steps=9) == ({"num_steps": 9}, None)
+    embedded = get_task("imdb").default_data_dir
+    assert trainer(embedded) == ({"num_steps": get_task("imdb").default_train_steps}, None)
+    assert trainer(embedded, epochs=3.0) == ({}, 3.0)
 
 
 def test_a_registry_config_adds_the_registry_after_the_pusher(aclimdb_dir, tmp_path):

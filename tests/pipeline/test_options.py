@@ -96,6 +96,7 @@ def test_a_cloud_pipeline_refuses_a_local_bert_preset_or_schema(tmp_path):
     (dict(beam_mode="spark"), "beam_mode must be one of"),
     (dict(registry="sagemaker"), "registry must be one of"),
     (dict(mixed_precision="fp8"), "mixed_precision must be one of"),
+    (dict(epochs=2.0, train_steps=10), r"give epochs \(2\) or train_steps \(10\), not both"),
 ])
 def test_options_that_cannot_work_are_refused_naming_the_setting(options, message):
     with pytest.raises(ValueError, match=message):

@@ -14,16 +14,18 @@ get_preset = FAMILY.config
 
 def test_run_fn_trains_on_the_classes_transform_found_and_exports(vit_run):
     model, fn_args = vit_run.model, vit_run.fn_args
-    assert int(model.optimizer.iterations.numpy()) == 40
+    # 14 epochs of the 18 images in batches of 6, counted by the run: 42 steps.
+    assert int(model.optimizer.iterations.numpy()) == 42
     assert model.config.num_classes == 3  # red, green, blue: not the preset's 10
     history = json.load(open(os.path.join(fn_args.model_run_dir, "history.json")))
     assert history["class_names"] == ["red", "green", "blue"]
     assert history["parameters"] == model.count_params()
     assert history["history"]["val_accuracy"][-1] == 1.0  # three solid colours
     assert history["precision"] == "mixed_bfloat16"  # the run's mixed_precision="on" on a CPU
-    assert (history["train_steps"], history["batch_size"]) == (40, model.config.batch_size)
+    assert (history["train_steps"], history["batch_size"]) == (42, 6)
+    assert (history["train_examples"], history["epochs"]) == (18, 14.0)
     assert history["train_examples_per_second"] == pytest.approx(
-        40 * model.config.batch_size / history["fit_seconds"], rel=0.02)
+        42 * 6 / history["fit_seconds"], rel=0.02)
 
 
 def test_the_image_dataset_batches_one_hot_labels_and_augments_training_only(vit_run):

@@ -2,6 +2,7 @@
 the Trainer's entry point (a pretrained backbone has no search space: no Tuner)."""
 import math
 import os
+import time
 
 import keras
 from absl import logging
@@ -11,7 +12,7 @@ from trainer_module.bert import FAMILY
 from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import bert_classifier
 from trainer_module.bert.serving import bert_inputs, export
-from trainer_module.training.history import LogEvaluations, write_history
+from trainer_module.training.history import LogEvaluations, throughput, write_history
 from trainer_module.training.inputs import make_dataset, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.run_fn import trainer_entry_point
@@ -37,7 +38,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     phases = [("head", head_steps, False, config.head_learning_rate),
               ("full", fn_args.train_steps - head_steps, True,
                None)]  # the full phase's schedule depends on its step count
-    history = {}
+    history, started = {}, time.perf_counter()
     for name, steps, backbone_trainable, learning_rate in phases:
         if steps <= 0:
             continue
@@ -58,7 +59,8 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
         for key, values in result.history.items():
             history.setdefault(key, []).extend(float(v) for v in values)
 
-    write_history(fn_args.model_run_dir, config.to_dict(), history)
+    write_history(fn_args.model_run_dir, config.to_dict(), history,
+                  **throughput(time.perf_counter() - started, fn_args, config.batch_size))
     export(model, tf_transform_output, fn_args.serving_model_dir)
     return model
 

@@ -58,8 +58,12 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
     return history
 
 
-def throughput(history: keras.callbacks.History, train_steps: int, batch_size: int) -> dict:
-    """What history.json records of a fit's speed (validation passes included in the time)."""
-    return {"train_steps": train_steps, "batch_size": batch_size,
-            "fit_seconds": round(history.fit_seconds, 1),
-            "train_examples_per_second": round(train_steps * batch_size / history.fit_seconds, 1)}
+def throughput(fit_seconds: float, fn_args, batch_size: int) -> dict:
+    """What history.json records of a fit's length and speed: steps, epochs of the training
+    examples (training.inputs.start_run counted them), examples per second (validation
+    passes included in the time)."""
+    steps, examples = fn_args.train_steps, fn_args.custom_config.get("train_examples")
+    return {"train_steps": steps, "batch_size": batch_size, "train_examples": examples,
+            "epochs": round(steps * batch_size / examples, 3) if examples else None,
+            "fit_seconds": round(fit_seconds, 1),
+            "train_examples_per_second": round(steps * batch_size / fit_seconds, 1)}

@@ -1,6 +1,7 @@
 """Input functions over Transform's output, and what every model family's run starts from."""
 import dataclasses
-from typing import Any, Callable
+import math
+from typing import Any, Callable, Sequence
 
 import keras
 import tensorflow as tf
@@ -36,6 +37,9 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
     The config is the family's preset named in custom_config with its overrides, then the
     Tuner's best values when the Trainer was given them, with the global batch size of the
     current strategy (the preset's batch is per replica).
+
+    The training examples are counted (custom_config["train_examples"]); with
+    custom_config["epochs"] the run trains ceil(epochs x examples / global batch) steps.
     """
     custom = fn_args.custom_config
     config = family.config(custom.get("preset"), custom.get("overrides"))
@@ -45,8 +49,33 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
         logging.info("Applying the Tuner's best values: %s", overrides)
         config = config.replace(**overrides)
     config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))
+    examples = count_examples(fn_args.train_files)
+    fn_args.custom_config = {**custom, "train_examples": examples}
+    if custom.get("epochs"):
+        fn_args.train_steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
+        logging.info("%g epochs of %d training examples in batches of %d: %d steps",
+                     custom["epochs"], examples, config.batch_size, fn_args.train_steps)
+    if not fn_args.train_steps:
+        raise ValueError("the Trainer was given neither train_args.num_steps nor epochs")
     keras.utils.set_random_seed(int(custom.get("seed", 0)))
     return config, tft.TFTransformOutput(fn_args.transform_graph_path)
+
+
+def count_examples(file_patterns: Sequence[str]) -> int:
+    """The records in Transform's (gzipped) TFRecord files: one pass, in TensorFlow."""
+    files = [f for pattern in file_patterns for f in tf.io.gfile.glob(pattern)]
+    if not files:
+        raise ValueError(f"no training files match {list(file_patterns)}")
+    compression = "GZIP" if files[0].endswith(".gz") else None
+    records = tf.data.TFRecordDataset(files, compression_type=compression)
+    return int(records.reduce(tf.constant(0, tf.int64), lambda count, _: count + 1))
+
+
+def steps_for_epochs(epochs: float, examples: int, global_batch: int) -> int:
+    """Optimizer steps for `epochs` passes over `examples` in batches of `global_batch`."""
+    if examples <= 0:
+        raise ValueError("there are no training examples to train on")
+    return max(1, math.ceil(round(epochs * examples / global_batch, 6)))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -97,7 +97,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
                                    config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history,
-                  **throughput(history, fn_args.train_steps, config.batch_size))
+                  **throughput(history.fit_seconds, fn_args, config.batch_size))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

@@ -101,7 +101,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
                                    config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history, class_names=names,
                   parameters=model.count_params(),
-                  **throughput(history, fn_args.train_steps, config.batch_size))
+                  **throughput(history.fit_seconds, fn_args, config.batch_size))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir, names)
     return model
 

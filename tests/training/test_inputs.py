@@ -1,0 +1,33 @@
+"""Training length from the data: the examples counted in Transform's output, and epochs
+turned into optimizer steps."""
+import pytest
+import tensorflow as tf
+
+from trainer_module.training.inputs import count_examples, steps_for_epochs
+
+
+def test_count_examples_reads_every_gzipped_shard(tmp_path):
+    options = tf.io.TFRecordOptions(compression_type="GZIP")
+    for shard, records in enumerate((3, 4)):
+        with tf.io.TFRecordWriter(str(tmp_path / f"part-{shard}.gz"), options) as writer:
+            for i in range(records):
+                writer.write(b"record %d" % i)
+    assert count_examples([str(tmp_path / "part-*.gz")]) == 7
+    with pytest.raises(ValueError, match="no training files match"):
+        count_examples([str(tmp_path / "missing-*")])
+
+
+@pytest.mark.parametrize("epochs, examples, batch, steps", [
+    (2, 20_000, 32, 1250),  # the IMDB benchmark
+    (30, 45_000, 128, 10_547),  # the CIFAR-10 benchmark: the last batch of an epoch counts
+    (14, 18, 6, 42),
+    (1 / 3, 18, 6, 1),  # 6 examples: one step, not 1.0000000001 rounded up to 2
+    (0.01, 18, 6, 1),  # at least one step
+])
+def test_steps_for_epochs(epochs, examples, batch, steps):
+    assert steps_for_epochs(epochs, examples, batch) == steps
+
+
+def test_no_training_examples_is_an_error():
+    with pytest.raises(ValueError, match="no training examples"):
+        steps_for_epochs(2, 0, 32)
