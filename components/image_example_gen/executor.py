@@ -8,13 +8,13 @@ class list, an image that does not decode, an image that is not image_size x ima
 serving resizes any image), a class folder not in the class list, an empty class folder.
 """
 import io
+import itertools
 import os
 from typing import Any, Dict, Iterator, List, Tuple
 
 import apache_beam as beam
 import numpy as np
 import tensorflow as tf
-from absl import logging
 from PIL import Image
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
@@ -48,26 +48,28 @@ def encode_png(pixels: np.ndarray) -> bytes:
 
 
 def read_binary_batch(path: str, class_names: List[str]) -> Iterator[Tuple[bytes, int, str]]:
-    """(PNG bytes, label, id) for each record of one CIFAR-10 binary batch file."""
-    with fileio.open(path, "rb") as f:
-        data = f.read()
-    if not data:
-        raise ImageDataError(f"{path}: empty file")
-    complete = len(data) // RECORD_BYTES
-    if len(data) % RECORD_BYTES:
-        raise ImageDataError(
-            f"{path}: truncated record at byte offset {complete * RECORD_BYTES} (the file has "
-            f"{len(data):,} bytes, not a multiple of the {RECORD_BYTES:,}-byte record)")
-    records = np.frombuffer(data, dtype=np.uint8).reshape(complete, RECORD_BYTES)
+    """(PNG bytes, label, id) for each record of one CIFAR-10 binary batch file, read one
+    record at a time."""
     name = os.path.basename(path)
-    for index, record in enumerate(records):
-        label = int(record[0])
-        if label >= len(class_names):
-            raise ImageDataError(
-                f"{path}: record {index} (byte offset {index * RECORD_BYTES}) has label {label}, "
-                f"but there are {len(class_names)} classes")
-        planes = record[1:].reshape(3, CIFAR_SIDE, CIFAR_SIDE)  # channel, row, column
-        yield encode_png(planes.transpose(1, 2, 0)), label, f"{name}:{index}"
+    with fileio.open(path, "rb") as f:
+        for index in itertools.count():
+            data = f.read(RECORD_BYTES)
+            if not data:
+                if index == 0:
+                    raise ImageDataError(f"{path}: empty file")
+                return
+            if len(data) < RECORD_BYTES:
+                size = index * RECORD_BYTES + len(data)
+                raise ImageDataError(
+                    f"{path}: truncated record at byte offset {index * RECORD_BYTES} (the file "
+                    f"has {size:,} bytes, not a multiple of the {RECORD_BYTES:,}-byte record)")
+            label = data[0]
+            if label >= len(class_names):
+                raise ImageDataError(
+                    f"{path}: record {index} (byte offset {index * RECORD_BYTES}) has label "
+                    f"{label}, but there are {len(class_names)} classes")
+            planes = np.frombuffer(data, np.uint8)[1:].reshape(3, CIFAR_SIDE, CIFAR_SIDE)
+            yield encode_png(planes.transpose(1, 2, 0)), label, f"{name}:{index}"  # rows x cols x RGB
 
 
 def check_image(path: str, data: bytes, image_size: int) -> None:
@@ -84,9 +86,9 @@ def check_image(path: str, data: bytes, image_size: int) -> None:
             "resize the dataset's images or set the image_size data option")
 
 
-def read_folder_split(root: str, split_folder: str, class_names: List[str],
-                      image_size: int) -> Iterator[Tuple[bytes, int, str]]:
-    """(image bytes, label, id) for each image of `root/split_folder/<class>/`."""
+def list_folder_split(root: str, split_folder: str,
+                      class_names: List[str]) -> Iterator[Tuple[str, int]]:
+    """(path, label) for each image file of `root/split_folder/<class>/`, the folders checked."""
     split_dir = os.path.normpath(os.path.join(root, split_folder))
     if not fileio.isdir(split_dir):
         raise ImageDataError(f"{split_dir}: not a directory")
@@ -106,10 +108,21 @@ def read_folder_split(root: str, split_folder: str, class_names: List[str],
             raise ImageDataError(f"{class_dir}: empty class folder (no .png/.jpg/.jpeg files)")
         label = class_names.index(folder)
         for path in files:
-            with fileio.open(path, "rb") as f:
-                data = f.read()
-            check_image(path, data, image_size)
-            yield data, label, os.path.relpath(path, root)
+            yield path, label
+
+
+def read_image(path_and_label: Tuple[str, int], root: str,
+               image_size: int) -> Tuple[bytes, int, str]:
+    """(image bytes, label, id) of one image file, checked."""
+    path, label = path_and_label
+    with fileio.open(path, "rb") as f:
+        data = f.read()
+    check_image(path, data, image_size)
+    return data, label, os.path.relpath(path, root)
+
+
+def list_files(pattern: str) -> List[str]:
+    return sorted(fileio.glob(pattern))
 
 
 class Executor(BaseExampleGenExecutor):
@@ -125,17 +138,27 @@ class Executor(BaseExampleGenExecutor):
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
         class_names = list(options["class_names"])
         splits = {}
+        # Only the split's pattern enters the Beam graph: the files are listed, read, decoded
+        # and checked by the workers (one binary batch, or one image, per element).
         for split in input_config.splits:
+            pattern = pipeline | f"Pattern{split.name}" >> beam.Create([split.pattern])
             if options["format"] == BINARY:
-                paths = sorted(fileio.glob(os.path.join(root, split.pattern)))
-                rows = (row for path in paths for row in read_binary_batch(path, class_names))
+                rows = (pattern
+                        | f"List{split.name}" >> beam.FlatMap(
+                            lambda p: list_files(os.path.join(root, p)))
+                        | f"Spread{split.name}" >> beam.Reshuffle()
+                        | f"ReadBatches{split.name}" >> beam.FlatMap(read_binary_batch,
+                                                                     class_names))
             else:
-                rows = read_folder_split(root, split.pattern, class_names,
-                                         int(options["image_size"]))
-            examples = [make_example(image, label, class_names[label], image_id)
-                        for image, label, image_id in rows]
-            logging.info("Read %d images for split %s", len(examples), split.name)
-            splits[split.name] = pipeline | f"Create{split.name}" >> beam.Create(examples)
+                rows = (pattern
+                        | f"List{split.name}" >> beam.FlatMap(
+                            lambda p: list_folder_split(root, p, class_names))
+                        | f"Spread{split.name}" >> beam.Reshuffle()
+                        | f"ReadImages{split.name}" >> beam.Map(
+                            read_image, root, int(options["image_size"])))
+            splits[split.name] = rows | f"ToExample{split.name}" >> beam.MapTuple(
+                lambda image, label, image_id: make_example(image, label, class_names[label],
+                                                            image_id))
         if not output_config.split_config.splits:
             return splits
         return split_by_seeded_hash(splits["train"], input_config, output_config,

@@ -6,6 +6,8 @@ repair), a TSV line without a tab. Lines where either side is empty are skipped 
 the count is recorded on the Examples artifact (`skipped_empty_pairs`) and in the run summary.
 """
 import gzip
+import itertools
+import json
 import os
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -24,30 +26,32 @@ from trainer_module import features
 
 SKIPPED_PROPERTY = "skipped_empty_pairs"  # on the output Examples artifact
 PAIRS_PROPERTY = "pairs"
+COUNTS_FILE = "pair_counts.json"  # written by the pipeline, read and removed by Do()
 
 
-def read_lines(path: str) -> List[str]:
-    """The lines of a UTF-8 text file (gzip if it ends in .gz), without line endings."""
+def read_lines(path: str) -> Iterator[str]:
+    """The lines of a UTF-8 text file (gzip if it ends in .gz), without line endings, read one
+    at a time."""
     if not fileio.exists(path):
         raise FileNotFoundError(f"corpus file not found: {path}")
-    with fileio.open(path, "rb") as f:
-        data = f.read()
-    if path.endswith(".gz"):
+    with fileio.open(path, "rb") as raw:
+        stream = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
+        offset, number = 0, 0
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as error:
+            for number, data in enumerate(stream, start=1):
+                try:
+                    line = data.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise CorpusDataError(
+                        f"{path}: not valid UTF-8 at line {number}, byte {offset + error.start} "
+                        f"({data[error.start:error.start + 4]!r}); re-encode the file as "
+                        "UTF-8") from None
+                offset += len(data)
+                if number == 1:
+                    line = line.lstrip("\ufeff")
+                yield line.rstrip("\n").rstrip("\r")
+        except (OSError, EOFError) as error:  # gzip: a corrupt or truncated stream
             raise CorpusDataError(f"{path}: not a readable gzip file ({error})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise CorpusDataError(
-            f"{path}: not valid UTF-8 at line {line}, byte {error.start} "
-            f"({data[error.start:error.start + 4]!r}); re-encode the file as UTF-8") from None
-    lines = text.lstrip("\ufeff").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline ends the last line rather than starting a new one
-    return [line.rstrip("\r") for line in lines]
 
 
 def make_example(source: str, target: str, pair_id: str) -> tf.train.Example:
@@ -64,11 +68,15 @@ def read_parallel(root: str, prefix: str, source_lang: str,
     source_path = parallel_file(root, prefix, source_lang)
     target_path = parallel_file(root, prefix, target_lang)
     sources, targets = read_lines(source_path), read_lines(target_path)
-    if len(sources) != len(targets):
-        raise CorpusDataError(
-            f"parallel files differ in length: {source_path} has {len(sources)} lines, "
-            f"{target_path} has {len(targets)}")
-    for number, (source, target) in enumerate(zip(sources, targets), start=1):
+    for number, (source, target) in enumerate(
+            itertools.zip_longest(sources, targets), start=1):
+        if source is None or target is None:  # one file ended first: count both
+            counts = {path: number - 1 + (line is not None) + sum(1 for _ in rest)
+                      for path, line, rest in ((source_path, source, sources),
+                                               (target_path, target, targets))}
+            raise CorpusDataError(
+                f"parallel files differ in length: {source_path} has {counts[source_path]} "
+                f"lines, {target_path} has {counts[target_path]}")
         yield source, target, f"{prefix}:{number}"
 
 
@@ -85,23 +93,32 @@ def read_tsv(path: str) -> Iterator[Tuple[str, str, str]]:
         yield fields[0], fields[1], f"{name}:{number}"
 
 
-def read_pairs(root: str, pattern: str, options: dict) -> Tuple[List[tf.train.Example], int]:
-    """(examples, number of pairs skipped because a side is empty) for one split pattern."""
+def read_rows(pattern: str, root: str, options: dict) -> Iterator[Tuple[str, str, str]]:
+    """(source, target, id) for every line (pair) of one split pattern's file(s)."""
     if options["format"] == PARALLEL:
-        prefix = pattern[: -len(".*")]
-        rows = read_parallel(root, prefix, options["source_lang"], options["target_lang"])
-    else:
-        rows = read_tsv(os.path.join(root, pattern))
-    examples, skipped = [], 0
-    for source, target, pair_id in rows:
+        return read_parallel(root, pattern[: -len(".*")], options["source_lang"],
+                             options["target_lang"])
+    return read_tsv(os.path.join(root, pattern))
+
+
+class PairsToExamples(beam.DoFn):
+    """Stripped pairs -> tf.Examples; a pair with an empty side goes to the SKIPPED output."""
+
+    SKIPPED = "skipped"
+
+    def process(self, row):
+        source, target, pair_id = row
         source, target = source.strip(), target.strip()
         if not source or not target:
-            skipped += 1
-            continue
-        examples.append(make_example(source, target, pair_id))
-    if not examples:
-        raise CorpusDataError(f"{os.path.join(root, pattern)}: no sentence pairs")
-    return examples, skipped
+            yield beam.pvalue.TaggedOutput(self.SKIPPED, pair_id)
+            return
+        yield make_example(source, target, pair_id)
+
+
+def check_not_empty(count: int, where: str) -> int:
+    if not count:
+        raise CorpusDataError(f"{where}: no sentence pairs")
+    return count
 
 
 class Executor(BaseExampleGenExecutor):
@@ -111,27 +128,47 @@ class Executor(BaseExampleGenExecutor):
         raise NotImplementedError("GenerateExamplesByBeam reads the corpus itself")
 
     def Do(self, input_dict, output_dict, exec_properties) -> None:
-        self._skipped, self._pairs = 0, 0
-        super().Do(input_dict, output_dict, exec_properties)
         examples = artifact_utils.get_single_instance(
             output_dict[standard_component_specs.EXAMPLES_KEY])
-        examples.set_int_custom_property(SKIPPED_PROPERTY, self._skipped)
-        examples.set_int_custom_property(PAIRS_PROPERTY, self._pairs)
-        if self._skipped:
-            logging.warning("Skipped %d sentence pairs with an empty side", self._skipped)
+        # The pipeline counts pairs and skipped pairs into this file (beside the splits, where
+        # every worker and this process can reach it); they become artifact properties.
+        self._counts_path = os.path.join(examples.uri, COUNTS_FILE)
+        super().Do(input_dict, output_dict, exec_properties)
+        with fileio.open(self._counts_path) as f:
+            counts = json.load(f)
+        fileio.remove(self._counts_path)
+        examples.set_int_custom_property(SKIPPED_PROPERTY, counts["skipped"])
+        examples.set_int_custom_property(PAIRS_PROPERTY, counts["pairs"])
+        logging.info("Read %d sentence pairs", counts["pairs"])
+        if counts["skipped"]:
+            logging.warning("Skipped %d sentence pairs with an empty side", counts["skipped"])
 
     def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
                                exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
         options = read_options(exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
-        splits = {}
+        splits, counts = {}, []
+        # Only the split's pattern enters the Beam graph: a worker reads each file (pair).
         for split in input_config.splits:
-            examples, skipped = read_pairs(root, split.pattern, options)
-            self._skipped += skipped
-            self._pairs += len(examples)
-            logging.info("Read %d pairs for %s (%d skipped)", len(examples), split.pattern, skipped)
-            splits[split.name] = pipeline | f"Create{split.name}" >> beam.Create(examples)
+            name, where = split.name, os.path.join(root, split.pattern)
+            rows = (pipeline | f"Pattern{name}" >> beam.Create([split.pattern])
+                    | f"Read{name}" >> beam.FlatMap(read_rows, root, options)
+                    | f"Spread{name}" >> beam.Reshuffle())
+            converted = rows | f"ToExample{name}" >> beam.ParDo(
+                PairsToExamples()).with_outputs(PairsToExamples.SKIPPED, main="examples")
+            splits[name] = converted.examples
+            counts += [converted.examples | f"CountPairs{name}" >> beam.combiners.Count.Globally()
+                       | f"CheckPairs{name}" >> beam.Map(check_not_empty, where)
+                       | f"KeyPairs{name}" >> beam.Map(lambda n: ("pairs", n)),
+                       converted[PairsToExamples.SKIPPED]
+                       | f"CountSkipped{name}" >> beam.combiners.Count.Globally()
+                       | f"KeySkipped{name}" >> beam.Map(lambda n: ("skipped", n))]
+        counts_path = getattr(self, "_counts_path", None)  # None: the graph built outside Do()
+        if counts_path:
+            _ = (counts | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
+                 | "AsDict" >> beam.combiners.ToDict() | "AsJson" >> beam.Map(json.dumps)
+                 | "WriteCounts" >> beam.io.WriteToText(counts_path, shard_name_template=""))
         if not output_config.split_config.splits:
             return splits
         return split_by_seeded_hash(splits["train"], input_config, output_config,

@@ -124,21 +124,30 @@ def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
         raise ReviewDataError(f"{path}: CSV file has no reviews")
 
 
+def list_csv_files(pattern: str) -> List[str]:
+    files = sorted(fileio.glob(pattern))
+    if not files:
+        raise FileNotFoundError(f"no CSV files match {pattern}")
+    return files
+
+
 @beam.ptransform_fn
 @beam.typehints.with_input_types(beam.Pipeline)
 @beam.typehints.with_output_types(tf.train.Example)
 def _ReviewsToExample(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
                       split_pattern: str) -> beam.pvalue.PCollection:
+    # Only the pattern enters the Beam graph: the workers list, read and check the files.
     root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+    pattern = pipeline | "Pattern" >> beam.Create([split_pattern])
     if read_options(exec_properties)["format"] == ACLIMDB:
-        files = list_aclimdb_files(root, split_pattern)
-        logging.info("Reading %d aclImdb reviews for pattern %s", len(files), split_pattern)
-        return (pipeline | "ListFiles" >> beam.Create(files)
+        return (pattern
+                | "ListFiles" >> beam.FlatMap(lambda p: list_aclimdb_files(root, p))
+                | "Spread" >> beam.Reshuffle()
                 | "ReadReviews" >> beam.Map(read_aclimdb_review, root=root))
-    files = sorted(fileio.glob(os.path.join(root, split_pattern)))
-    if not files:
-        raise FileNotFoundError(f"no CSV files match {os.path.join(root, split_pattern)}")
-    return pipeline | "ListFiles" >> beam.Create(files) | "ReadRows" >> beam.FlatMap(read_csv_reviews)
+    return (pattern
+            | "ListFiles" >> beam.FlatMap(lambda p: list_csv_files(os.path.join(root, p)))
+            | "Spread" >> beam.Reshuffle()
+            | "ReadRows" >> beam.FlatMap(read_csv_reviews))
 
 
 class Executor(BaseExampleGenExecutor):

@@ -34,3 +34,35 @@ def value(example: tf.train.Example, name: str):
     if feature.HasField("int64_list"):
         return feature.int64_list.value[0]
     return feature.bytes_list.value[0].decode("utf-8")
+
+
+def beam_graph_size(component) -> int:
+    """Bytes of the Beam pipeline the component's executor builds (its runner API proto), as a
+    runner would receive it: what grows with the data here is shipped to every job."""
+    import apache_beam as beam
+
+    exec_properties = {
+        key: proto_utils.proto_to_json(value) if isinstance(value, message.Message) else value
+        for key, value in component.exec_properties.items()
+    }
+    pipeline = beam.Pipeline()
+    component.executor_spec.executor_class().GenerateExamplesByBeam(pipeline, exec_properties)
+    return len(pipeline.to_runner_api().SerializeToString())
+
+
+# Pickled closures vary by a few dozen bytes from one build to the next; one file name or one
+# image in the graph adds more than this.
+GRAPH_NOISE_BYTES = 256
+
+
+def assert_graph_does_not_grow(make_component, small_dir, large_dir) -> None:
+    """The Beam graph for `large_dir` (4x the data of `small_dir`) is the same size, within
+    pickling noise, while the data grew by more than that many times over."""
+    def data_bytes(root):
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root)
+                   for f in files)
+
+    grown = data_bytes(large_dir) - data_bytes(small_dir)
+    assert grown > 4 * GRAPH_NOISE_BYTES
+    small, large = (beam_graph_size(make_component(str(d))) for d in (small_dir, large_dir))
+    assert abs(large - small) < GRAPH_NOISE_BYTES, (small, large, grown)

@@ -6,7 +6,8 @@ from PIL import Image
 
 from components.image_example_gen import ImageDataError, ImageExampleGen
 from components.image_example_gen.executor import RECORD_BYTES
-from tests.components.example_gen_util import run_executor, value
+from tests.components.example_gen_util import (assert_graph_does_not_grow, run_executor,
+                                              value)
 from tests.image_util import CLASSES, encode, pattern, write_binary_release, write_folders
 
 
@@ -113,3 +114,11 @@ def test_a_directory_without_images_is_refused(tmp_path):
     (tmp_path / "data" / "notes.txt").write_text("nothing here")
     with pytest.raises(ImageDataError, match="no images found"):
         ImageExampleGen(str(tmp_path / "data"))
+
+
+@pytest.mark.parametrize("write", [write_binary_release, write_folders])
+def test_the_beam_graph_does_not_grow_with_the_data(tmp_path, write):
+    """The images are listed and read by Beam's workers: nothing of them is in the job."""
+    for scale in (1, 4):
+        write(tmp_path / f"x{scale}", per_class=2 * scale)
+    assert_graph_does_not_grow(ImageExampleGen, tmp_path / "x1", tmp_path / "x4")

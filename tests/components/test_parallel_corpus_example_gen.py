@@ -5,7 +5,8 @@ from tfx.types import standard_artifacts
 
 from components.parallel_corpus_example_gen import CorpusDataError, ParallelCorpusExampleGen
 from components.parallel_corpus_example_gen.executor import SKIPPED_PROPERTY
-from tests.components.example_gen_util import run_executor, value
+from tests.components.example_gen_util import (assert_graph_does_not_grow, run_executor,
+                                              value)
 
 GERMAN = ["Ein Mann läuft.", "Eine Frau sitzt im Park.", "Zwei Kinder spielen."]
 ENGLISH = ["A man is running.", "A woman is sitting in the park.", "Two children are playing."]
@@ -126,3 +127,15 @@ def test_a_folder_without_a_corpus_is_an_error(tmp_path):
     (tmp_path / "data" / "notes.md").write_text("nothing")
     with pytest.raises(CorpusDataError, match="no parallel corpus found"):
         ParallelCorpusExampleGen(str(tmp_path / "data"), "de", "en")
+
+
+def test_the_beam_graph_does_not_grow_with_the_data(tmp_path):
+    """The corpus is read by Beam's workers, a file pair each: no sentence is in the job."""
+    for scale in (1, 4):
+        data = tmp_path / f"x{scale}"
+        data.mkdir()
+        for split in ("train", "val"):
+            write_lines(data / f"{split}.de", GERMAN * 10 * scale)
+            write_lines(data / f"{split}.en", ENGLISH * 10 * scale)
+    assert_graph_does_not_grow(lambda d: ParallelCorpusExampleGen(d, "de", "en"),
+                               tmp_path / "x1", tmp_path / "x4")

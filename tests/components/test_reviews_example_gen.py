@@ -4,7 +4,8 @@ import pytest
 
 from components.reviews_example_gen import ReviewsExampleGen
 from components.reviews_example_gen.layout import ReviewDataError
-from tests.components.example_gen_util import run_executor, value
+from tests.components.example_gen_util import (assert_graph_does_not_grow, run_executor,
+                                              value)
 from tests.conftest import write_aclimdb
 
 
@@ -123,3 +124,9 @@ def test_bad_csv_rows_name_file_and_line(tmp_path, content, pattern):
     (data / "train.csv").write_text(content, "utf-8")
     (data / "test.csv").write_text("text,label\nfine,1\n", "utf-8")
     expect_error(data, tmp_path, pattern)
+
+
+def test_the_beam_graph_does_not_grow_with_the_data(tmp_path):
+    """The review files are listed and read by Beam's workers: none is named in the job."""
+    small, large = (write_aclimdb(tmp_path / f"x{copies}", copies=copies) for copies in (1, 4))
+    assert_graph_does_not_grow(ReviewsExampleGen, small, large)
