@@ -25,6 +25,38 @@ from pipeline import configs
 from pipeline.options import PipelineOptions
 
 
+def data_components(options: PipelineOptions, data_dir: str) -> list:
+    """The data half of the pipeline, up to and including Transform: [ExampleGen,
+    StatisticsGen, SchemaGen (or ImportSchemaGen), ExampleValidator, AnomaliesGate,
+    Transform]. benchmarks/scaling.py runs it alone."""
+    task, family = options.task_spec, options.family
+    # Reads the raw data into tf.Examples with `train` and `eval` splits.
+    example_gen = task.example_gen(data_dir, **task.reading_options(options.data_options))
+    # Computes statistics over both splits.
+    statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
+    # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
+    if options.schema:
+        schema_gen = ImportSchemaGen(schema_file=options.schema)
+    else:
+        schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
+                               infer_feature_shape=True)
+    # Checks the statistics against the schema.
+    example_validator = ExampleValidator(
+        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
+    # Stops the run, listing them, when the validator found anomalies.
+    anomalies_gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
+    # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
+    transform = Transform(
+        examples=example_gen.outputs["examples"],
+        schema=schema_gen.outputs["schema"],
+        preprocessing_fn=family.preprocessing_fn,
+        custom_config=family.transform_config(options.model_config()),
+    )
+    transform.add_upstream_node(anomalies_gate)
+    return [example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
+            transform]
+
+
 def create_pipeline(
     options: PipelineOptions,
     *,
@@ -73,29 +105,8 @@ def create_pipeline(
         from tfx.extensions.google_cloud_ai_platform.tuner.component import (
             Tuner as tuner_class)
 
-    # Reads the raw data into tf.Examples with `train` and `eval` splits.
-    example_gen = task.example_gen(data_dir, **task.reading_options(options.data_options))
-    # Computes statistics over both splits.
-    statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
-    # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
-    if options.schema:
-        schema_gen = ImportSchemaGen(schema_file=options.schema)
-    else:
-        schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
-                                              infer_feature_shape=True)
-    # Checks the statistics against the schema.
-    example_validator = ExampleValidator(
-        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
-    # Stops the run, listing them, when the validator found anomalies.
-    anomalies_gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
-    # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
-    transform = Transform(
-        examples=example_gen.outputs["examples"],
-        schema=schema_gen.outputs["schema"],
-        preprocessing_fn=family.preprocessing_fn,
-        custom_config=family.transform_config(options.model_config()),
-    )
-    transform.add_upstream_node(anomalies_gate)
+    (example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
+     transform) = data_components(options, data_dir)
     tuner_components = []
     hyperparameters = None
     if options.tune:
