@@ -5,6 +5,7 @@ from typing import Optional
 
 import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
+from tfx.dsl.io import fileio
 from tfx.orchestration import metadata
 
 from components.evaluation_results import blessing_failures, overall_metrics
@@ -98,8 +99,8 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
 def training_length(model_run_uri: str) -> Optional[dict]:
     """Steps, epochs and training examples from the Trainer's history.json (None without)."""
     path = os.path.join(model_run_uri, "history.json")  # trainer_module.training.history
-    if not os.path.exists(path):
+    if not fileio.exists(path):  # fileio: a gs:// pipeline root too
         return None
-    with open(path) as f:
+    with fileio.open(path) as f:
         history = json.load(f)
     return {key: history.get(key) for key in ("train_steps", "epochs", "train_examples")}
