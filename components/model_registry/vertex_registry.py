@@ -1,5 +1,10 @@
-"""Vertex AI Model Registry backend: each pushed version is uploaded as a new version of an
-existing model (`parent_model`), served by the prebuilt TensorFlow container."""
+"""Vertex AI Model Registry backend: each pushed version is uploaded as a new version of one
+model, served by the prebuilt TensorFlow container.
+
+The model is `parent_model` when configured; otherwise the oldest model whose display name is
+the pipeline's, created by the first upload. A SavedModel already registered there (the same
+fingerprint, in a version label) is not uploaded again: a rerun that re-blesses a cached model
+reports the existing version, and moves the alias to it when blessed."""
 import re
 from typing import Dict, Optional
 
@@ -15,9 +20,16 @@ def label_value(value) -> str:
     return re.sub(r"[^a-z0-9_-]", "_", str(value).lower())[:63]
 
 
+# Label values hold at most 63 characters: the first 32 hex digits (128 bits) of the sha256.
+FINGERPRINT_LABEL = "saved_model_fingerprint"
+FINGERPRINT_DIGITS = 32
+
+
 def labels(version: ModelVersion) -> Dict[str, str]:
     values = {"pipeline": version.pipeline_name, "run_id": version.run_id,
               "blessed": str(version.blessed).lower(), "pushed_version": version.pushed_version}
+    if version.fingerprint:
+        values[FINGERPRINT_LABEL] = version.fingerprint[:FINGERPRINT_DIGITS]
     values.update({f"metric_{name}": f"{value:.4f}" for name, value in version.metrics.items()
                    if value is not None})
     return {label_value(k): label_value(v) for k, v in values.items()}
@@ -33,11 +45,16 @@ class VertexRegistry:
         from google.cloud import aiplatform
 
         aiplatform.init(project=self.project, location=self.region)
+        parent = self.parent_model or self.find_model(version.name)
+        if parent and version.fingerprint:
+            existing = self.find_version(parent, version.fingerprint)
+            if existing is not None:
+                return self.reuse(parent, existing, version)
         model = aiplatform.Model.upload(
             display_name=version.name,
             artifact_uri=version.source,
             serving_container_image_uri=self.serving_image,
-            parent_model=self.parent_model,
+            parent_model=parent,
             # Only a blessed model becomes the default version and gets the alias.
             is_default_version=version.blessed,
             version_aliases=[self.alias] if version.blessed else None,
@@ -48,3 +65,34 @@ class VertexRegistry:
         return Registered(NAME, version.name, str(model.version_id),
                           f"{model.resource_name}@{model.version_id}",
                           self.alias if version.blessed else None)
+
+    @staticmethod
+    def find_model(display_name: str) -> Optional[str]:
+        """The resource name of the oldest model named `display_name`, or None."""
+        from google.cloud import aiplatform
+
+        models = aiplatform.Model.list(filter=f'display_name="{display_name}"',
+                                       order_by="create_time")
+        return models[0].resource_name if models else None
+
+    @staticmethod
+    def find_version(parent: str, fingerprint: str):
+        """The version of `parent` labelled with this SavedModel fingerprint, or None."""
+        from google.cloud import aiplatform
+
+        value = label_value(fingerprint[:FINGERPRINT_DIGITS])
+        versions = aiplatform.models.ModelRegistry(parent).list_versions(
+            filter=f"labels.{FINGERPRINT_LABEL}={value}")
+        return versions[0] if versions else None
+
+    def reuse(self, parent: str, existing, version: ModelVersion) -> Registered:
+        """Reports the version already holding this SavedModel; a blessed rerun moves the
+        alias to it."""
+        from google.cloud import aiplatform
+
+        aliased = version.blessed or self.alias in (existing.version_aliases or [])
+        if version.blessed and self.alias not in (existing.version_aliases or []):
+            aiplatform.models.ModelRegistry(parent).add_version_aliases(
+                [self.alias], version=existing.version_id)
+        return Registered(NAME, version.name, str(existing.version_id),
+                          f"{parent}@{existing.version_id}", self.alias if aliased else None)

@@ -1,4 +1,8 @@
-"""The Vertex AI backend at the SDK boundary: the exact upload call (no cloud here)."""
+"""The Vertex AI backend at the SDK boundary: the exact upload call, and a stateful fake of
+the registry for reruns (no cloud here)."""
+import re
+import types
+
 from google.cloud import aiplatform
 
 from components.model_registry.backends import from_config, vertex_config
@@ -55,3 +59,90 @@ def test_an_unblessed_version_is_neither_default_nor_aliased(monkeypatch):
                      pipeline_name="m", run_id="r", pushed_version="1", lineage={}))
     assert calls[0]["is_default_version"] is False and calls[0]["version_aliases"] is None
     assert registered.alias is None
+
+
+class FakeVertex:
+    """Vertex AI's model registry as the backend uses it, keeping state across calls: models
+    by display name, their versions with labels, and aliases unique within a model."""
+
+    def __init__(self, monkeypatch):
+        self.models, self.uploads = {}, []  # resource name -> {"display_name", "versions"}
+        monkeypatch.setattr(aiplatform, "init", lambda **kw: None)
+        monkeypatch.setattr(aiplatform.Model, "upload", self.upload)
+        monkeypatch.setattr(aiplatform.Model, "list", self.list_models)
+        monkeypatch.setattr(aiplatform.models, "ModelRegistry", self.registry)
+
+    def upload(self, display_name, parent_model=None, version_aliases=None, labels=None, **kw):
+        self.uploads.append(kw["artifact_uri"])
+        if parent_model is None:
+            parent_model = f"projects/p/locations/r/models/{len(self.models) + 1}"
+            self.models[parent_model] = {"display_name": display_name, "versions": []}
+        versions = self.models[parent_model]["versions"]
+        versions.append({"version_id": str(len(versions) + 1), "labels": dict(labels or {}),
+                         "version_aliases": []})
+        self.move_aliases(parent_model, version_aliases or [], versions[-1]["version_id"])
+        return types.SimpleNamespace(resource_name=parent_model,
+                                     version_id=versions[-1]["version_id"])
+
+    def list_models(self, filter, order_by=None):
+        name = re.fullmatch(r'display_name="(.*)"', filter).group(1)
+        return [types.SimpleNamespace(resource_name=r) for r, m in self.models.items()
+                if m["display_name"] == name]
+
+    def move_aliases(self, model, aliases, version_id):
+        for version in self.models[model]["versions"]:
+            kept = [a for a in version["version_aliases"] if a not in aliases]
+            version["version_aliases"] = kept + (
+                aliases if version["version_id"] == version_id else [])
+
+    def registry(self, model):
+        fake = self
+
+        class Registry:
+            def list_versions(self, filter=None):
+                key, value = re.fullmatch(r"labels\.(\w+)=(\w+)", filter).groups()
+                return [types.SimpleNamespace(**{k: v for k, v in version.items()
+                                                  if k != "labels"})
+                        for version in fake.models[model]["versions"]
+                        if version["labels"].get(key) == value]
+
+            def add_version_aliases(self, new_aliases, version):
+                fake.move_aliases(model, new_aliases, version)
+
+        return Registry()
+
+    def aliases(self, model):
+        return {v["version_id"]: v["version_aliases"] for v in self.models[model]["versions"]}
+
+
+def pushed(number: int, fingerprint: str, blessed: bool = True) -> ModelVersion:
+    return ModelVersion(name="imdb-text-encoder", source=f"gs://b/serving/{number}",
+                        blessed=blessed, metrics={}, pipeline_name="imdb-text-encoder",
+                        run_id=f"run-{number}", pushed_version=str(number), lineage={},
+                        fingerprint=fingerprint)
+
+
+def test_without_a_parent_the_first_push_creates_the_model_and_reruns_reuse_versions(
+        monkeypatch):
+    vertex = FakeVertex(monkeypatch)
+    registry = from_config(vertex_config("p", "r"))  # no parent model configured
+    first = registry.register(pushed(1, "a" * 64))
+    (model,) = vertex.models  # created by the first upload
+    second = registry.register(pushed(2, "b" * 64))
+    assert list(vertex.models) == [model]  # a version of the same model, found by name
+    assert (first.version, second.version) == ("1", "2")
+    assert vertex.aliases(model) == {"1": [], "2": ["champion"]}
+    # A rerun re-blessing the cached model (same fingerprint, a new push folder): the version
+    # that holds it is reported, nothing is uploaded.
+    again = registry.register(pushed(3, "b" * 64))
+    assert (again.version, again.alias, again.uri) == ("2", "champion", f"{model}@2")
+    # Blessing the first model again moves the alias back to its version, without an upload.
+    back = registry.register(pushed(4, "a" * 64))
+    assert (back.version, back.alias) == ("1", "champion")
+    assert vertex.aliases(model) == {"1": ["champion"], "2": []}
+    # An unblessed identical model: reported, alias untouched.
+    unblessed = registry.register(pushed(5, "b" * 64, blessed=False))
+    assert (unblessed.version, unblessed.alias) == ("2", None)
+    assert vertex.uploads == ["gs://b/serving/1", "gs://b/serving/2"]
+    assert vertex.models[model]["versions"][0]["labels"][
+        "saved_model_fingerprint"] == "a" * 32  # 63 characters at most in a label
