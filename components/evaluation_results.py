@@ -7,6 +7,7 @@ from typing import Dict, List, Optional
 
 import tensorflow_model_analysis as tfma
 from google.protobuf import json_format
+from tfx.dsl.io import fileio
 
 OVERALL = "overall"
 CANDIDATE_NAMES = ("", "candidate")
@@ -100,9 +101,9 @@ def _threshold_text(threshold) -> str:
 
 def eval_config(evaluation_uri: str) -> Optional[tfma.EvalConfig]:
     path = os.path.join(evaluation_uri, EVAL_CONFIG_FILE)
-    if not os.path.exists(path):
+    if not fileio.exists(path):  # fileio: a gs:// pipeline root too
         return None
-    with open(path) as f:
+    with fileio.open(path) as f:
         return json_format.ParseDict(json.load(f)["evalConfig"], tfma.EvalConfig(),
                                      ignore_unknown_fields=True)
 
