@@ -31,3 +31,25 @@ def test_steps_for_epochs(epochs, examples, batch, steps):
 def test_no_training_examples_is_an_error():
     with pytest.raises(ValueError, match="no training examples"):
         steps_for_epochs(2, 0, 32)
+
+
+def test_start_run_trains_the_epochs_unless_steps_were_given_at_run_time(tmp_path):
+    from tfx.components.trainer.fn_args_utils import FnArgs
+
+    from trainer_module.families import get_family
+    from trainer_module.training.inputs import start_run
+
+    with tf.io.TFRecordWriter(str(tmp_path / "train.gz"),
+                              tf.io.TFRecordOptions(compression_type="GZIP")) as writer:
+        for i in range(20):
+            writer.write(b"%d" % i)
+
+    def run(train_steps):
+        fn_args = FnArgs(train_files=[str(tmp_path / "train.gz")], train_steps=train_steps,
+                         transform_graph_path=str(tmp_path),
+                         custom_config={"preset": "tiny", "overrides": {}, "epochs": 3})
+        config, _ = start_run(fn_args, get_family("text_encoder"))
+        return fn_args.train_steps, fn_args.custom_config["train_examples"], config.batch_size
+
+    assert run(None) == (8, 20, 8)  # 3 epochs of 20 examples in batches of 8
+    assert run(7) == (7, 20, 8)  # a runtime train_args.num_steps wins

@@ -39,7 +39,8 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
     current strategy (the preset's batch is per replica).
 
     The training examples are counted (custom_config["train_examples"]); with
-    custom_config["epochs"] the run trains ceil(epochs x examples / global batch) steps.
+    custom_config["epochs"] and no train_args.num_steps (a cloud run can set it as a runtime
+    parameter), the run trains ceil(epochs x examples / global batch) steps.
     """
     custom = fn_args.custom_config
     config = family.config(custom.get("preset"), custom.get("overrides"))
@@ -51,7 +52,7 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
     config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))
     examples = count_examples(fn_args.train_files)
     fn_args.custom_config = {**custom, "train_examples": examples}
-    if custom.get("epochs"):
+    if custom.get("epochs") and not fn_args.train_steps:  # steps given at run time win
         fn_args.train_steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
         logging.info("%g epochs of %d training examples in batches of %d: %d steps",
                      custom["epochs"], examples, config.batch_size, fn_args.train_steps)
