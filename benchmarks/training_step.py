@@ -1,6 +1,7 @@
 """Benchmark: one training step of each family's benchmark preset, float32 beside bfloat16.
 
     .venv/bin/python benchmarks/training_step.py [--steps 20] [--families text_encoder vit]
+    KERAS_BACKEND=jax python benchmarks/training_step.py --backend jax [--batch-size 256]
 
 For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`,
 translator `base` on 24-token batches), times Keras `train_on_batch` on random inputs of the
@@ -9,6 +10,11 @@ after two warm-up steps), and prints milliseconds per step, examples per second,
 FLOPs (TensorFlow's profiler) as TFLOP/s and as a fraction of this machine's matmul peak in that
 dtype (benchmarks/hardware.py, run first), and the bfloat16/float32 speed-up. Writes
 benchmarks/results/training_step.json.
+
+The models are written in keras.ops only, so `--backend jax` times the same models under JAX
+(on a GPU when JAX sees one; no TensorFlow needed): milliseconds and examples per second, no
+FLOP count, into training_step_jax.json. `--batch-size` replaces the presets' batch size (a
+GPU is idle at CPU-sized batches).
 """
 import argparse
 import json
@@ -23,6 +29,13 @@ import report  # noqa: E402
 POLICIES = ("float32", "mixed_bfloat16")
 
 
+BATCH_SIZE = {}  # --batch-size, when given, replaces each preset's
+
+
+def batched(config):
+    return config.replace(**BATCH_SIZE) if BATCH_SIZE else config
+
+
 def text_encoder():
     import numpy as np
     import keras
@@ -30,7 +43,7 @@ def text_encoder():
     from trainer_module.text_encoder.config import PRESETS
     from trainer_module.text_encoder.model import TextEncoderClassifier
 
-    config = PRESETS["small"]
+    config = batched(PRESETS["small"])
     ids = np.random.default_rng(0).integers(1, config.vocab_size,
                                             size=(config.batch_size, config.max_length))
     return (TextEncoderClassifier, config, ids, one_hot(config),
@@ -44,7 +57,7 @@ def vit():
     from trainer_module.vit.config import PRESETS
     from trainer_module.vit.model import VitClassifier
 
-    config = PRESETS["cct"]
+    config = batched(PRESETS["cct"])
     images = np.random.default_rng(0).normal(size=(config.batch_size, 32, 32, 3))
     return (VitClassifier, config, images.astype("float32"), one_hot(config),
             keras.losses.CategoricalCrossentropy(from_logits=True))
@@ -57,7 +70,7 @@ def translator():
     from trainer_module.translator.config import PRESETS
     from trainer_module.translator.model import Translator
 
-    config = PRESETS["base"].replace(source_vocab_size=8000, target_vocab_size=6000)
+    config = batched(PRESETS["base"].replace(source_vocab_size=8000, target_vocab_size=6000))
     rng = np.random.default_rng(0)
     shape = (config.batch_size, 24)  # Multi30k's batches are trimmed to about this length
     inputs = {"source_ids": rng.integers(4, 8000, size=shape),
@@ -82,8 +95,6 @@ COUNTED = ("text_encoder", "vit")
 def measure(family: str, policy: str, steps: int) -> dict:
     import keras
 
-    import hardware
-
     build, config, inputs, labels, loss = FAMILIES[family]()
     previous = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(policy)
@@ -98,13 +109,16 @@ def measure(family: str, policy: str, steps: int) -> dict:
             started = time.perf_counter()
             model.train_on_batch(inputs, labels)
             times.append(time.perf_counter() - started)
-        flops = hardware.training_flops(model, inputs, labels) if family in COUNTED else None
+        counted = family in COUNTED and keras.backend.backend() == "tensorflow"
+        flops = hardware_flops(model, inputs, labels) if counted else None
     finally:
         keras.mixed_precision.set_global_policy(previous)
     seconds = statistics.median(times)
     result = {"ms_per_step": round(1000 * seconds, 1),
               "examples_per_second": round(config.batch_size / seconds, 1)}
     if flops:
+        import hardware
+
         tflops = flops / seconds / 1e12
         peak = hardware.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
         result.update(step_gflop=round(flops / 1e9, 2), tflops=round(tflops, 4),
@@ -112,16 +126,40 @@ def measure(family: str, policy: str, steps: int) -> dict:
     return result
 
 
+def hardware_flops(model, inputs, labels) -> float:
+    import hardware
+
+    return hardware.training_flops(model, inputs, labels)
+
+
+def device() -> str:
+    """The device the backend computes on: this CPU, or the accelerator JAX found."""
+    import keras
+
+    if keras.backend.backend() == "jax":
+        import jax
+
+        found = jax.devices()[0]
+        return f"JAX {jax.__version__} on {found.device_kind} ({found.platform})"
+    return report.machine()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    parser.add_argument("--backend", choices=("tensorflow", "jax"), default="tensorflow",
+                        help="the Keras backend (before Keras is imported)")
+    parser.add_argument("--batch-size", type=int, help="instead of each preset's batch size")
     args = parser.parse_args()
-    if not os.path.exists(report.HARDWARE_RESULT):
+    os.environ["KERAS_BACKEND"] = args.backend
+    if args.batch_size:
+        BATCH_SIZE["batch_size"] = args.batch_size
+    if args.backend == "tensorflow" and not os.path.exists(report.HARDWARE_RESULT):
         parser.error(f"{report.HARDWARE_RESULT} is missing: run benchmarks/hardware.py first")
 
     results = {f: {p: measure(f, p, args.steps) for p in POLICIES} for f in args.families}
-    print(f"\ntraining step, float32 against mixed_bfloat16 ({report.machine()})\n")
+    print(f"\ntraining step, float32 against mixed_bfloat16 ({device()})\n")
     print(f"{'family':14} {'policy':16} {'ms/step':>8} {'examples/s':>11} {'GFLOP':>7} "
           f"{'TFLOP/s':>8} {'of peak':>8}")
     for family, by_policy in results.items():
@@ -133,8 +171,10 @@ def main() -> int:
         speedup = by_policy["float32"]["ms_per_step"] / by_policy["mixed_bfloat16"]["ms_per_step"]
         print(f"{'':14} bfloat16 speed-up {speedup:.2f}x")
         by_policy["bfloat16_speedup"] = round(speedup, 2)
-    report.save({"results": results},
-                os.path.join(os.path.dirname(report.HARDWARE_RESULT), "training_step.json"))
+    name = "training_step.json" if args.backend == "tensorflow" else \
+        f"training_step_{args.backend}.json"
+    report.save({"results": results, "device": device(), "batch_size": args.batch_size},
+                os.path.join(os.path.dirname(report.HARDWARE_RESULT), name))
     return 0
 
 
