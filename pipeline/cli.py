@@ -9,6 +9,7 @@ query a pushed model.
   tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
   tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
                             promote NAME VERSION [--alias A] [--force]
+  tfx-transformers serve [--output DIR] [--name NAME] [--alias A | --version V] [--port P]
 """
 import argparse
 import json
@@ -106,6 +107,21 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     promote.add_argument("--alias", default=CHAMPION)
     promote.add_argument("--force", action="store_true",
                          help="also for a version the Evaluator did not bless")
+
+    serve = commands.add_parser(
+        "serve", help="serve a registered model over HTTP (POST /invocations) with MLflow's "
+                      "scoring server")
+    serve.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
+                       help="the run command's output directory, whose registry is read "
+                            "unless MLFLOW_TRACKING_URI is set (default: %(default)s)")
+    serve.add_argument("--name", help="the registered model, e.g. imdb-text-encoder (default: "
+                                      "the registry's only model)")
+    which = serve.add_mutually_exclusive_group()
+    which.add_argument("--alias", default=CHAMPION, help="default: %(default)s")
+    which.add_argument("--version", help="a version number instead of the alias")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=5000)
+    serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     return parser
 
 
@@ -230,6 +246,21 @@ def command_registry(args) -> int:
     return 0
 
 
+def command_serve(args) -> int:
+    """Prints what it serves (one JSON line), then becomes MLflow's server until stopped."""
+    from pipeline.serve import serving
+
+    try:
+        found = serving(args.output, args.name, args.alias, args.version, args.host, args.port,
+                        args.workers)
+    except Exception as error:  # MLflow's errors name the model and alias
+        print(f"error: {str(error).strip()}", file=sys.stderr)
+        return 2
+    print(json.dumps(found.describe()), flush=True)
+    sys.stderr.flush()
+    os.execve(found.argv[0], found.argv, found.env)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     # TensorFlow's C++ start-up lines (CUDA plugins on a CPU machine, CPU features) are noise
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
@@ -239,7 +270,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                         ).parse_args(argv)
     commands = {"run": command_run, "compile": command_compile, "submit": command_submit,
                 "predict": command_predict, "report": command_report,
-                "registry": command_registry}
+                "registry": command_registry, "serve": command_serve}
     return commands[args.command](args)
 
 

@@ -3,12 +3,16 @@ or the tracking server MLFLOW_TRACKING_URI names."""
 import contextlib
 import logging.config
 import os
+import tempfile
 from typing import List, Optional
 
+from components.model_registry import mlflow_model
 from components.model_registry.version import (CHAMPION, FINGERPRINT_TAG, ModelVersion,
                                                Registered)
 
 NAME = "mlflow"
+MODEL_ARTIFACT = "model"  # the MLflow Model in each version's run
+SAVED_MODEL_TAG = "saved_model"  # the pushed SavedModel the MLflow Model holds a copy of
 
 
 SQLITE = "sqlite:///"
@@ -32,8 +36,10 @@ def _logging_untouched():
 
 
 class MlflowRegistry:
-    """Each version is an MLflow model version whose source is the pushed SavedModel and whose
-    MLflow run holds the TFMA metrics and the lineage as params and tags."""
+    """Each version is a complete MLflow Model (mlflow_model.py: pyfunc code, a copy of the
+    pushed SavedModel, signature, input example, requirements) logged to an MLflow run that
+    holds the TFMA metrics and the lineage as params and tags. The version is created only
+    after the model is wholly logged, so what it points at is never partial."""
 
     def __init__(self, tracking_uri: str, artifact_root: Optional[str] = None,
                  alias: str = CHAMPION):
@@ -76,7 +82,7 @@ class MlflowRegistry:
         for version in self.client.search_model_versions(f"name='{name}'"):
             if fingerprint and version.tags.get(FINGERPRINT_TAG) == fingerprint:
                 return version
-            if version.source == source:
+            if version.tags.get(SAVED_MODEL_TAG) == source:
                 return version
         return None
 
@@ -84,23 +90,41 @@ class MlflowRegistry:
         self._ensure_model(version.name)
         existing = self.find(version.name, version.source, version.fingerprint)
         if existing is None:  # a rerun that pushed nothing new registers nothing new
+            tags = {**version.tags(), SAVED_MODEL_TAG: version.source}
             run = self.client.create_run(self._experiment_id(version.name),
-                                         run_name=version.run_id, tags=version.tags())
+                                         run_name=version.run_id, tags=tags)
             run_id = run.info.run_id
             for key, value in sorted(version.metrics.items()):
                 if value is not None:
                     self.client.log_metric(run_id, key, value)
-            self.client.log_param(run_id, "saved_model", version.source)
+            self.client.log_param(run_id, SAVED_MODEL_TAG, version.source)
+            try:
+                self._log_model(run_id, version.source)
+            except BaseException:
+                self.client.set_terminated(run_id, status="FAILED")
+                raise
             self.client.set_terminated(run_id)
             existing = self.client.create_model_version(
-                version.name, source=version.source, run_id=run_id, tags=version.tags(),
-                description=f"pipeline {version.pipeline_name}, run {version.run_id}")
+                version.name, source=f"{run.info.artifact_uri}/{MODEL_ARTIFACT}", run_id=run_id,
+                tags=tags, description=f"pipeline {version.pipeline_name}, run {version.run_id}")
         alias = None
         if version.blessed:
             self.client.set_registered_model_alias(version.name, self.alias, existing.version)
             alias = self.alias
         return Registered(NAME, version.name, str(existing.version),
                           f"models:/{version.name}/{existing.version}", alias)
+
+    def _log_model(self, run_id: str, saved_model: str) -> None:
+        """Packages the SavedModel in a local staging folder, then logs it whole to the run."""
+        os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+        with tempfile.TemporaryDirectory(prefix="mlflow-model-") as staging:
+            path = os.path.join(staging, MODEL_ARTIFACT)
+            try:
+                mlflow_model.save(saved_model, path)
+            except Exception as error:
+                raise RuntimeError(f"cannot package the SavedModel {saved_model} as an MLflow "
+                                   f"Model: {error}") from error
+            self.client.log_artifacts(run_id, path, MODEL_ARTIFACT)
 
     # Reading and changing the registry (tfx-transformers registry ...).
 
@@ -117,6 +141,7 @@ class MlflowRegistry:
         metrics = self.client.get_run(found.run_id).data.metrics if found.run_id else {}
         return {"registry": NAME, "name": name, "version": str(found.version),
                 "aliases": sorted(found.aliases), "source": found.source,
+                "saved_model": found.tags.get(SAVED_MODEL_TAG, ""),
                 "metrics": dict(sorted(metrics.items())), "tags": dict(sorted(found.tags.items()))}
 
     def by_alias(self, name: str, alias: str) -> dict:

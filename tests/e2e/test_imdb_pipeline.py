@@ -3,9 +3,11 @@ and on copies of its output: progress, push, registry, report, predict, cache, t
 import json
 import os
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
+from pipeline import configs
 from tests.conftest import NEGATIVE, POSITIVE
 from tests.e2e.cli_util import copy_output, only_version, pipeline_components, run_cli
 from tests.report.html_util import check_report
@@ -65,7 +67,7 @@ def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(imdb_run):
     (version,) = run_cli("registry", "list", "--output", imdb_run.output).lines
     assert (version["name"], version["version"], version["aliases"]) == (
         "imdb-text-encoder", "1", ["champion"])
-    assert version["source"] == summary["pushed_model"]
+    assert version["saved_model"] == summary["pushed_model"]
     assert version["metrics"]["binary_accuracy"] == pytest.approx(
         summary["metrics"]["binary_accuracy"])
     assert version["tags"]["pipeline_run_id"] == summary["run_id"]
@@ -73,6 +75,22 @@ def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(imdb_run):
         version["tags"])
     shown = run_cli("registry", "--output", imdb_run.output, "show", "imdb-text-encoder").lines
     assert shown == [version]  # the champion
+
+
+def test_mlflows_loader_answers_raw_text_with_the_registered_champion(imdb_run, monkeypatch):
+    import mlflow
+    import pandas as pd
+
+    registry_dir = configs.output_paths(imdb_run.output, "")["registry_dir"]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{registry_dir}/mlflow.db")
+    model = mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion")
+    texts = ["a wonderful, moving film", "dull and far too long"]
+    answers = model.predict(pd.DataFrame({"text": texts}))
+    pushed = tf.saved_model.load(imdb_run.summary["pushed_model"])
+    expected = pushed.signatures["classify_text"](text=tf.constant(texts))
+    assert list(answers["label"]) == [n.decode() for n in expected["label_name"].numpy()]
+    assert np.allclose(np.stack(answers["probabilities"]), expected["probabilities"].numpy(),
+                       atol=1e-6)
 
 
 def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):

@@ -1,4 +1,5 @@
-"""The MLflow backend against a real local registry (SQLite, in the test's folder)."""
+"""The MLflow backend against a real local registry (SQLite, in the test's folder): each
+version is an MLflow Model that MLflow's own loader answers raw input with."""
 import dataclasses
 import json
 import os
@@ -8,7 +9,8 @@ import sys
 import pytest
 
 from components.model_registry.backends import from_config, mlflow_config
-from components.model_registry.version import CHAMPION, ModelVersion
+from components.model_registry.version import CHAMPION, ModelVersion, saved_model_fingerprint
+from tests.registry.toy_model import write_toy_model
 
 
 def version(source: str, blessed: bool = True, accuracy: float = 0.8, run: str = "run-1"):
@@ -16,7 +18,17 @@ def version(source: str, blessed: bool = True, accuracy: float = 0.8, run: str =
                         metrics={"binary_accuracy": accuracy, "example_count": 120.0},
                         pipeline_name="imdb-text-encoder", run_id=run,
                         pushed_version=os.path.basename(source),
-                        lineage={"examples": 1, "transform_graph": 7, "model": 13})
+                        lineage={"examples": 1, "transform_graph": 7, "model": 13},
+                        fingerprint=saved_model_fingerprint(source))
+
+
+@pytest.fixture
+def pushed(tmp_path):
+    """pushed(n): the toy SavedModel pushed as version folder 100n (its own model per n)."""
+    def write(n: int) -> str:
+        path = tmp_path / "serving" / "imdb" / str(1000 + n)
+        return str(path) if path.exists() else write_toy_model(path, bias=float(n))
+    return write
 
 
 @pytest.fixture
@@ -34,24 +46,69 @@ def test_local_registry_is_sqlite_under_the_output_unless_a_tracking_uri_is_set(
         "http://mlflow.example:5000")
 
 
-def test_two_runs_give_two_versions_and_the_alias_follows_the_blessed_one(registry, tmp_path):
-    first = registry.register(version("/serving/imdb/1001", accuracy=0.8, run="run-1"))
-    second = registry.register(version("/serving/imdb/1002", accuracy=0.85, run="run-2"))
+def test_two_runs_give_two_versions_and_the_alias_follows_the_blessed_one(registry, pushed):
+    first = registry.register(version(pushed(1), accuracy=0.8, run="run-1"))
+    second = registry.register(version(pushed(2), accuracy=0.85, run="run-2"))
     assert (first.version, second.version) == ("1", "2")
     assert second.alias == CHAMPION and second.uri == "models:/imdb-text-encoder/2"
     rows = registry.versions("imdb-text-encoder")
     assert [r["version"] for r in rows] == ["1", "2"]
     assert [r["aliases"] for r in rows] == [[], [CHAMPION]]
     shown = registry.show("imdb-text-encoder", "2")
-    assert shown["source"] == "/serving/imdb/1002"
+    assert shown["saved_model"] == pushed(2)
+    assert shown["source"].endswith("/artifacts/model")
     assert shown["metrics"] == {"binary_accuracy": 0.85, "example_count": 120.0}
     assert shown["tags"]["pipeline_run_id"] == "run-2"
     assert shown["tags"]["mlmd_model_id"] == "13" and shown["tags"]["blessed"] == "true"
 
 
-def test_an_unblessed_version_never_takes_the_alias(registry):
-    registry.register(version("/serving/imdb/1001"))
-    unblessed = registry.register(version("/serving/imdb/1002", blessed=False))
+def test_every_version_is_an_mlflow_model_that_mlflows_loader_answers_raw_text_with(
+        registry, pushed, tmp_path, monkeypatch):
+    import mlflow
+    import pandas as pd
+    from mlflow.exceptions import MlflowException
+
+    registry.register(version(pushed(1)))
+    registry.register(version(pushed(2), run="run-2"))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", registry.tracking_uri)
+    model = mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion")
+    assert str(model.metadata.signature.inputs) == "['text': string (required)]"
+    assert model.metadata.get_input_schema().input_names() == ["text"]
+    answers = model.predict(pd.DataFrame({"text": ["one two three four", "one"]}))
+    # the champion is the toy with bias 2: P(positive) = sigmoid(words - 3 + 2)
+    assert list(answers["label"]) == ["positive", "negative"]
+    assert list(answers["label_id"]) == [1, 0]
+    assert answers["probabilities"][1] == pytest.approx([0.5, 0.5], abs=1e-6)
+    assert answers["probabilities"][0][1] == pytest.approx(0.952574, abs=1e-5)  # sigmoid(3)
+    first = mlflow.pyfunc.load_model("models:/imdb-text-encoder/1")  # bias 1
+    assert first.predict(pd.DataFrame({"text": ["one two three four"]}))["probabilities"][0][
+        1] == pytest.approx(0.880797, abs=1e-5)  # sigmoid(2)
+    with pytest.raises(MlflowException, match="row 1: the text is empty"):
+        model.predict(pd.DataFrame({"text": ["fine", "  "]}))
+    with pytest.raises(MlflowException, match="missing inputs \\['text'\\]"):
+        model.predict(pd.DataFrame({"review": ["fine"]}))
+    local = mlflow.artifacts.download_artifacts(registry.show("imdb-text-encoder", "2")["source"],
+                                                dst_path=str(tmp_path / "downloaded"))
+    assert {"MLmodel", "pyfunc_model.py", "input_example.json", "requirements.txt"} <= set(
+        os.listdir(local))
+    assert os.path.exists(os.path.join(local, "artifacts", "1002", "saved_model.pb"))  # a copy
+    with open(os.path.join(local, "requirements.txt")) as f:
+        pinned = f.read().split()
+    assert {r.split("==")[0] for r in pinned} == {"mlflow", "tensorflow", "tensorflow-text",
+                                                   "pandas", "numpy"}
+    assert all("==" in r for r in pinned)
+
+
+def test_a_folder_that_is_not_a_saved_model_is_refused_and_registers_nothing(registry, tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RuntimeError, match=f"cannot package the SavedModel {tmp_path}/empty"):
+        registry.register(version(str(tmp_path / "empty")))
+    assert registry.versions() == []
+
+
+def test_an_unblessed_version_never_takes_the_alias(registry, pushed):
+    registry.register(version(pushed(1)))
+    unblessed = registry.register(version(pushed(2), blessed=False))
     assert unblessed.alias is None
     assert registry.by_alias("imdb-text-encoder", CHAMPION)["version"] == "1"
     with pytest.raises(ValueError, match="not blessed"):
@@ -59,36 +116,38 @@ def test_an_unblessed_version_never_takes_the_alias(registry):
     assert registry.promote("imdb-text-encoder", "2", CHAMPION, force=True)["aliases"] == [CHAMPION]
 
 
-def test_the_same_pushed_model_is_not_registered_twice(registry):
-    first = registry.register(version("/serving/imdb/1001", run="run-1"))
-    again = registry.register(version("/serving/imdb/1001", run="run-2"))
+def test_the_same_pushed_model_is_not_registered_twice(registry, pushed):
+    first = registry.register(version(pushed(1), run="run-1"))
+    again = registry.register(version(pushed(1), run="run-2"))
     assert again.version == first.version
     assert len(registry.versions("imdb-text-encoder")) == 1
 
 
-def test_concurrent_registrations_get_distinct_versions(tmp_path):
+def test_concurrent_registrations_get_distinct_versions(tmp_path, pushed):
     config = mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None)
-    from_config(config).register(version("/serving/imdb/1000"))  # the model and experiment exist
+    from_config(config).register(version(pushed(0)))  # the model and experiment exist
+    sources = [pushed(1 + i) for i in range(3)]
     script = ("import sys; from components.model_registry.backends import from_config; "
               "from tests.registry.test_mlflow_registry import version; "
               "print(from_config(sys.argv[1]).register(version(sys.argv[2])).version)")
-    workers = [subprocess.Popen([sys.executable, "-c", script, config, f"/serving/imdb/{1001 + i}"],
+    workers = [subprocess.Popen([sys.executable, "-c", script, config, source],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for i in range(3)]
+               for source in sources]
     outputs = [worker.communicate(timeout=300) for worker in workers]
     assert all(w.returncode == 0 for w in workers), [err[-2000:] for _, err in outputs]
     versions = sorted(out.strip().splitlines()[-1] for out, _ in outputs)
     assert versions == ["2", "3", "4"]
-    sources = {r["version"]: r["source"] for r in from_config(config).versions()}
-    assert sorted(sources.values()) == [f"/serving/imdb/{1000 + i}" for i in range(4)]
+    saved = {r["version"]: r["saved_model"] for r in from_config(config).versions()}
+    assert sorted(saved.values()) == [pushed(i) for i in range(4)]
 
 
-def test_the_same_saved_model_pushed_elsewhere_is_the_same_version(registry):
-    first = registry.register(dataclasses.replace(version("/serving/imdb/1001"),
-                                                  fingerprint="f" * 64))
-    moved = registry.register(dataclasses.replace(version("/moved/serving/imdb/1001"),
-                                                  fingerprint="f" * 64))
-    other = registry.register(dataclasses.replace(version("/moved/serving/imdb/1002"),
-                                                  fingerprint="e" * 64))
-    assert (first.version, moved.version, other.version) == ("1", "1", "2")
-    assert registry.show("imdb-text-encoder", "1")["tags"]["saved_model_fingerprint"] == "f" * 64
+def test_the_same_saved_model_pushed_elsewhere_is_the_same_version(registry, pushed, tmp_path):
+    import shutil
+
+    moved = shutil.copytree(pushed(1), tmp_path / "moved" / "1001")
+    first = registry.register(version(pushed(1)))
+    again = registry.register(version(str(moved)))
+    other = registry.register(version(pushed(2)))
+    assert (first.version, again.version, other.version) == ("1", "1", "2")
+    assert registry.show("imdb-text-encoder", "1")["tags"]["saved_model_fingerprint"] == (
+        saved_model_fingerprint(pushed(1)))

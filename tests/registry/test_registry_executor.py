@@ -6,6 +6,8 @@ from tfx.types import standard_artifacts
 from components.model_registry.backends import from_config, mlflow_config
 from components.model_registry.component import RegisteredModel
 from components.model_registry.executor import Executor
+from components.model_registry.version import saved_model_fingerprint
+from tests.registry.toy_model import write_toy_model
 from tests.report.fixtures import write_evaluation
 
 
@@ -20,7 +22,7 @@ def artifact(artifact_class, artifact_id, **properties):
 
 def run(tmp_path, pushed: bool):
     config = mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None)
-    push = ({"pushed": 1, "pushed_destination": str(tmp_path / "serving" / "1795000000"),
+    push = ({"pushed": 1, "pushed_destination": write_toy_model(tmp_path / "serving" / "1795000000"),
              "pushed_version": "1795000000"} if pushed else {"pushed": 0})
     inputs = {"pushed_model": [artifact(standard_artifacts.PushedModel, 17, **push)],
               "model": [artifact(standard_artifacts.Model, 13)],
@@ -41,7 +43,9 @@ def test_a_pushed_model_is_registered_with_its_metrics_and_lineage(tmp_path):
     assert output.get_string_custom_property("version") == "1"
     assert output.get_string_custom_property("alias") == "champion"
     shown = registry.by_alias("imdb-text-encoder", "champion")
-    assert shown["source"] == str(tmp_path / "serving" / "1795000000")
+    assert shown["saved_model"] == str(tmp_path / "serving" / "1795000000")
+    assert shown["tags"]["saved_model_fingerprint"] == saved_model_fingerprint(
+        shown["saved_model"])
     assert shown["metrics"] == {"binary_accuracy": 0.75, "example_count": 2.0}
     assert shown["tags"]["pipeline_run_id"] == "run-9"
     assert [shown["tags"][f"mlmd_{k}_id"] for k in ("examples", "transform_graph", "model",

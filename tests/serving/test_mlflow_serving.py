@@ -1,0 +1,181 @@
+"""Each task's trained export, registered as MLflow Models: MLflow's own loader answers raw input
+with the champion, and `tfx-transformers serve` (MLflow's scoring server) answers real HTTP
+requests as the SavedModel does, refusing bad requests with a 400 and a message."""
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pandas as pd
+import pytest
+import tensorflow as tf
+
+from components.model_registry.backends import from_config, mlflow_config
+from components.model_registry.version import ModelVersion, saved_model_fingerprint
+from pipeline import configs
+from tests.conftest import PAIRS, picture
+from tests.image_util import encode
+
+TEXTS = ["great fun", "boring mess"]
+SOURCES = [PAIRS[3][0], PAIRS[0][0]]
+
+
+@pytest.fixture(scope="module")
+def registered(tmp_path_factory, text_encoder_run, translator_run, vit_run):
+    """An output directory whose registry holds each task's export as its pipeline's champion."""
+    output = tmp_path_factory.mktemp("served")
+    registry = from_config(mlflow_config(configs.output_paths(str(output), "")["registry_dir"],
+                                         tracking_uri=None))
+    exports = {"imdb-text-encoder": text_encoder_run.export_dir,
+               "translation-translator": translator_run.export_dir,
+               "cifar10-vit": vit_run.export_dir}
+    for name, export in exports.items():
+        registry.register(ModelVersion(
+            name=name, source=export, blessed=True, metrics={}, pipeline_name=name,
+            run_id="run-1", pushed_version="1", lineage={},
+            fingerprint=saved_model_fingerprint(export)))
+    return str(output), registry.tracking_uri, exports
+
+
+def images():
+    return [encode(picture("red", 16, 1)), encode(picture("blue", 24, 2), "JPEG")]
+
+
+def direct(export: str, signature: str, **inputs) -> dict:
+    outputs = tf.saved_model.load(export).signatures[signature](
+        **{k: tf.constant(v) for k, v in inputs.items()})
+    return {k: v.numpy() for k, v in outputs.items()}
+
+
+def test_the_champion_of_every_task_loads_with_mlflow_pyfunc_and_answers_raw_input(
+        registered, monkeypatch):
+    import mlflow
+
+    output, tracking_uri, exports = registered
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking_uri)
+
+    text = mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion")
+    answers = text.predict(pd.DataFrame({"text": TEXTS}))
+    expected = direct(exports["imdb-text-encoder"], "classify_text", text=TEXTS)
+    np.testing.assert_allclose(np.stack(answers["probabilities"]), expected["probabilities"],
+                               rtol=1e-5, atol=1e-6)
+    assert list(answers["label"]) == [n.decode() for n in expected["label_name"]]
+
+    translator = mlflow.pyfunc.load_model("models:/translation-translator@champion")
+    assert list(translator.predict(pd.DataFrame({"source": SOURCES}))["translation"]) == [
+        "a child is laughing .", "a man is running ."]
+
+    vit = mlflow.pyfunc.load_model("models:/cifar10-vit@champion")
+    as_bytes = vit.predict(pd.DataFrame({"image": images()}))
+    as_base64 = vit.predict(pd.DataFrame({"image": [base64.b64encode(i).decode() for i in images()]}))
+    assert list(as_bytes["label"]) == list(as_base64["label"]) == ["red", "blue"]
+    assert str(vit.metadata.signature.inputs) == "['image': binary (required)]"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post(port: int, body: bytes):
+    """(status, JSON answer) of POST /invocations."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/invocations", data=body,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def columns(name: str, values) -> bytes:
+    return json.dumps({"dataframe_split": {"columns": [name],
+                                           "data": [[v] for v in values]}}).encode()
+
+
+@pytest.fixture(scope="module")
+def servers(registered):
+    """`tfx-transformers serve` for each task's champion, started together; {name: port}."""
+    output, _, _ = registered
+    started = {}
+    for name in ("imdb-text-encoder", "translation-translator", "cifar10-vit"):
+        port = free_port()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "serve", "--output", output, "--name", name,
+             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            start_new_session=True)  # MLflow starts uvicorn as a child: stop the whole group
+        started[name] = (port, process)
+    try:
+        for name, (port, process) in started.items():
+            described = json.loads(process.stdout.readline())
+            assert described["model_uri"] == f"models:/{name}@champion"
+            assert described["url"] == f"http://127.0.0.1:{port}/invocations"
+            deadline = time.time() + 240
+            while True:
+                assert process.poll() is None, f"the server of {name} exited"
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=5)
+                    break
+                except OSError:
+                    assert time.time() < deadline, f"the server of {name} did not start"
+                    time.sleep(0.5)
+        yield {name: port for name, (port, _) in started.items()}
+    finally:
+        for _, process in started.values():
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=60)
+
+
+def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(
+        registered, servers):
+    _, _, exports = registered
+    status, answer = post(servers["imdb-text-encoder"], columns("text", TEXTS))
+    assert status == 200
+    expected = direct(exports["imdb-text-encoder"], "classify_text", text=TEXTS)
+    np.testing.assert_allclose([p["probabilities"] for p in answer["predictions"]],
+                               expected["probabilities"], rtol=1e-5, atol=1e-6)
+    assert [p["label"] for p in answer["predictions"]] == [
+        n.decode() for n in expected["label_name"]]
+
+    status, answer = post(servers["translation-translator"],
+                          json.dumps({"inputs": {"source": SOURCES}}).encode())
+    assert (status, answer) == (200, {"predictions": [
+        {"translation": "a child is laughing ."}, {"translation": "a man is running ."}]})
+
+    encoded = [base64.b64encode(i).decode() for i in images()]
+    status, answer = post(servers["cifar10-vit"], columns("image", encoded))
+    assert status == 200
+    expected = direct(exports["cifar10-vit"], "classify_image", image=images())
+    assert [p["label"] for p in answer["predictions"]] == ["red", "blue"]
+    np.testing.assert_allclose([p["probabilities"] for p in answer["predictions"]],
+                               expected["probabilities"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("server, body, message", [
+    ("imdb-text-encoder", b"", "Invalid input"),
+    ("imdb-text-encoder", columns("review", ["fine"]), "Model is missing inputs ['text']"),
+    ("imdb-text-encoder", columns("text", ["x" * (1 << 20)]),
+     "row 0: the text has 1,048,576 characters; at most 100,000 are accepted"),
+    ("imdb-text-encoder", columns("text", ["fine", ""]), "row 1: the text is empty"),
+    ("translation-translator", columns("source", [" "]), "row 0: the text is empty"),
+    ("cifar10-vit", columns("image", [base64.b64encode(b"GIF89a not an image").decode()]),
+     "row 0: not a JPEG or PNG image"),
+], ids=["empty body", "missing field", "1 MB text", "empty string", "blank source",
+        "not an image"])
+def test_a_bad_request_gets_a_400_with_a_message_and_the_server_keeps_answering(
+        servers, server, body, message):
+    status, answer = post(servers[server], body)
+    assert status == 400
+    assert message in answer["message"]
+    valid = {"imdb-text-encoder": columns("text", TEXTS),
+             "translation-translator": columns("source", SOURCES),
+             "cifar10-vit": columns("image", [base64.b64encode(images()[0]).decode()])}
+    assert post(servers[server], valid[server])[0] == 200
