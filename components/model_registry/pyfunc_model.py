@@ -14,6 +14,7 @@ image) raises an MlflowException that names the row, which MLflow's server answe
 """
 import base64
 import binascii
+import warnings
 
 import mlflow
 from mlflow.exceptions import MlflowException
@@ -56,6 +57,11 @@ def check_image(row: int, value) -> bytes:
     if not bytes(value).startswith(IMAGE_MAGIC):
         raise bad_input(f"row {row}: not a JPEG or PNG image")
     return bytes(value)
+
+
+# The signature is given explicitly (mlflow_model.py), so MLflow's advice to add type hints to
+# predict, printed at each load, does not apply.
+warnings.filterwarnings("ignore", message="Add type hints to the `predict` method")
 
 
 class SavedModelPyfunc(mlflow.pyfunc.PythonModel):

@@ -2,7 +2,8 @@
 model, served by the prebuilt TensorFlow container.
 
 The model is `parent_model` when configured; otherwise the oldest model whose display name is
-the pipeline's, created by the first upload. A SavedModel already registered there (the same
+the pipeline's, created by the first upload (when two first pushes race, each creating a model,
+the newer model's version moves into the oldest and the newer model is deleted). A SavedModel already registered there (the same
 fingerprint, in a version label) is not uploaded again: a rerun that re-blesses a cached model
 reports the existing version, and moves the alias to it when blessed."""
 import re
@@ -46,6 +47,21 @@ class VertexRegistry:
 
         aiplatform.init(project=self.project, location=self.region)
         parent = self.parent_model or self.find_model(version.name)
+        registered = self.upload(parent, version)
+        created = registered.uri.rsplit("@", 1)[0]
+        if parent is None:  # this push created a model: another push may have done so too
+            oldest = self.find_model(version.name)
+            if oldest != created:
+                moved = self.upload(oldest, version)
+                aiplatform.Model(model_name=created).delete()
+                return moved
+        return registered
+
+    def upload(self, parent: Optional[str], version: ModelVersion) -> Registered:
+        """A new version of `parent` (a new model when None), unless `parent` already holds
+        this SavedModel."""
+        from google.cloud import aiplatform
+
         if parent and version.fingerprint:
             existing = self.find_version(parent, version.fingerprint)
             if existing is not None:

@@ -1,6 +1,7 @@
 """The Vertex AI backend at the SDK boundary: the exact upload call, and a stateful fake of
-the registry for reruns (no cloud here)."""
+the registry for reruns and concurrent pushes (no cloud here)."""
 import re
+import threading
 import types
 
 from google.cloud import aiplatform
@@ -71,23 +72,31 @@ class FakeVertex:
         monkeypatch.setattr(aiplatform.Model, "upload", self.upload)
         monkeypatch.setattr(aiplatform.Model, "list", self.list_models)
         monkeypatch.setattr(aiplatform.models, "ModelRegistry", self.registry)
+        monkeypatch.setattr(aiplatform.Model, "__init__",
+                            lambda model, model_name: setattr(model, "fake_name", model_name))
+        monkeypatch.setattr(aiplatform.Model, "delete",
+                            lambda model: self.models.pop(model.fake_name))
+        self.lock = threading.Lock()  # the fake's state changes one call at a time
 
     def upload(self, display_name, parent_model=None, version_aliases=None, labels=None, **kw):
-        self.uploads.append(kw["artifact_uri"])
-        if parent_model is None:
-            parent_model = f"projects/p/locations/r/models/{len(self.models) + 1}"
-            self.models[parent_model] = {"display_name": display_name, "versions": []}
-        versions = self.models[parent_model]["versions"]
-        versions.append({"version_id": str(len(versions) + 1), "labels": dict(labels or {}),
-                         "version_aliases": []})
-        self.move_aliases(parent_model, version_aliases or [], versions[-1]["version_id"])
-        return types.SimpleNamespace(resource_name=parent_model,
-                                     version_id=versions[-1]["version_id"])
+        with self.lock:
+            self.uploads.append(kw["artifact_uri"])
+            if parent_model is None:
+                self.created = getattr(self, "created", 0) + 1
+                parent_model = f"projects/p/locations/r/models/{self.created}"
+                self.models[parent_model] = {"display_name": display_name, "versions": []}
+            versions = self.models[parent_model]["versions"]
+            versions.append({"version_id": str(len(versions) + 1), "labels": dict(labels or {}),
+                             "version_aliases": []})
+            self.move_aliases(parent_model, version_aliases or [], versions[-1]["version_id"])
+            return types.SimpleNamespace(resource_name=parent_model,
+                                         version_id=versions[-1]["version_id"])
 
     def list_models(self, filter, order_by=None):
         name = re.fullmatch(r'display_name="(.*)"', filter).group(1)
-        return [types.SimpleNamespace(resource_name=r) for r, m in self.models.items()
-                if m["display_name"] == name]
+        with self.lock:  # oldest first: models are kept in creation order
+            return [types.SimpleNamespace(resource_name=r) for r, m in self.models.items()
+                    if m["display_name"] == name]
 
     def move_aliases(self, model, aliases, version_id):
         for version in self.models[model]["versions"]:
@@ -146,3 +155,35 @@ def test_without_a_parent_the_first_push_creates_the_model_and_reruns_reuse_vers
     assert vertex.uploads == ["gs://b/serving/1", "gs://b/serving/2"]
     assert vertex.models[model]["versions"][0]["labels"][
         "saved_model_fingerprint"] == "a" * 32  # 63 characters at most in a label
+
+
+def test_two_concurrent_first_pushes_end_as_two_versions_of_one_model(monkeypatch):
+    vertex = FakeVertex(monkeypatch)
+    both_listed = threading.Barrier(2, timeout=30)
+    listings = []
+
+    def list_models(filter, order_by=None):  # each push's first listing finds no model
+        found = FakeVertex.list_models(vertex, filter, order_by)
+        if len(listings) < 2:
+            listings.append(found)
+            both_listed.wait()
+        return found
+
+    monkeypatch.setattr(aiplatform.Model, "list", list_models)
+    registry = from_config(vertex_config("p", "r"))
+    results = {}
+    pushes = [threading.Thread(target=lambda n=n: results.update(
+        {n: registry.register(pushed(n, f"{n}" * 64))})) for n in (1, 2)]
+    for push in pushes:
+        push.start()
+    for push in pushes:
+        push.join(timeout=60)
+    assert listings == [[], []]  # both pushes raced to create the model
+    (model,) = vertex.models  # the newer model was folded into the oldest, then deleted
+    assert model == "projects/p/locations/r/models/1"
+    assert sorted(r.version for r in results.values()) == ["1", "2"]
+    assert {r.uri.split("@")[0] for r in results.values()} == {model}
+    assert sorted(sum(vertex.aliases(model).values(), [])) == ["champion"]  # one champion
+    labels = sorted(v["labels"]["saved_model_fingerprint"]
+                    for v in vertex.models[model]["versions"])
+    assert labels == ["1" * 32, "2" * 32]
