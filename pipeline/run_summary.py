@@ -103,4 +103,5 @@ def training_length(model_run_uri: str) -> Optional[dict]:
         return None
     with fileio.open(path) as f:
         history = json.load(f)
-    return {key: history.get(key) for key in ("train_steps", "epochs", "train_examples")}
+    return {key: history.get(key) for key in ("train_steps", "epochs", "train_examples",
+                                             "resumed_from_step")}

@@ -61,7 +61,7 @@ def check_image(row: int, value) -> bytes:
 
 # The signature is given explicitly (mlflow_model.py), so MLflow's advice to add type hints to
 # predict, printed at each load, does not apply.
-warnings.filterwarnings("ignore", message="Add type hints to the `predict` method")
+warnings.filterwarnings("ignore", message=".*Add type hints to the `predict` method")
 
 
 class SavedModelPyfunc(mlflow.pyfunc.PythonModel):

@@ -58,6 +58,8 @@ def training_length(history: dict) -> str:
     text = f"{steps:,} steps" + (f" of {batch:,}" if batch else "")
     if history.get("epochs") and history.get("train_examples"):
         text += f" ({history['epochs']:.2f} epochs of {history['train_examples']:,} examples)"
+    if history.get("resumed_from_step"):
+        text += f", resumed from step {history['resumed_from_step']:,} after an interruption"
     return escape(text)
 
 

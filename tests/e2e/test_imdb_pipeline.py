@@ -31,7 +31,8 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
     assert "[12/12]" in progress
     assert summary["metrics"]["example_count"] == 48
     # --train-steps 60 of the tiny preset's batch 8, over the 48 training reviews it counted.
-    assert summary["training"] == {"train_steps": 60, "epochs": 10.0, "train_examples": 48}
+    assert summary["training"] == {"train_steps": 60, "epochs": 10.0, "train_examples": 48,
+                                   "resumed_from_step": 0}
     assert {"binary_accuracy", "auc", "precision", "recall", "calibration"} <= set(
         summary["metrics"])
     assert summary["log_file"].startswith(str(imdb_run.output / "logs"))

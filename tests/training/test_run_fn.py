@@ -14,7 +14,9 @@ def fake_fn_args(mixed_precision="off"):
     dataset = tf.data.Dataset.range(4)
     return types.SimpleNamespace(
         custom_config={"mixed_precision": mixed_precision},
-        serving_model_dir="/out/serving", model_run_dir="/out/run",
+        train_files=["/out/train"], eval_files=["/out/eval"], transform_output="/out/tft",
+        train_steps=4, eval_steps=1, hyperparameters=None,
+        serving_model_dir="/out/serving", model_run_dir="/out/Trainer/model_run/5",
         data_accessor=DataAccessor(tf_dataset_factory=lambda *args, **kwargs: dataset,
                                    record_batch_factory=None, data_view_decode_fn=None))
 
@@ -39,6 +41,9 @@ def test_run_calls_train_and_export_with_data_sharded_by_batch(monkeypatch):
     model = run_fn.run(fn_args, fake)
     assert fake.seen["fn_args"] is fn_args and model.optimizer.iterations.numpy() == 3
     assert fn_args.serving_model_dir == "/out/serving"  # the chief writes the outputs
+    # training backs up beside the Trainer's executions, and the chief writes the backup
+    assert fn_args.custom_config["backup_dir"].startswith("/out/Trainer/backup/")
+    assert fn_args.custom_config["backup_writer"] is True
     assert fake.seen["shard_policy"] == tf.data.experimental.AutoShardPolicy.DATA
     assert fake.seen["policy"] == "float32"
     assert fake.seen["strategy"] is tf.distribute.get_strategy()  # the default

@@ -51,7 +51,8 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
                                    prepared.config.evaluations)
     write_history(fn_args.model_run_dir, prepared.config.to_dict(), history.history,
-                  **throughput(history.fit_seconds, fn_args, prepared.config.batch_size))
+                  **throughput(history.fit_seconds, fn_args, prepared.config.batch_size,
+                                 resumed_from_step=history.resumed_from_step))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

@@ -38,10 +38,16 @@ def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> N
 def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
                          evaluations: int) -> keras.callbacks.History:
     """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
-    evenly over them (Keras "epochs"), logging to TensorBoard in the model run directory."""
+    evenly over them (Keras "epochs"), logging to TensorBoard in the model run directory, and
+    backing up after each (training/backup.py): a rerun after a kill resumes from the last."""
+    from trainer_module.training import backup
+
     evaluations = max(1, min(evaluations, fn_args.train_steps))
+    restore = backup.callback(fn_args)
     callbacks = [keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
                  LogEvaluations(evaluations)]
+    if restore is not None:
+        callbacks.insert(0, restore)
     if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
         callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
     started = time.perf_counter()
@@ -55,15 +61,18 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
         verbose=0,
     )
     history.fit_seconds = time.perf_counter() - started
+    history.resumed_from_step = restore.resumed_from_step if restore else 0
     return history
 
 
-def throughput(fit_seconds: float, fn_args, batch_size: int) -> dict:
+def throughput(fit_seconds: float, fn_args, batch_size: int, resumed_from_step: int = 0) -> dict:
     """What history.json records of a fit's length and speed: steps, epochs of the training
-    examples (training.inputs.start_run counted them), examples per second (validation
-    passes included in the time)."""
+    examples (training.inputs.start_run counted them), the step a resumed run started from,
+    examples per second of the steps this run trained (validation passes included)."""
     steps, examples = fn_args.train_steps, fn_args.custom_config.get("train_examples")
+    trained = max(steps - resumed_from_step, 0)
     return {"train_steps": steps, "batch_size": batch_size, "train_examples": examples,
             "epochs": round(steps * batch_size / examples, 3) if examples else None,
-            "fit_seconds": round(fit_seconds, 1),
-            "train_examples_per_second": round(steps * batch_size / fit_seconds, 1)}
+            "resumed_from_step": resumed_from_step, "fit_seconds": round(fit_seconds, 1),
+            "train_examples_per_second": round(trained * batch_size / max(fit_seconds, 1e-9),
+                                               1)}

@@ -8,7 +8,7 @@ import tensorflow as tf
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from trainer_module.training import distribution
+from trainer_module.training import backup, distribution
 from trainer_module.training.precision import precision_policy
 
 
@@ -20,6 +20,9 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
 
     On a multi-worker job every worker trains and exports (saving is collective), but only the
     chief writes to the Trainer's outputs: the others write to a local temporary folder.
+
+    Training backs up to a folder a rerun of the same training finds (training/backup.py),
+    removed once the model is exported.
     """
     tf_config = distribution.cluster_spec()
     gpus = len(tf.config.list_physical_devices("GPU"))
@@ -30,6 +33,9 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
     role = "chief" if chief else f"{tf_config['task']['type']} {tf_config['task']['index']}"
     logging.info("Training as %s: %s with %d replicas, %d GPUs, dtype policy %s", role,
                  type(strategy).__name__, strategy.num_replicas_in_sync, gpus, policy)
+    backup_dir = backup.backup_dir(fn_args)  # from the Trainer's folder: before scratch below
+    fn_args.custom_config = {**(fn_args.custom_config or {}), backup.BACKUP_DIR_KEY: backup_dir,
+                             backup.BACKUP_WRITER_KEY: chief}
     if not chief:
         scratch = tempfile.mkdtemp(prefix="tfx-transformers-worker-")
         fn_args.serving_model_dir = f"{scratch}/serving_model"
@@ -47,6 +53,8 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
             model = train_and_export(fn_args)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
+    if chief:
+        backup.remove(backup_dir)
     logging.info("Training finished as %s after %d optimizer steps", role,
                  int(keras.ops.convert_to_numpy(model.optimizer.iterations)))
     return model
