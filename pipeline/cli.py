@@ -40,6 +40,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a task's pipeline with LocalDagRunner")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
+    run.add_argument("--wait", action="store_true",
+                     help="wait for another run of the same pipeline on the same output to "
+                          "finish (default: refuse at once, naming it)")
     compile_ = commands.add_parser(
         "compile", help="compile a task's pipeline for Vertex AI Pipelines / Kubeflow "
                         "Pipelines (settings from the environment: kubeflow/README.md)")
@@ -132,6 +135,7 @@ def _options(args):
 
 
 def command_run(args) -> int:
+    from pipeline import locks
     from pipeline.runner import build_local_pipeline, run_local
 
     try:
@@ -141,7 +145,13 @@ def command_run(args) -> int:
         print(json.dumps({"status": "failed", "error": str(error)}))
         return 2
     try:
-        summary = run_local(pipeline, paths, verbose=args.verbose)
+        with locks.exclusive(locks.lock_path(paths["metadata_path"]), wait=args.wait):
+            summary = run_local(pipeline, paths, verbose=args.verbose)
+    except locks.Busy as error:
+        print(f"error: {error}", file=sys.stderr)
+        print(json.dumps({"status": "refused", "pipeline_name":
+                          pipeline.pipeline_info.pipeline_name, "error": str(error)}))
+        return 2
     except Exception as error:  # a component failed: say which and why, point to the log
         message = str(error).strip()
         print(f"error: pipeline {pipeline.pipeline_info.pipeline_name} failed: {message}",

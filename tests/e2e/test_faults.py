@@ -1,0 +1,74 @@
+"""Faults, with real processes, on a copy of the session run's output: a run killed with -9
+while training, then run again, resumes from its last backup and pushes one version; a second
+run started meanwhile on the same output is refused, naming the first."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.e2e.cli_util import copy_output
+
+pytestmark = pytest.mark.e2e
+
+STEPS = 1000  # long enough to be killed part-way: about ten seconds of training here
+
+
+def cli(output, args):
+    return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", "--output", output,
+                             *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def wait_for(predicate, process, seconds=240):
+    deadline = time.time() + seconds
+    while not predicate():
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_run_killed_while_training_resumes_and_a_concurrent_run_is_refused(
+        imdb_run, tmp_path):
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    args = list(imdb_run.args)
+    args[args.index("--train-steps") + 1] = str(STEPS)
+    args += ["--set", "evaluations=10"]
+    lock = os.path.join(output, "metadata", "imdb-text-encoder", "run.lock")
+    backups = os.path.join(output, "pipelines", "imdb-text-encoder", "Trainer", "backup")
+
+    killed = cli(output, args)
+    try:  # kill -9 as soon as the first backup is written
+        wait_for(lambda: glob.glob(os.path.join(backups, "*", "training_metadata.json")),
+                 killed)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=60)
+    (backup,) = glob.glob(os.path.join(backups, "*"))
+
+    rerun = cli(output, args)  # the same run, again
+    # (the killed run's line stays in the lock file: the kernel released its lock, no more)
+    wait_for(lambda: f'"pid": {rerun.pid},' in open(lock).read(), rerun)
+    second = cli(output, args)  # and the same pipeline on the same output, meanwhile
+    out, err = second.communicate(timeout=240)
+    assert second.returncode == 2, err[-3000:]
+    assert f"is held by process {rerun.pid} on " in err
+    assert json.loads(out.strip().splitlines()[-1])["status"] == "refused"
+
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err[-3000:]
+    summary = json.loads(out.strip().splitlines()[-1])
+    training = summary["training"]
+    assert training["train_steps"] == STEPS
+    assert 0 < training["resumed_from_step"] < STEPS
+    assert training["resumed_from_step"] % (STEPS // 10) == 0  # at an interval's end
+    assert not os.path.exists(backup)  # removed once the model was exported
+    serving = os.path.join(output, "serving_model", "imdb-text-encoder")
+    assert len(os.listdir(serving)) == 2  # the session run's version and this one, complete
+    assert all(os.path.exists(os.path.join(serving, v, "saved_model.pb"))
+               for v in os.listdir(serving))
+    assert summary["registered"]["version"] == "2"
