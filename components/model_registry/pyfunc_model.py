@@ -14,9 +14,9 @@ image) raises an MlflowException that names the row, which MLflow's server answe
 """
 import base64
 import binascii
-import warnings
 
 import mlflow
+import pandas as pd
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 
@@ -59,11 +59,6 @@ def check_image(row: int, value) -> bytes:
     return bytes(value)
 
 
-# The signature is given explicitly (mlflow_model.py), so MLflow's advice to add type hints to
-# predict, printed at each load, does not apply.
-warnings.filterwarnings("ignore", message=".*Add type hints to the `predict` method")
-
-
 class SavedModelPyfunc(mlflow.pyfunc.PythonModel):
     """Answers a DataFrame of raw inputs with the SavedModel's raw-input signature."""
 
@@ -82,8 +77,8 @@ class SavedModelPyfunc(mlflow.pyfunc.PythonModel):
         self.input = INPUTS[self.signature]
         self.function = self.model.signatures[self.signature]
 
-    def predict(self, context, model_input, params=None):
-        import pandas as pd
+    # (A DataFrame hint: MLflow infers no signature from it, and uses the one logged.)
+    def predict(self, context, model_input: pd.DataFrame, params=None):
         import tensorflow as tf
 
         if isinstance(model_input, dict):
