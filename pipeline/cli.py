@@ -135,11 +135,15 @@ def _options(args):
 
 
 def command_run(args) -> int:
-    from pipeline import locks
+    from pipeline import locks, storage
     from pipeline.runner import build_local_pipeline, run_local
 
     try:
-        pipeline, paths = build_local_pipeline(_options(args))
+        options = _options(args)
+        unwritable = storage.problem(options.output)
+        if unwritable:  # before anything is written: ML Metadata is left as it was
+            raise ValueError(unwritable)
+        pipeline, paths = build_local_pipeline(options)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         print(json.dumps({"status": "failed", "error": str(error)}))
@@ -154,6 +158,9 @@ def command_run(args) -> int:
         return 2
     except Exception as error:  # a component failed: say which and why, point to the log
         message = str(error).strip()
+        unwritable = storage.problem(options.output)  # a disk that filled up meanwhile
+        if unwritable:
+            message = f"{message} ({unwritable})"
         print(f"error: pipeline {pipeline.pipeline_info.pipeline_name} failed: {message}",
               file=sys.stderr)
         print(f"full log: {paths['log_dir']}", file=sys.stderr)

@@ -72,3 +72,32 @@ def test_a_run_killed_while_training_resumes_and_a_concurrent_run_is_refused(
     assert all(os.path.exists(os.path.join(serving, v, "saved_model.pb"))
                for v in os.listdir(serving))
     assert summary["registered"]["version"] == "2"
+
+
+def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_when_it_can(
+        imdb_run, tmp_path):
+    """A full disk, simulated with the process's file-size limit (RLIMIT_FSIZE: the suite may
+    run as root in a container, where neither chmod nor a small tmpfs stop a write)."""
+    import hashlib
+    import resource
+
+    from tests.e2e.cli_util import run_cli
+
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    store = os.path.join(output, "metadata", "imdb-text-encoder", "metadata.sqlite")
+    before = hashlib.sha256(open(store, "rb").read()).hexdigest()
+
+    def full_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails: EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    refused = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--output", output,
+                              *map(str, imdb_run.args)], capture_output=True, text=True,
+                             preexec_fn=full_disk, timeout=300)
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    assert f"error: cannot write to {output}: File too large (could not write 1,024 KiB)" in (
+        refused.stderr)
+    assert hashlib.sha256(open(store, "rb").read()).hexdigest() == before  # nothing recorded
+
+    (summary,) = run_cli("run", "--output", output, *imdb_run.args).lines  # a healthy disk
+    assert summary["status"] == "succeeded"
