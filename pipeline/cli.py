@@ -6,6 +6,7 @@ query a pushed model.
   tfx-transformers submit PIPELINE_JOB.json [--engine vertex|kubeflow] [--param NAME=VALUE]
   tfx-transformers predict --model PATH TEXT...
   tfx-transformers predict --model PATH --image FILE...
+  tfx-transformers predict --model PATH --input FILE.jsonl|-   (one answer line per input line)
   tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
   tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
                             promote NAME VERSION [--alias A] [--force]
@@ -70,6 +71,11 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
                          help="a SavedModel folder, or a folder of numbered versions (the newest is used)")
     predict.add_argument("--image", dest="images", nargs="+", metavar="FILE",
                          help="JPEG or PNG files, any size (image classifiers)")
+    predict.add_argument("--input", metavar="FILE.jsonl",
+                         help='JSON lines of raw inputs ({"text": ...}, {"source": ...} or '
+                              '{"image": base64}), "-" for stdin: one answer line per input '
+                              'line, streamed; a bad line gets an error line naming it')
+    predict.add_argument("--batch-size", type=int, default=32, help="lines per model call")
     predict.add_argument("texts", nargs="*", metavar="TEXT")
 
     report = commands.add_parser(
@@ -207,11 +213,14 @@ def command_submit(args) -> int:
 
 
 def command_predict(args) -> int:
-    from pipeline.predict import load_model, predict_images, predict_texts
+    from pipeline.predict import load_model, predict_images, predict_lines, predict_texts
 
-    if bool(args.images) == bool(args.texts):
-        print("error: give either TEXT arguments or --image FILE...", file=sys.stderr)
+    if sum(map(bool, (args.images, args.texts, args.input))) != 1:
+        print("error: give one of TEXT arguments, --image FILE... or --input FILE.jsonl",
+              file=sys.stderr)
         return 2
+    if args.input:
+        return _predict_file(args, load_model, predict_lines)
     try:
         model, path = load_model(args.model)
         rows = predict_images(model, args.images) if args.images else predict_texts(
@@ -222,6 +231,25 @@ def command_predict(args) -> int:
     for row in rows:
         print(json.dumps({"model": path, **row}, ensure_ascii=False))
     return 0
+
+
+def _predict_file(args, load_model, predict_lines) -> int:
+    """Streams answers to stdout as the lines are read; exits 1 when a line had an error."""
+    try:
+        model, path = load_model(args.model)
+        lines = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    errors = 0
+    with lines:
+        for answer in predict_lines(model, lines, args.batch_size):
+            errors += "error" in answer
+            print(json.dumps(answer, ensure_ascii=False), flush=True)
+    if errors:
+        print(f"error: {errors} line(s) of {args.input} could not be predicted (their "
+              f"answer lines say why)", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def command_report(args) -> int:

@@ -1,7 +1,9 @@
 """Loads a pushed SavedModel with plain TensorFlow and runs it on raw input: a text classifier
 (`classify_text`), a translator (`translate`) or an image classifier (`classify_image`)."""
+import itertools
+import json
 import os
-from typing import Iterable, List, Tuple
+from typing import IO, Iterable, Iterator, List, Tuple
 
 import tensorflow as tf
 
@@ -77,3 +79,72 @@ def _class_rows(input_name: str, inputs: List[str], outputs: dict) -> List[dict]
         rows.append({input_name: value, "label": name, "label_id": int(label),
                      "probabilities": [round(float(p), 6) for p in probs]})
     return rows
+
+
+# The raw input each signature takes, by name (the key of each JSON line of `--input`).
+INPUT_NAMES = {CLASSIFY: "text", TRANSLATE: "source", CLASSIFY_IMAGE: "image"}
+
+
+class BadLine(ValueError):
+    pass
+
+
+def parse_line(line: str, name: str):
+    """The raw value of one JSON line ({"text": ...}, {"source": ...} or {"image": base64}),
+    checked as the registered MLflow model checks a row, or BadLine saying what is wrong."""
+    from mlflow.exceptions import MlflowException
+
+    from components.model_registry.pyfunc_model import check_image, check_text
+
+    try:
+        record = json.loads(line.strip())
+    except json.JSONDecodeError as error:
+        raise BadLine(f"not JSON: {error.msg} (column {error.colno})") from None
+    if not isinstance(record, dict) or name not in record:
+        raise BadLine(f"expected an object with {name!r}")
+    check = check_image if name == "image" else check_text
+    try:
+        return check(repr(name), record[name])
+    except MlflowException as error:
+        raise BadLine(error.message) from None
+
+
+def _answers(model, signature: str, values: list) -> List[dict]:
+    outputs = model.signatures[signature](**{INPUT_NAMES[signature]: tf.constant(values)})
+    if signature == TRANSLATE:
+        return [{"translation": t.decode("utf-8")} for t in outputs["translation"].numpy()]
+    return [{"label": name.decode(), "label_id": int(label),
+             "probabilities": [round(float(p), 6) for p in probabilities]}
+            for name, label, probabilities in zip(outputs["label_name"].numpy(),
+                                                  outputs["label"].numpy(),
+                                                  outputs["probabilities"].numpy())]
+
+
+def predict_lines(model, lines: IO[str], batch_size: int = 32) -> Iterator[dict]:
+    """One answer per line of `lines` (JSON lines of raw inputs), in order, read and predicted
+    `batch_size` lines at a time: {"line": n, <the signature's outputs>}, or {"line": n,
+    "error": why} for a line that cannot be predicted; the other lines are still answered."""
+    signature = next(s for s in SIGNATURES if s in model.signatures)
+    name = INPUT_NAMES[signature]
+    numbered = ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
+    while True:
+        batch = list(itertools.islice(numbered, batch_size))
+        if not batch:
+            return
+        answers, good = {}, []
+        for n, line in batch:
+            try:
+                good.append((n, parse_line(line, name)))
+            except BadLine as error:
+                answers[n] = {"line": n, "error": str(error)}
+        try:
+            rows = _answers(model, signature, [v for _, v in good]) if good else []
+            answers.update({n: {"line": n, **row} for (n, _), row in zip(good, rows)})
+        except tf.errors.InvalidArgumentError:  # one undecodable image: find it, answer the rest
+            for n, value in good:
+                try:
+                    answers[n] = {"line": n, **_answers(model, signature, [value])[0]}
+                except tf.errors.InvalidArgumentError as error:
+                    answers[n] = {"line": n, "error": error.message.splitlines()[0]}
+        for n, _ in batch:
+            yield answers[n]

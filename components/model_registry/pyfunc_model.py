@@ -32,30 +32,32 @@ def bad_input(message: str) -> MlflowException:
     return MlflowException(message, error_code=INVALID_PARAMETER_VALUE)
 
 
-def check_text(row: int, value) -> str:
+def check_text(where: str, value) -> str:
+    """`value` if it is a text the model can take, else a bad_input naming `where` (row 3)."""
     if not isinstance(value, str):
-        raise bad_input(f"row {row}: expected a string, got {type(value).__name__}")
+        raise bad_input(f"{where}: expected a string, got {type(value).__name__}")
     if not value.strip():
-        raise bad_input(f"row {row}: the text is empty")
+        raise bad_input(f"{where}: the text is empty")
     if len(value) > MAX_TEXT_CHARACTERS:
-        raise bad_input(f"row {row}: the text has {len(value):,} characters; "
+        raise bad_input(f"{where}: the text has {len(value):,} characters; "
                         f"at most {MAX_TEXT_CHARACTERS:,} are accepted")
     return value
 
 
-def check_image(row: int, value) -> bytes:
+def check_image(where: str, value) -> bytes:
+    """The image bytes of `value` (bytes, or their base64), else a bad_input naming `where`."""
     if isinstance(value, str):
         try:
             value = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
-            raise bad_input(f"row {row}: a string image must be base64") from None
+            raise bad_input(f"{where}: a string image must be base64") from None
     if not isinstance(value, (bytes, bytearray)):
-        raise bad_input(f"row {row}: expected image bytes, got {type(value).__name__}")
+        raise bad_input(f"{where}: expected image bytes, got {type(value).__name__}")
     if len(value) > MAX_IMAGE_BYTES:
-        raise bad_input(f"row {row}: the image has {len(value):,} bytes; "
+        raise bad_input(f"{where}: the image has {len(value):,} bytes; "
                         f"at most {MAX_IMAGE_BYTES:,} are accepted")
     if not bytes(value).startswith(IMAGE_MAGIC):
-        raise bad_input(f"row {row}: not a JPEG or PNG image")
+        raise bad_input(f"{where}: not a JPEG or PNG image")
     return bytes(value)
 
 
@@ -90,7 +92,7 @@ class SavedModelPyfunc(mlflow.pyfunc.PythonModel):
         if not values:
             raise bad_input("no rows to predict")
         check = check_image if self.input == "image" else check_text
-        values = [check(row, value) for row, value in enumerate(values)]
+        values = [check(f"row {row}", value) for row, value in enumerate(values)]
         try:
             outputs = self.function(**{self.input: tf.constant(values)})
         except tf.errors.InvalidArgumentError as error:

@@ -54,3 +54,26 @@ def test_the_pushed_model_classifies_raw_image_bytes(run, tmp_path):
         image=tf.constant([open(p, "rb").read() for p in paths]))
     np.testing.assert_allclose(served["probabilities"].numpy(),
                                [r["probabilities"] for r in rows], atol=1e-5)
+
+
+def test_predict_input_answers_each_image_line_and_an_undecodable_one_alone(run, tmp_path):
+    import base64
+    import json
+
+    good = [encode(pattern(label, 3, 32), "PNG") for label in range(2)]
+    broken = good[0][:40] + b"not the rest of a PNG"  # a PNG header, then garbage
+    lines = [{"image": base64.b64encode(good[0]).decode()},
+             {"image": base64.b64encode(broken).decode()},
+             {"image": "%%% not base64"},
+             {"image": base64.b64encode(good[1]).decode()}]
+    path = tmp_path / "images.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = run_cli("predict", "--model", run["pushed_model"], "--input", path, check=False)
+    answers = result.lines
+    assert result.code == 1 and [a["line"] for a in answers] == [1, 2, 3, 4]
+    assert "error" in answers[1]  # TensorFlow's decoder refused it; the others were answered
+    assert answers[2]["error"] == "'image': a string image must be base64"
+    served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
+        image=tf.constant(good))
+    np.testing.assert_allclose([answers[0]["probabilities"], answers[3]["probabilities"]],
+                               served["probabilities"].numpy(), atol=1e-5)

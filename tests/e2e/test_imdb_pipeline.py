@@ -60,6 +60,27 @@ def test_predict_answers_with_the_newest_pushed_version(imdb_run):
     assert rows[0]["model"] == imdb_run.summary["pushed_model"]
 
 
+def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(
+        imdb_run, tmp_path):
+    texts = ["a wonderful film, I loved it", "Café — awful, boring mess"]
+    lines = [json.dumps({"text": texts[0]}), '{"text": "unclosed', json.dumps({"review": "x"}),
+             "", json.dumps({"text": "  "}), json.dumps({"text": texts[1]}, ensure_ascii=False)]
+    path = tmp_path / "reviews.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run_cli("predict", "--model", imdb_run.serving_dir, "--input", path,
+                     "--batch-size", "2", check=False)
+    assert result.code == 1
+    answers = result.lines
+    assert [a["line"] for a in answers] == [1, 2, 3, 5, 6]  # the blank line 4 is skipped
+    assert answers[1]["error"].startswith("not JSON: Unterminated string")
+    assert answers[2]["error"] == "expected an object with 'text'"
+    assert answers[3]["error"] == "'text': the text is empty"
+    direct = run_cli("predict", "--model", imdb_run.serving_dir, *texts).lines
+    for answer, row in zip((answers[0], answers[4]), direct):
+        assert (answer["label"], answer["probabilities"]) == (row["label"], row["probabilities"])
+    assert "3 line(s) of" in result.stderr
+
+
 def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(imdb_run):
     summary = imdb_run.summary
     assert summary["registered"] == {
