@@ -72,3 +72,40 @@ def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
     assert backup.backup_dir(Args).startswith("/root/pipelines/p/Trainer/backup/")
     assert backup.backup_dir(rerun) == backup.backup_dir(Args)  # a new execution, same training
     assert backup.backup_dir(other) != backup.backup_dir(Args)
+
+
+def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
+        tmp_path, monkeypatch, tiny_bert_preset):
+    """Two phases (head, then full), each its own backup: killed after the first of the full
+    phase's two intervals, the rerun finds the head phase done and resumes the full one."""
+    from trainer_module.bert.training import run_fn as bert_run_fn
+
+    log_evaluation, evaluations = history.LogEvaluations.on_epoch_end, []
+
+    def killed_in_the_full_phase(self, epoch, logs=None):
+        log_evaluation(self, epoch, logs)
+        evaluations.append(epoch)
+        if len(evaluations) == 3:  # head: 2 intervals, then the full phase's first
+            raise Killed()
+
+    monkeypatch.setattr(history.LogEvaluations, "on_epoch_end", killed_in_the_full_phase)
+    started = []
+    backup_dir = backup.backup_dir
+    monkeypatch.setattr(backup, "backup_dir",
+                        lambda fn_args: started.append(copy.copy(fn_args)) or backup_dir(fn_args))
+    with pytest.raises(Killed):
+        run_family("bert", REVIEWS, review_spec(), str(tmp_path / "run"), train_steps=8,
+                   overrides={"backbone_preset": tiny_bert_preset, "sequence_length": 16,
+                              "batch_size": 8, "head_fraction": 0.5, "evaluations": 2})
+    (key,) = os.listdir(tmp_path / "backup")
+    assert sorted(os.listdir(tmp_path / "backup" / key)) == ["full", "head"]
+
+    monkeypatch.setattr(history.LogEvaluations, "on_epoch_end", log_evaluation)
+    fn_args = started[0]
+    model = bert_run_fn(fn_args)
+    with open(os.path.join(fn_args.model_run_dir, history.HISTORY_FILE)) as f:
+        record = json.load(f)
+    assert record["resumed_from_step"] == 4 + 2  # the head phase, and half the full one
+    assert int(model.optimizer.iterations.numpy()) == 4  # the full phase's optimizer
+    assert len(record["history"]["val_loss"]) == 1  # only the full phase's last interval ran
+    assert not (tmp_path / "backup" / key).exists()

@@ -12,6 +12,7 @@ from trainer_module.bert import FAMILY
 from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import bert_classifier
 from trainer_module.bert.serving import bert_inputs, export
+from trainer_module.training import backup
 from trainer_module.training.history import LogEvaluations, throughput, write_history
 from trainer_module.training.inputs import make_dataset, start_run
 from trainer_module.training.optimizers import adamw
@@ -38,7 +39,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     phases = [("head", head_steps, False, config.head_learning_rate),
               ("full", fn_args.train_steps - head_steps, True,
                None)]  # the full phase's schedule depends on its step count
-    history, started = {}, time.perf_counter()
+    history, started, resumed_from_step = {}, time.perf_counter(), 0
     for name, steps, backbone_trainable, learning_rate in phases:
         if steps <= 0:
             continue
@@ -49,18 +50,22 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
         _compile(model, learning_rate, config)
         evaluations = max(1, min(config.evaluations, steps))
         logging.info("Phase %s: %d steps, backbone trainable=%s", name, steps, backbone_trainable)
+        callbacks = [keras.callbacks.TensorBoard(
+            log_dir=os.path.join(fn_args.model_run_dir, name)), LogEvaluations(evaluations)]
+        restore = backup.callback(fn_args, phase=name)  # a finished phase restores as done
+        if restore is not None:
+            callbacks.insert(0, restore)
         result = model.fit(train, steps_per_epoch=math.ceil(steps / evaluations),
                            epochs=evaluations, validation_data=evaluation,
                            validation_steps=max(1, fn_args.eval_steps or 1),
-                           callbacks=[keras.callbacks.TensorBoard(
-                               log_dir=os.path.join(fn_args.model_run_dir, name)),
-                               LogEvaluations(evaluations)],
-                           verbose=0)
+                           callbacks=callbacks, verbose=0)
+        resumed_from_step += restore.resumed_from_step if restore else 0
         for key, values in result.history.items():
             history.setdefault(key, []).extend(float(v) for v in values)
 
     write_history(fn_args.model_run_dir, config.to_dict(), history,
-                  **throughput(time.perf_counter() - started, fn_args, config.batch_size))
+                  **throughput(time.perf_counter() - started, fn_args, config.batch_size,
+                               resumed_from_step=resumed_from_step))
     export(model, tf_transform_output, fn_args.serving_model_dir)
     return model
 

@@ -77,12 +77,14 @@ class Backup(keras.callbacks.BackupAndRestore):
         self._prev_training_metadata_path = f"{self._training_metadata_path}.bkp"
 
 
-def callback(fn_args) -> "Backup | None":
-    """The Backup for this training, when run_fn set a backup folder."""
+def callback(fn_args, phase: str = "") -> "Backup | None":
+    """The Backup for this training (for one `phase` of a training in several fits, each
+    backed up on its own), when run_fn set a backup folder."""
     directory = (fn_args.custom_config or {}).get(BACKUP_DIR_KEY)
     if not directory:
         return None
-    return Backup(directory, chief=fn_args.custom_config.get(BACKUP_WRITER_KEY, True))
+    return Backup(os.path.join(directory, phase) if phase else directory,
+                  chief=fn_args.custom_config.get(BACKUP_WRITER_KEY, True))
 
 
 def remove(directory: str) -> None:
