@@ -7,7 +7,10 @@ every existing version), so that:
   - a version is never overwritten or reused, even by pushes in the same second;
   - a server watching the base directory never sees a partly copied model;
   - a model identical to the newest version (same SavedModel fingerprint, as when a rerun
-    re-blesses a cached model) is not published twice: that version is reported instead.
+    re-blesses a cached model) is not published twice: that version is reported instead (also
+    when a push was killed after its rename, before ML Metadata recorded it);
+  - a staging folder left by a push killed while copying is removed by a later push once it is
+    an hour old (no live push takes that long).
 """
 import os
 import time
@@ -31,6 +34,24 @@ def existing_versions(base_directory: str) -> List[int]:
 
 
 FINGERPRINT = "fingerprint.pb"  # written by tf.saved_model.save: checksums of the whole model
+STAGING_PREFIX = ".staging-"
+STALE_STAGING_SECONDS = 3600
+
+
+def remove_stale_staging(base_directory: str, clock: Callable[[], float] = time.time) -> None:
+    """Removes staging folders last written over STALE_STAGING_SECONDS ago: left by killed
+    pushes."""
+    for name in fileio.listdir(base_directory):
+        if not name.startswith(STAGING_PREFIX):
+            continue
+        path = os.path.join(base_directory, name.rstrip("/"))
+        try:
+            age = clock() - fileio.stat(path).mtime_nsec / 1e9
+        except Exception:  # no modification time here (an object store's prefix): keep it
+            continue
+        if age > STALE_STAGING_SECONDS:
+            logging.info("Removing %s, left by a push that did not finish", path)
+            fileio.rmtree(path)
 
 
 def _fingerprint(model_dir: str):
@@ -48,6 +69,7 @@ def publish_new_version(model_path: str, base_directory: str,
     When the newest version holds the same model, returns that version and copies nothing.
     """
     fileio.makedirs(base_directory)
+    remove_stale_staging(base_directory, clock)
     versions = existing_versions(base_directory)
     if versions:
         newest = os.path.join(base_directory, str(versions[-1]))
@@ -55,7 +77,7 @@ def publish_new_version(model_path: str, base_directory: str,
         if fingerprint is not None and fingerprint == _fingerprint(newest):
             logging.info("%s is already published as version %s", model_path, versions[-1])
             return str(versions[-1]), newest
-    staging = os.path.join(base_directory, f".staging-{uuid.uuid4().hex}")
+    staging = os.path.join(base_directory, f"{STAGING_PREFIX}{uuid.uuid4().hex}")
     io_utils.copy_dir(model_path, staging)
     version = max([int(clock())] + [v + 1 for v in existing_versions(base_directory)])
     while True:

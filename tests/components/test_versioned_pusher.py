@@ -31,6 +31,17 @@ def test_pushes_in_the_same_second_get_distinct_versions(tmp_path):
     assert sorted(os.listdir(base)) == versions  # no staging folder left behind
 
 
+def test_a_push_removes_staging_folders_left_by_killed_pushes_once_an_hour_old(tmp_path):
+    base = tmp_path / "serving"
+    now = 1_700_000_000
+    for name, age in (("old", 3 * 3600), ("live", 60)):
+        make_model(base / f".staging-{name}", "partial")
+        os.utime(base / f".staging-{name}", (now - age, now - age))
+    version, _ = publish_new_version(make_model(tmp_path / "m", "new"), str(base),
+                                     clock=lambda: now)
+    assert sorted(os.listdir(base)) == [".staging-live", version]  # a live push's is kept
+
+
 def test_existing_versions_are_never_overwritten_even_from_the_future(tmp_path):
     base = tmp_path / "serving"
     make_model(base / "2000000000", "published")
