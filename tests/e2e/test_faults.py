@@ -1,6 +1,7 @@
 """Faults, with real processes, on a copy of the session run's output: a run killed with -9
-while training, then run again, resumes from its last backup and pushes one version; a second
-run started meanwhile on the same output is refused, naming the first."""
+during Transform, then one killed while training; run again, it reuses the Transform that
+completed, resumes from its last backup and pushes one version; a second run started meanwhile
+on the same output is refused, naming the first."""
 import glob
 import json
 import os
@@ -24,6 +25,23 @@ def cli(output, args):
                             text=True, start_new_session=True)
 
 
+def kill_group(process) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+
+
+def transform_executions(output) -> dict:
+    """{execution id: state} of the Transform executions in the pipeline's ML Metadata."""
+    import ml_metadata as mlmd
+    from tfx.orchestration import metadata
+
+    store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(
+        os.path.join(output, "metadata", "imdb-text-encoder", "metadata.sqlite")))
+    types = {t.id: t.name for t in store.get_execution_types()}
+    return {e.id: e.last_known_state for e in store.get_executions()
+            if types[e.type_id].endswith("Transform")}
+
+
 def wait_for(predicate, process, seconds=240):
     deadline = time.time() + seconds
     while not predicate():
@@ -32,22 +50,32 @@ def wait_for(predicate, process, seconds=240):
         time.sleep(0.05)
 
 
-def test_a_run_killed_while_training_resumes_and_a_concurrent_run_is_refused(
+def test_runs_killed_in_transform_then_in_training_resume_and_a_concurrent_run_is_refused(
         imdb_run, tmp_path):
     output = copy_output(imdb_run.output, tmp_path / "out")
     args = list(imdb_run.args)
     args[args.index("--train-steps") + 1] = str(STEPS)
-    args += ["--set", "evaluations=10"]
+    args += ["--set", "evaluations=10", "--set", "vocab_size=120"]  # a new Transform too
     lock = os.path.join(output, "metadata", "imdb-text-encoder", "run.lock")
     backups = os.path.join(output, "pipelines", "imdb-text-encoder", "Trainer", "backup")
+    before = transform_executions(output)
 
-    killed = cli(output, args)
+    in_transform = cli(output, args)
+    try:  # kill -9 a second into Transform
+        for line in in_transform.stderr:
+            if "Transform ..." in line:
+                time.sleep(1)
+                break
+    finally:
+        kill_group(in_transform)
+    (killed_transform,) = set(transform_executions(output)) - set(before)
+
+    in_trainer = cli(output, args)
     try:  # kill -9 as soon as the first backup is written
         wait_for(lambda: glob.glob(os.path.join(backups, "*", "training_metadata.json")),
-                 killed)
+                 in_trainer)
     finally:
-        os.killpg(killed.pid, signal.SIGKILL)
-        killed.wait(timeout=60)
+        kill_group(in_trainer)
     (backup,) = glob.glob(os.path.join(backups, "*"))
 
     rerun = cli(output, args)  # the same run, again
@@ -72,6 +100,12 @@ def test_a_run_killed_while_training_resumes_and_a_concurrent_run_is_refused(
     assert all(os.path.exists(os.path.join(serving, v, "saved_model.pb"))
                for v in os.listdir(serving))
     assert summary["registered"]["version"] == "2"
+    states = transform_executions(output)
+    COMPLETE = 3  # ml_metadata's Execution.COMPLETE
+    assert states[killed_transform] != COMPLETE  # never published: nothing read its output
+    completed = [e for e, state in states.items() if e not in before and state == COMPLETE]
+    assert len(completed) == 1  # the killed Transform ran again once; the last run reused it
+    assert summary["components"]["Transform"]["state"] == "cached"
 
 
 def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_when_it_can(

@@ -1,6 +1,7 @@
 """Training backs up after each evaluation interval (trainer_module/training/backup.py): a run
 killed part-way and run again resumes from its last backup, trains only the remaining steps,
-and removes the backup once it has exported."""
+and removes the backup once it has exported (with real processes for the text encoder:
+tests/e2e/test_faults.py)."""
 import copy
 import json
 import os
@@ -9,55 +10,11 @@ import pytest
 
 from tests.conftest import REVIEWS, review_spec
 from tests.family_util import run_family
-from trainer_module.text_encoder.training import run_fn
 from trainer_module.training import backup, history
-
-OVERRIDES = {"vocab_size": 50, "max_length": 8, "truncation_head": 4, "evaluations": 4,
-             "dropout": 0.0}
 
 
 class Killed(Exception):
     pass
-
-
-def train(workdir):
-    return run_family("text_encoder", REVIEWS, review_spec(), str(workdir),
-                      overrides=OVERRIDES, train_steps=8)
-
-
-def test_a_killed_training_resumes_from_its_last_backup_and_trains_only_the_rest(
-        tmp_path, monkeypatch):
-    log_evaluation = history.LogEvaluations.on_epoch_end
-
-    def killed_after_the_second(self, epoch, logs=None):
-        log_evaluation(self, epoch, logs)
-        if epoch == 1:  # the backup (the first callback) has just been written
-            raise Killed()
-
-    monkeypatch.setattr(history.LogEvaluations, "on_epoch_end", killed_after_the_second)
-    started = []  # the Trainer's arguments, as the rerun's new execution gets them again
-    backup_dir = backup.backup_dir
-    monkeypatch.setattr(backup, "backup_dir",
-                        lambda fn_args: started.append(copy.copy(fn_args)) or backup_dir(fn_args))
-    with pytest.raises(Killed):
-        train(tmp_path / "run")
-    (key,) = os.listdir(tmp_path / "backup")  # beside the model run folder's parent
-    folder = tmp_path / "backup" / key
-    with open(folder / "training_metadata.json") as f:
-        assert json.load(f)["epoch"] == 2  # two of four intervals done
-    assert (folder / "latest.weights.h5").exists()
-
-    monkeypatch.setattr(history.LogEvaluations, "on_epoch_end", log_evaluation)
-    fn_args = started[0]  # the same data and settings: the same backup
-    model = run_fn(fn_args)
-    with open(os.path.join(fn_args.model_run_dir, history.HISTORY_FILE)) as f:
-        record = json.load(f)
-    assert record["resumed_from_step"] == 4
-    assert record["train_steps"] == 8
-    assert int(model.optimizer.iterations.numpy()) == 8  # not 4 + 8
-    assert len(record["history"]["val_loss"]) == 2  # the two remaining intervals
-    assert not folder.exists()  # removed once exported
-    assert os.path.exists(os.path.join(fn_args.serving_model_dir, "saved_model.pb"))
 
 
 def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
