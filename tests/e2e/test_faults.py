@@ -1,7 +1,8 @@
 """Faults, with real processes, on a copy of the session run's output: a run killed with -9
-during Transform, then one killed while training; run again, it reuses the Transform that
-completed, resumes from its last backup and pushes one version; a second run started meanwhile
-on the same output is refused, naming the first."""
+during Transform, then one killed while training, then one killed while registering; run
+again, it reuses the Transform that completed, has resumed from the last backup, and has pushed
+and registered one version; a second run started meanwhile on the same output is refused,
+naming the first."""
 import glob
 import json
 import os
@@ -42,6 +43,12 @@ def transform_executions(output) -> dict:
             if types[e.type_id].endswith("Transform")}
 
 
+def registered_versions(output) -> list:
+    from components.model_registry.backends import from_config, mlflow_config
+
+    return from_config(mlflow_config(os.path.join(output, "mlflow"), tracking_uri=None)).versions()
+
+
 def wait_for(predicate, process, seconds=240):
     deadline = time.time() + seconds
     while not predicate():
@@ -50,7 +57,7 @@ def wait_for(predicate, process, seconds=240):
         time.sleep(0.05)
 
 
-def test_runs_killed_in_transform_then_in_training_resume_and_a_concurrent_run_is_refused(
+def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent_run_is_refused(
         imdb_run, tmp_path):
     output = copy_output(imdb_run.output, tmp_path / "out")
     args = list(imdb_run.args)
@@ -87,8 +94,17 @@ def test_runs_killed_in_transform_then_in_training_resume_and_a_concurrent_run_i
     assert f"is held by process {rerun.pid} on " in err
     assert json.loads(out.strip().splitlines()[-1])["status"] == "refused"
 
-    out, err = rerun.communicate(timeout=600)
-    assert rerun.returncode == 0, err[-3000:]
+    try:  # then kill -9 the rerun half a second into the registration
+        for line in rerun.stderr:
+            if "ModelRegistry ..." in line:
+                time.sleep(0.5)
+                break
+    finally:
+        kill_group(rerun)
+
+    last = cli(output, args)  # and once more: it registers the pushed version once
+    out, err = last.communicate(timeout=600)
+    assert last.returncode == 0, err[-3000:]
     summary = json.loads(out.strip().splitlines()[-1])
     training = summary["training"]
     assert training["train_steps"] == STEPS
@@ -100,6 +116,9 @@ def test_runs_killed_in_transform_then_in_training_resume_and_a_concurrent_run_i
     assert all(os.path.exists(os.path.join(serving, v, "saved_model.pb"))
                for v in os.listdir(serving))
     assert summary["registered"]["version"] == "2"
+    versions = registered_versions(output)
+    assert [v["version"] for v in versions] == ["1", "2"]  # nothing half registered
+    assert versions[1]["saved_model"] == summary["pushed_model"]
     states = transform_executions(output)
     COMPLETE = 3  # ml_metadata's Execution.COMPLETE
     assert states[killed_transform] != COMPLETE  # never published: nothing read its output

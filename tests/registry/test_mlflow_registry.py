@@ -177,3 +177,22 @@ def test_a_registration_that_dies_while_logging_the_model_leaves_no_version(
     assert registered.version == "1" and len(registry.versions()) == 1
     monkeypatch.setenv("MLFLOW_TRACKING_URI", registry.tracking_uri)
     assert mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion").metadata.signature
+
+
+def test_two_concurrent_promotes_both_succeed_and_leave_one_champion(tmp_path, pushed):
+    from pipeline import configs
+
+    output = tmp_path / "out"
+    registry = from_config(mlflow_config(configs.output_paths(str(output), "")["registry_dir"],
+                                         tracking_uri=None))
+    for n in (1, 2, 3):
+        registry.register(version(pushed(n), run=f"run-{n}"))  # 3 is the champion
+    promotes = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "registry", "--output",
+                                  str(output), "promote", "imdb-text-encoder", v],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for v in ("1", "2")]
+    outputs = [p.communicate(timeout=120) for p in promotes]
+    assert [p.returncode for p in promotes] == [0, 0], [err[-2000:] for _, err in outputs]
+    aliases = {r["version"]: r["aliases"] for r in registry.versions()}
+    assert sorted(sum(aliases.values(), [])) == [CHAMPION]  # exactly one champion
+    assert aliases["3"] == []  # and it is one of the two promoted versions
