@@ -156,20 +156,23 @@ def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_whe
     assert summary["status"] == "succeeded"
 
 
-def test_a_read_only_output_is_refused_naming_it(imdb_run, tmp_path):
-    """A read-only bind mount of a copy of the output (where the suite may mount: as root)."""
-    output = copy_output(imdb_run.output, tmp_path / "out")
+def test_a_read_only_output_is_refused_naming_it(tmp_path):
+    """A read-only bind mount (where the suite may mount: as root) as the output; refused
+    before anything is read or built, so it needs no earlier run."""
+    output = tmp_path / "out"
+    output.mkdir()
     mounted = tmp_path / "read-only"
     mounted.mkdir()
-    mount = subprocess.run(["mount", "--bind", output, str(mounted)], capture_output=True)
+    mount = subprocess.run(["mount", "--bind", str(output), str(mounted)], capture_output=True)
     if mount.returncode != 0:
         pytest.skip(f"cannot bind-mount here: {mount.stderr.decode().strip()}")
     try:
         subprocess.run(["mount", "-o", "remount,ro,bind", str(mounted)], check=True)
-        refused = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--output",
-                                  str(mounted), *map(str, imdb_run.args)],
+        refused = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--task", "imdb",
+                                  "--preset", "tiny", "--output", str(mounted)],
                                  capture_output=True, text=True, timeout=300)
     finally:
         subprocess.run(["umount", str(mounted)], check=True)
     assert refused.returncode == 2, refused.stderr[-3000:]
     assert f"error: cannot write to {mounted}: Read-only file system" in refused.stderr
+    assert os.listdir(output) == []  # nothing was written

@@ -66,3 +66,16 @@ def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
     assert int(model.optimizer.iterations.numpy()) == 4  # the full phase's optimizer
     assert len(record["history"]["val_loss"]) == 1  # only the full phase's last interval ran
     assert not (tmp_path / "backup" / key).exists()
+
+
+def test_a_resumed_run_reads_on_from_the_batch_the_backed_up_run_had_reached(tmp_path):
+    import tensorflow as tf
+
+    folder = tmp_path / "backup"
+    folder.mkdir()
+    (folder / "training_metadata.json").write_text(json.dumps({"epoch": 2}))  # as Keras writes
+    batches = tf.data.Dataset.range(100).repeat()  # a repeated, seeded training dataset
+    resumed = backup.continued(batches, backup.Backup(str(folder)), steps_per_interval=3)
+    assert list(resumed.take(2).as_numpy_iterator()) == [6, 7]  # two intervals of 3 were read
+    assert backup.continued(batches, backup.Backup(str(tmp_path / "fresh")), 3) is batches
+    assert backup.continued(batches, None, 3) is batches

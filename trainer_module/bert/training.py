@@ -55,7 +55,8 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
         restore = backup.callback(fn_args, phase=name)  # a finished phase restores as done
         if restore is not None:
             callbacks.insert(0, restore)
-        result = model.fit(train, steps_per_epoch=math.ceil(steps / evaluations),
+        result = model.fit(backup.continued(train, restore, math.ceil(steps / evaluations)),
+                           steps_per_epoch=math.ceil(steps / evaluations),
                            epochs=evaluations, validation_data=evaluation,
                            validation_steps=max(1, fn_args.eval_steps or 1),
                            callbacks=callbacks, verbose=0)

@@ -9,8 +9,8 @@ as well, so that a kill while writing falls back to it. It lives beside the Trai
 data, transform graph, settings and hyperparameters. A rerun after a kill (a new execution, with
 the cached inputs) restores it and trains only the remaining intervals; any other training
 starts afresh. Only the chief writes it, every worker restores it, and the chief removes it once
-the model is exported. The data pipeline is not part of it: a resumed run reads the shuffled
-training data from its start.
+the model is exported. The training data (shuffled with a fixed seed) continues where the
+backed-up run was: the resumed run skips the batches already trained on (`finished_steps`).
 """
 import hashlib
 import json
@@ -60,6 +60,13 @@ class Backup(keras.callbacks.BackupAndRestore):
             logging.info("Resumed from the backup in %s at step %d (%d intervals done)",
                          self.backup_dir, self.resumed_from_step, self.model._initial_epoch)
 
+    def finished_intervals(self) -> int:
+        """The intervals the backup says were trained (0 without one), before fit restores it."""
+        if not tf.io.gfile.exists(self._training_metadata_path):
+            return 0
+        with tf.io.gfile.GFile(self._training_metadata_path) as f:
+            return int(json.load(f).get("epoch", 0))
+
     def _save_model(self):
         if self.chief:
             return super()._save_model()
@@ -85,6 +92,16 @@ def callback(fn_args, phase: str = "") -> "Backup | None":
         return None
     return Backup(os.path.join(directory, phase) if phase else directory,
                   chief=fn_args.custom_config.get(BACKUP_WRITER_KEY, True))
+
+
+def continued(train, restore: "Backup | None", steps_per_interval: int):
+    """`train` from the batch the backed-up run had reached (it is repeated and seeded, so
+    skipping those batches gives the ones that run would have read next)."""
+    done = restore.finished_intervals() * steps_per_interval if restore else 0
+    if done:
+        logging.info("Skipping the %d training batches the backed-up run read", done)
+        return train.skip(done)
+    return train
 
 
 def remove(directory: str) -> None:

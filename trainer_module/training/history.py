@@ -50,10 +50,11 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
         callbacks.insert(0, restore)
     if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
         callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
+    steps_per_interval = math.ceil(fn_args.train_steps / evaluations)
     started = time.perf_counter()
     history = model.fit(
-        train,
-        steps_per_epoch=math.ceil(fn_args.train_steps / evaluations),
+        backup.continued(train, restore, steps_per_interval),
+        steps_per_epoch=steps_per_interval,
         epochs=evaluations,
         validation_data=evaluation,
         validation_steps=max(1, fn_args.eval_steps or 1),
