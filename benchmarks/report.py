@@ -16,6 +16,47 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+class MemorySampler:
+    """Samples the resident memory of this process and all its descendants (Beam's worker
+    processes) every `interval` seconds in a thread: `peak_between(start, end)` is the largest
+    sum seen in that window (epoch seconds), `peak()` over the whole run, both in GB."""
+
+    def __init__(self, interval: float = 0.5):
+        import threading
+        self.interval, self.samples = interval, []  # (time, GB of the tree, GB of this process)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self):
+        import psutil
+        me = psutil.Process()
+        while not self._stop.is_set():
+            total = own = me.memory_info().rss
+            for child in me.children(recursive=True):
+                try:
+                    total += child.memory_info().rss
+                except psutil.Error:  # exited between listing and reading
+                    pass
+            self.samples.append((time.time(), total / 1024 ** 3, own / 1024 ** 3))
+            self._stop.wait(self.interval)
+
+    def peak_between(self, start: float, end: float) -> dict:
+        window = [s for s in self.samples if start <= s[0] <= end] or [(0.0, 0.0, 0.0)]
+        return {"tree_gb": round(max(s[1] for s in window), 2),
+                "launcher_gb": round(max(s[2] for s in window), 2)}
+
+    def peak(self) -> dict:
+        return self.peak_between(0.0, float("inf"))
+
+
 def peak_memory_gb() -> float:
     """Peak resident memory of this process and its children, in GB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

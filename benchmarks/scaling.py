@@ -10,7 +10,8 @@ Replicates the real training data `scale` times under fresh ids (hard links, so 
 cost no disk; symbolic links across file systems: IMDB reviews as train/<label>/<id + k * 10^6>_<rating>.txt, CIFAR-10 images as
 train/<class>/<k>_<name>), runs the data components with LocalDagRunner for each size (one
 process per size, so that peak memory is that size's), and prints per component the wall time
-and examples per second, the peak memory of the run (this process and its Beam workers), and
+and examples per second, the peak memory of each component and of the run (this process and
+all its Beam workers, sampled), and
 the size of the Beam job each ExampleGen builds, side by side for the sizes, with the ratio to
 the smallest. Targets: examples per second at the largest size at least 0.8 of the smallest's
 for every component, peak memory at most 8 GB. Writes <output>/scaling_<task>.json.
@@ -115,23 +116,43 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
             paths["metadata_path"]),
         beam_pipeline_args=configs.BEAM_MODES[beam_mode])
     started = time.time()
-    summary = run_local(pipeline, paths)
+    with report.MemorySampler() as memory:
+        summary = run_local(pipeline, paths)
     seconds = {("ExampleGen" if name.endswith("ExampleGen") else name): info["seconds"]
                for name, info in summary["components"].items()}
+    component_memory = {name: memory.peak_between(start, end) for name, (start, end)
+                        in component_windows(paths["metadata_path"], options.pipeline_name).items()}
     return {"seconds": seconds, "wall_seconds": round(time.time() - started, 1),
-            "peak_memory_gb": report.peak_memory_gb(), "example_gen_job_bytes": job_bytes}
+            "peak_memory_gb": memory.peak()["tree_gb"], "memory": component_memory,
+            "example_gen_job_bytes": job_bytes}
+
+
+def component_windows(metadata_path: str, pipeline_name: str) -> dict:
+    """Component -> (start, end) epoch seconds of its execution in the newest run."""
+    import ml_metadata as mlmd
+    from tfx.orchestration import metadata
+
+    from pipeline.run_summary import latest_run, node_id
+
+    store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
+    windows = {}
+    for execution in store.get_executions_by_context(latest_run(store, pipeline_name).id):
+        name = node_id(store, execution.id, pipeline_name)
+        windows["ExampleGen" if name.endswith("ExampleGen") else name] = (
+            execution.create_time_since_epoch / 1000, execution.last_update_time_since_epoch / 1000)
+    return windows
 
 
 def beam_job_bytes(example_gen) -> int:
     """The size of the Beam pipeline proto the ExampleGen's executor builds."""
     import apache_beam as beam
-    from google.protobuf import message
-    from tfx.utils import proto_utils
 
-    exec_properties = {k: proto_utils.proto_to_json(v) if isinstance(v, message.Message) else v
-                       for k, v in example_gen.exec_properties.items()}
+    from components.dataset_example_gen import as_exec_properties
+
+    executor = example_gen.executor_spec.executor_class()
     pipeline = beam.Pipeline()
-    example_gen.executor_spec.executor_class().GenerateExamplesByBeam(pipeline, exec_properties)
+    executor.GenerateExamplesByBeam(pipeline,
+                                    executor.resolve_layout(as_exec_properties(example_gen)))
     return len(pipeline.to_runner_api().SerializeToString())
 
 
@@ -182,6 +203,11 @@ def main() -> int:
             ratio = f"{rate / base_rate:>7.2f}" if rate and base_rate else f"{'-':>7}"
             row += f"{seconds:>10.1f}{(f'{rate:,.0f}' if rate else '-'):>9}{ratio}"
         print(row)
+    print("\npeak memory, GB (this process and all its Beam workers; the launcher alone)")
+    for component in COMPONENTS:
+        print(f"{component:18}" + "".join(
+            f"{'x' + str(s)}: {m.get('tree_gb', 0):>5.2f} ({m.get('launcher_gb', 0):.2f})    "
+            for s in args.scales for m in [results[s]["memory"].get(component, {})]))
     for name, key in (("peak memory (GB)", "peak_memory_gb"),
                       ("ExampleGen job (bytes)", "example_gen_job_bytes"),
                       ("wall time (s)", "wall_seconds")):

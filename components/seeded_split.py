@@ -26,9 +26,11 @@ def hash_split_config(eval_percent: int) -> example_gen_pb2.Output:
 
 
 def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> int:
-    """An example's hash bucket, from its id and the seed: stable across runs and machines
-    (TFX's own hash split hashes the whole serialized example, without a seed)."""
-    example_id = example.features.feature[features.EXAMPLE_ID].bytes_list.value[0]
+    """An example's hash bucket, from its id (or, when it has none, the whole example) and the
+    seed: stable across runs and machines (TFX's own hash split hashes the whole serialized
+    example, without a seed)."""
+    ids = example.features.feature[features.EXAMPLE_ID].bytes_list.value
+    example_id = ids[0] if ids else example.SerializeToString(deterministic=True)
     return int(hashlib.sha256(f"{seed}:".encode() + example_id).hexdigest(), 16) % total_buckets
 
 

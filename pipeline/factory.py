@@ -51,6 +51,9 @@ def data_components(options: PipelineOptions, data_dir: str) -> list:
         schema=schema_gen.outputs["schema"],
         preprocessing_fn=family.preprocessing_fn,
         custom_config=family.transform_config(options.model_config()),
+        # StatisticsGen has the raw data's statistics; TFDV inside Transform would compute
+        # them again (and the transformed data's) at the cost of time and memory.
+        disable_statistics=True,
     )
     transform.add_upstream_node(anomalies_gate)
     return [example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
@@ -79,7 +82,8 @@ def create_pipeline(
     the custom_config of TFX's Google Cloud extension: pipeline/cloud.py) runs the Trainer and
     Tuner as Vertex AI training jobs. With `runtime_parameters`, the train and eval arguments
     are the pipeline's runtime parameters `train_args` and `eval_args` (JSON), defaulting to
-    the steps in `options`.
+    the steps in `options`, and the data folder is the runtime parameter `data_dir`.
+    Nothing here reads the data: the ExampleGen finds its layout when it runs.
     """
     options.check()
     task, family = options.task_spec, options.family
@@ -89,6 +93,9 @@ def create_pipeline(
         num_steps=None if epochs else options.train_steps or task.default_train_steps)
     eval_args = trainer_pb2.EvalArgs(num_steps=options.eval_steps or task.default_eval_steps)
     if runtime_parameters:
+        # The ExampleGen reads its data folder only when it runs, so a run can point it
+        # elsewhere; the epochs above were chosen for the default.
+        data_dir = data_types.RuntimeParameter(name="data_dir", ptype=str, default=data_dir)
         train_args, eval_args = (
             data_types.RuntimeParameter(name=name, ptype=str,
                                         default=proto_utils.proto_to_json(args))

@@ -13,6 +13,7 @@ from absl import logging as absl_logging
 from tfx.orchestration import metadata
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
+from components.dataset_example_gen import LayoutExecutor, as_exec_properties
 from components.model_registry.backends import mlflow_config
 from pipeline import configs, run_summary
 from pipeline.factory import create_pipeline
@@ -71,7 +72,17 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
         registry_config=(mlflow_config(paths["registry_dir"])
                          if options.registry == "mlflow" else None),
     )
+    check_data(pipeline)
     return pipeline, paths
+
+
+def check_data(pipeline) -> None:
+    """Finds the data layout the ExampleGen will find when it runs, so that a local run whose
+    data is missing or unreadable stops before it starts, with the ExampleGen's own message."""
+    for component in pipeline.components:
+        executor_class = getattr(component.executor_spec, "executor_class", None)
+        if isinstance(executor_class, type) and issubclass(executor_class, LayoutExecutor):
+            executor_class().resolve_layout(as_exec_properties(component))
 
 
 class _Progress(logging.Handler):

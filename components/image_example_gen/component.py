@@ -1,18 +1,22 @@
-"""ImageExampleGen: a FileBasedExampleGen whose driver fingerprints the image files, so changed
-data is never served from cache."""
+"""ImageExampleGen: a FileBasedExampleGen that finds the image layout and the class list when
+it runs (see components/dataset_example_gen.py), so the pipeline compiles without reading the
+data."""
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
+from tfx.proto import example_gen_pb2
 
-from components.example_gen_options import pack_options
+from components.dataset_example_gen import fingerprint_input_config, pack_options
 from components.image_example_gen import executor
-from components.image_example_gen.layout import detect_layout
+from components.seeded_split import hash_split_config
 
 
 class ImageExampleGen(FileBasedExampleGen):
-    """Reads the CIFAR-10 binary release or folders of images (see layout.detect_layout).
+    """Reads the CIFAR-10 binary release, folders of images or TFRecords of tf.Example (see
+    layout.detect_layout).
 
     Args:
-        data_dir: the dataset directory.
+        data_dir: the dataset directory; a string or a runtime parameter, not read until the
+            component runs.
         image_size: the side every image must have (CIFAR-10: 32).
         eval_percent: share of images held out for `eval` when the data has no eval split.
         split_seed: seed of that hash split.
@@ -20,11 +24,11 @@ class ImageExampleGen(FileBasedExampleGen):
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, data_dir: str, image_size: int = 32, eval_percent: int = 10,
+    def __init__(self, data_dir, image_size: int = 32, eval_percent: int = 10,
                  split_seed: int = 42):
-        layout = detect_layout(data_dir, eval_percent)
-        custom_config = pack_options({"format": layout.format, "split_seed": split_seed,
-                                      "class_names": layout.class_names,
-                                      "image_size": image_size})
-        super().__init__(input_base=layout.root, input_config=layout.input_config,
-                         output_config=layout.output_config, custom_config=custom_config)
+        hash_split_config(eval_percent)  # checks the share now, not when the run starts
+        super().__init__(input_base=data_dir, input_config=fingerprint_input_config(),
+                         output_config=example_gen_pb2.Output(),
+                         custom_config=pack_options({
+                             "split_seed": split_seed, "eval_percent": eval_percent,
+                             "image_size": image_size}))

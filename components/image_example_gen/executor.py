@@ -5,7 +5,8 @@ blue planes, each 32x32 row-major) are written out as PNG. Bad input stops the r
 error naming the file: a truncated record (file and byte offset), a label byte outside the
 class list, an image that does not decode, an image that is not image_size x image_size
 (rejected, not resized: in a dataset of fixed-size images it is a sign of mixed-in data;
-serving resizes any image), a class folder not in the class list, an empty class folder.
+serving resizes any image), a class folder not in the class list, an empty class folder, a
+TFRecord that does not hold tf.Examples with `image`, `label` and `label_name` (file and record).
 """
 import io
 import itertools
@@ -16,12 +17,12 @@ import apache_beam as beam
 import numpy as np
 import tensorflow as tf
 from PIL import Image
-from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
-from components.example_gen_options import read_options, read_split_configs
-from components.image_example_gen.layout import BINARY, IMAGE_SUFFIXES, ImageDataError
+from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
+from components.image_example_gen.layout import (BINARY, IMAGE_SUFFIXES, TFRECORDS,
+                                                 ImageDataError, detect_layout)
 from components.seeded_split import split_by_seeded_hash
 from trainer_module import features
 
@@ -125,8 +126,31 @@ def list_files(pattern: str) -> List[str]:
     return sorted(fileio.glob(pattern))
 
 
-class Executor(BaseExampleGenExecutor):
+def check_record(path_and_record: Tuple[str, bytes]) -> tf.train.Example:
+    """A TFRecord's tf.Example, with a bytes `image`, an int `label` and a bytes `label_name`;
+    an error naming the file otherwise."""
+    path, record = path_and_record
+    try:
+        example = tf.train.Example.FromString(record)
+    except Exception:  # protobuf's DecodeError
+        raise ImageDataError(f"{path}: a record that is not a tf.Example") from None
+    found = example.features.feature
+    for name, kind in ((features.IMAGE, "bytes_list"), (features.IMAGE_LABEL, "int64_list"),
+                       (features.IMAGE_LABEL_NAME, "bytes_list")):
+        if name not in found or len(getattr(found[name], kind).value) != 1:
+            raise ImageDataError(f"{path}: a tf.Example without one {kind.split('_')[0]} "
+                                 f"{name!r} (it has {sorted(found)})")
+    return example
+
+
+class Executor(LayoutExecutor):
     """Images -> tf.Examples, with a seeded hash split when the data has no eval split."""
+
+    def detect_layout(self, data_dir: str, options: dict):
+        return detect_layout(data_dir, int(options["eval_percent"]))
+
+    def layout_options(self, layout) -> dict:
+        return {"format": layout.format, "class_names": layout.class_names}
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         raise NotImplementedError("GenerateExamplesByBeam reads the images itself")
@@ -142,6 +166,14 @@ class Executor(BaseExampleGenExecutor):
         # and checked by the workers (one binary batch, or one image, per element).
         for split in input_config.splits:
             pattern = pipeline | f"Pattern{split.name}" >> beam.Create([split.pattern])
+            if options["format"] == TFRECORDS:
+                splits[split.name] = (
+                    pattern
+                    | f"Path{split.name}" >> beam.Map(lambda p: os.path.join(root, p))
+                    | f"ReadRecords{split.name}" >> beam.io.ReadAllFromTFRecord(
+                        with_filename=True)
+                    | f"Check{split.name}" >> beam.Map(check_record))
+                continue
             if options["format"] == BINARY:
                 rows = (pattern
                         | f"List{split.name}" >> beam.FlatMap(

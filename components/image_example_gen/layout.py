@@ -1,10 +1,12 @@
-"""Finds which image-dataset layout a data directory holds, before the pipeline is built.
+"""Finds which image-dataset layout a data directory holds, when the ExampleGen runs.
 
 - The CIFAR-10 binary release: `data_batch_*.bin` (+ `batches.meta.txt`, the class names), as
   unpacked from cifar-10-binary.tar.gz, in the directory or its `cifar-10-batches-bin/`.
 - Image folders: `<split>/<class_name>/*.png|jpg|jpeg` (train + val/valid/validation/dev/eval
   keep their split, test too), or `<class_name>/*` directly; class names come from `classes.txt`
   when present, else from the train split's folders.
+- TFRecords of tf.Example (`image`, `label`, `label_name`): `train/` (+ `eval/`) folders of
+  `*.tfrecord*` files, or such files directly in the directory (all of them `train`).
 `test_batch.bin` is not read: it is the test set, held back from training and model selection.
 The Python-pickle release is refused (unpickling a downloaded file can run arbitrary code).
 """
@@ -19,6 +21,8 @@ from components.seeded_split import SPLIT_NAMES, hash_split_config
 
 BINARY = "cifar10_binary"
 FOLDERS = "image_folders"
+TFRECORDS = "tfrecords"
+TFRECORD_SUFFIXES = (".tfrecord", ".tfrecord.gz", ".tfrecords", ".tfrecords.gz")
 BINARY_SUBDIR = "cifar-10-batches-bin"
 BINARY_PATTERN = "data_batch_*.bin"
 BINARY_META = "batches.meta.txt"
@@ -86,6 +90,22 @@ def _split_input(splits: dict, eval_percent: int):
         hash_split_config(eval_percent))
 
 
+def _tfrecord_patterns(data_dir: str, names: List[str]) -> dict:
+    """Split -> pattern of the TFRecord files: in the directory itself (all `train`), or in
+    split folders; empty when there are none."""
+    def records(names):
+        return [n for n in names if n.endswith(TFRECORD_SUFFIXES)]
+
+    if records(names):
+        return {"train": "*.tfrecord*"}
+    splits = {}
+    for name in names:
+        if name in SPLIT_NAMES and _is_dir(data_dir, name) and records(
+                _names(os.path.join(data_dir, name))):
+            splits[SPLIT_NAMES[name]] = f"{name}/*.tfrecord*"
+    return splits
+
+
 def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
     """The layout under `data_dir` (see the module docstring)."""
     if not fileio.isdir(data_dir):
@@ -101,6 +121,10 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
         input_config, output_config = _split_input({"train": BINARY_PATTERN}, eval_percent)
         return ImageLayout(data_dir, BINARY, read_class_names(os.path.join(data_dir, BINARY_META)),
                            input_config, output_config)
+    records = _tfrecord_patterns(data_dir, names)
+    if records:
+        input_config, output_config = _split_input(records, eval_percent)
+        return ImageLayout(data_dir, TFRECORDS, [], input_config, output_config)
     folders = [n for n in names if _is_dir(data_dir, n) and not n.startswith((".", "_"))]
     splits = {SPLIT_NAMES[n]: n for n in folders if n in SPLIT_NAMES}
     if not splits:

@@ -1,11 +1,12 @@
-"""ParallelCorpusExampleGen: a FileBasedExampleGen whose driver fingerprints the corpus files,
-so a changed corpus is never served from cache."""
+"""ParallelCorpusExampleGen: a FileBasedExampleGen that finds the corpus layout when it runs
+(see components/dataset_example_gen.py), so the pipeline compiles without reading the data."""
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
+from tfx.proto import example_gen_pb2
 
-from components.example_gen_options import pack_options
+from components.dataset_example_gen import fingerprint_input_config, pack_options
 from components.parallel_corpus_example_gen import executor
-from components.parallel_corpus_example_gen.layout import detect_layout
+from components.seeded_split import hash_split_config
 
 
 class ParallelCorpusExampleGen(FileBasedExampleGen):
@@ -13,7 +14,8 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
 
     Args:
         data_dir: a folder of `<split>.<source_lang>` / `<split>.<target_lang>` files (plain or
-            .gz) or of `source<TAB>target` .tsv/.txt files.
+            .gz) or of `source<TAB>target` .tsv/.txt files; a string or a runtime parameter,
+            not read until the component runs.
         source_lang, target_lang: the language suffixes (for example "de", "en").
         eval_percent: share of pairs held out for `eval` when the corpus has no split.
         split_seed: seed of that hash split.
@@ -21,10 +23,13 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, data_dir: str, source_lang: str, target_lang: str,
+    def __init__(self, data_dir, source_lang: str, target_lang: str,
                  eval_percent: int = 20, split_seed: int = 42):
-        layout = detect_layout(data_dir, source_lang, target_lang, eval_percent)
-        custom_config = pack_options({"format": layout.format, "split_seed": split_seed,
-                                      "source_lang": source_lang, "target_lang": target_lang})
-        super().__init__(input_base=layout.root, input_config=layout.input_config,
-                         output_config=layout.output_config, custom_config=custom_config)
+        if source_lang == target_lang:
+            raise ValueError(f"source and target language are both {source_lang!r}")
+        hash_split_config(eval_percent)  # checks the share now, not when the run starts
+        super().__init__(input_base=data_dir, input_config=fingerprint_input_config(),
+                         output_config=example_gen_pb2.Output(),
+                         custom_config=pack_options({
+                             "split_seed": split_seed, "eval_percent": eval_percent,
+                             "source_lang": source_lang, "target_lang": target_lang}))

@@ -14,13 +14,12 @@ from typing import Any, Dict, Iterator, List, Tuple
 import apache_beam as beam
 import tensorflow as tf
 from absl import logging
-from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 
+from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
 from components.parallel_corpus_example_gen.layout import (PARALLEL, CorpusDataError,
-                                                           parallel_file)
-from components.example_gen_options import read_options, read_split_configs
+                                                           detect_layout, parallel_file)
 from components.seeded_split import split_by_seeded_hash
 from trainer_module import features
 
@@ -121,8 +120,12 @@ def check_not_empty(count: int, where: str) -> int:
     return count
 
 
-class Executor(BaseExampleGenExecutor):
+class Executor(LayoutExecutor):
     """Sentence pairs -> tf.Examples, with a seeded hash split when the corpus has no split."""
+
+    def detect_layout(self, data_dir: str, options: dict):
+        return detect_layout(data_dir, options["source_lang"], options["target_lang"],
+                             int(options["eval_percent"]))
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         raise NotImplementedError("GenerateExamplesByBeam reads the corpus itself")

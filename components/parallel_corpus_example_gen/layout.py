@@ -1,4 +1,4 @@
-"""Finds which parallel-corpus layout a data directory holds, before the pipeline is built."""
+"""Finds which parallel-corpus layout a data directory holds, when the ExampleGen runs."""
 import dataclasses
 import os
 import re

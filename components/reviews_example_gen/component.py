@@ -1,26 +1,29 @@
-"""ReviewsExampleGen: a FileBasedExampleGen whose driver fingerprints the review files, so a
-changed corpus is never served from cache."""
+"""ReviewsExampleGen: a FileBasedExampleGen that finds the review layout when it runs (see
+components/dataset_example_gen.py), so the pipeline compiles without reading the data."""
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
+from tfx.proto import example_gen_pb2
 
-from components.example_gen_options import pack_options
+from components.dataset_example_gen import fingerprint_input_config, pack_options
 from components.reviews_example_gen import executor
-from components.reviews_example_gen.layout import detect_layout
+from components.seeded_split import hash_split_config
 
 
 class ReviewsExampleGen(FileBasedExampleGen):
     """Reads movie reviews from the aclImdb folder layout or from `text,label` CSV files.
 
     Args:
-        data_dir: a folder holding `aclImdb/` (or its `train/`, `test/` directly), or CSV files.
+        data_dir: a folder holding `aclImdb/` (or its `train/`, `test/` directly), or CSV
+            files; a string or a runtime parameter, not read until the component runs.
         eval_percent: share of reviews held out for `eval` when the data has no test split.
         split_seed: seed of that hash split.
     """
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, data_dir: str, eval_percent: int = 20, split_seed: int = 42):
-        layout = detect_layout(data_dir, eval_percent)
-        custom_config = pack_options({"format": layout.format, "split_seed": split_seed})
-        super().__init__(input_base=layout.root, input_config=layout.input_config,
-                         output_config=layout.output_config, custom_config=custom_config)
+    def __init__(self, data_dir, eval_percent: int = 20, split_seed: int = 42):
+        hash_split_config(eval_percent)  # checks the share now, not when the run starts
+        super().__init__(input_base=data_dir, input_config=fingerprint_input_config(),
+                         output_config=example_gen_pb2.Output(),
+                         custom_config=pack_options({"split_seed": split_seed,
+                                                     "eval_percent": eval_percent}))

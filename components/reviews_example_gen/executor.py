@@ -14,12 +14,11 @@ from typing import Any, Dict, Iterator, List
 import apache_beam as beam
 import tensorflow as tf
 from absl import logging
-from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
-from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError
-from components.example_gen_options import read_options, read_split_configs
+from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
+from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError, detect_layout
 from components.seeded_split import split_by_seeded_hash
 from trainer_module import features
 
@@ -150,8 +149,11 @@ def _ReviewsToExample(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
             | "ReadRows" >> beam.FlatMap(read_csv_reviews))
 
 
-class Executor(BaseExampleGenExecutor):
+class Executor(LayoutExecutor):
     """Reviews -> tf.Examples, with a seeded hash split when the data has no split of its own."""
+
+    def detect_layout(self, data_dir: str, options: dict):
+        return detect_layout(data_dir, int(options["eval_percent"]))
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         return _ReviewsToExample

@@ -1,14 +1,8 @@
 """CIFAR-10 (or any folder of labelled images): images -> a Vision Transformer that classifies
 raw JPEG/PNG bytes."""
-import os
-
 import tensorflow_model_analysis as tfma
-from tfx.components import ImportExampleGen
-from tfx.dsl.io import fileio
-from tfx.proto import example_gen_pb2
 
 from components.image_example_gen import ImageExampleGen
-from components.seeded_split import hash_split_config
 from pipeline import configs
 from pipeline.tasks.base import Gate, Task, overall_gate
 from trainer_module import features
@@ -18,42 +12,11 @@ from trainer_module.family import IMAGE_CLASSIFIER, Option
 GATE = Gate("sparse_categorical_accuracy", "accuracy, a fraction from 0 to 1", default=0.5,
             low=0.0, high=1.0)
 EVAL_PERCENT = 10  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 validation
-TFRECORD_SUFFIXES = (".tfrecord", ".tfrecord.gz", ".tfrecords")
 
 
-def tfrecord_patterns(data_dir: str) -> dict:
-    """Split -> file pattern of the TFRecords under `data_dir`: `train/` (+ `eval/`) folders of
-    them, or files directly in it (then all of them are `train`); empty when there are none."""
-    def has_records(directory: str) -> bool:
-        return fileio.isdir(directory) and any(
-            n.endswith(TFRECORD_SUFFIXES) for n in fileio.listdir(directory))
-
-    if not fileio.isdir(data_dir):
-        return {}
-    if has_records(data_dir):
-        return {"train": "*.tfrecord*"}
-    return {s: f"{s}/*" for s in ("train", "eval") if has_records(os.path.join(data_dir, s))}
-
-
-def import_example_gen(data_dir: str, patterns: dict) -> ImportExampleGen:
-    """TFX's ImportExampleGen: `train` + `eval` kept, a lone `train` hash-split."""
-    if "train" not in patterns:
-        raise ValueError(f"{data_dir}: TFRecords in eval/ but none in train/")
-    if "eval" in patterns:
-        return ImportExampleGen(input_base=data_dir, input_config=example_gen_pb2.Input(splits=[
-            example_gen_pb2.Input.Split(name=name, pattern=patterns[name])
-            for name in ("train", "eval")]))
-    return ImportExampleGen(input_base=data_dir, input_config=example_gen_pb2.Input(splits=[
-        example_gen_pb2.Input.Split(name="train", pattern=patterns["train"])]),
-        output_config=hash_split_config(EVAL_PERCENT))
-
-
-def example_gen(data_dir: str, image_size: str):
-    """ImportExampleGen for TFRecords of tf.Example (already `image`, `label`, `label_name`);
-    ImageExampleGen for the CIFAR-10 binary release or image folders."""
-    patterns = tfrecord_patterns(data_dir)
-    if patterns:
-        return import_example_gen(data_dir, patterns)
+def example_gen(data_dir, image_size: str) -> ImageExampleGen:
+    """ImageExampleGen: the CIFAR-10 binary release, image folders or TFRecords of tf.Example
+    (already `image`, `label`, `label_name`), found when it runs."""
     return ImageExampleGen(data_dir, image_size=int(image_size), eval_percent=EVAL_PERCENT,
                            split_seed=configs.SPLIT_SEED)
 

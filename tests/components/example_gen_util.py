@@ -3,9 +3,9 @@ import glob
 import os
 
 import tensorflow as tf
-from google.protobuf import message
 from tfx.types import standard_artifacts
-from tfx.utils import proto_utils
+
+from components.dataset_example_gen import as_exec_properties
 
 
 def run_executor(component, output_dir, examples=None) -> dict:
@@ -13,10 +13,7 @@ def run_executor(component, output_dir, examples=None) -> dict:
 
     `examples`: the output Examples artifact to use (to read its properties afterwards).
     """
-    exec_properties = {
-        key: proto_utils.proto_to_json(value) if isinstance(value, message.Message) else value
-        for key, value in component.exec_properties.items()
-    }
+    exec_properties = as_exec_properties(component)
     examples = examples or standard_artifacts.Examples()
     examples.uri = str(output_dir)
     component.executor_spec.executor_class().Do({}, {"examples": [examples]}, exec_properties)
@@ -27,6 +24,11 @@ def run_executor(component, output_dir, examples=None) -> dict:
         splits[os.path.basename(split_dir)[len("Split-"):]] = [
             tf.train.Example.FromString(r.numpy()) for r in records]
     return splits
+
+
+def resolve_layout(component) -> dict:
+    """The exec properties the component's executor works from once it found the layout."""
+    return component.executor_spec.executor_class().resolve_layout(as_exec_properties(component))
 
 
 def value(example: tf.train.Example, name: str):
@@ -41,12 +43,9 @@ def beam_graph_size(component) -> int:
     runner would receive it: what grows with the data here is shipped to every job."""
     import apache_beam as beam
 
-    exec_properties = {
-        key: proto_utils.proto_to_json(value) if isinstance(value, message.Message) else value
-        for key, value in component.exec_properties.items()
-    }
+    executor = component.executor_spec.executor_class()
     pipeline = beam.Pipeline()
-    component.executor_spec.executor_class().GenerateExamplesByBeam(pipeline, exec_properties)
+    executor.GenerateExamplesByBeam(pipeline, executor.resolve_layout(as_exec_properties(component)))
     return len(pipeline.to_runner_api().SerializeToString())
 
 

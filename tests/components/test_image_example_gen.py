@@ -6,8 +6,8 @@ from PIL import Image
 
 from components.image_example_gen import ImageDataError, ImageExampleGen
 from components.image_example_gen.executor import RECORD_BYTES
-from tests.components.example_gen_util import (assert_graph_does_not_grow, run_executor,
-                                              value)
+from tests.components.example_gen_util import (assert_graph_does_not_grow, resolve_layout,
+                                              run_executor, value)
 from tests.image_util import CLASSES, encode, pattern, write_binary_release, write_folders
 
 
@@ -68,7 +68,7 @@ def test_the_pickle_release_is_refused_with_a_pointer_to_the_binary_one(tmp_path
     (data / "data_batch_1").write_bytes(b"\x80\x04not unpickled")
     (data / "batches.meta").write_bytes(b"\x80\x04")
     with pytest.raises(ImageDataError, match="pickle release.*arbitrary code.*binary release"):
-        ImageExampleGen(str(data))
+        resolve_layout(ImageExampleGen(str(data)))
 
 
 def test_image_folders_keep_their_splits_with_labels_from_the_class_list(tmp_path):
@@ -113,7 +113,7 @@ def test_a_directory_without_images_is_refused(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "notes.txt").write_text("nothing here")
     with pytest.raises(ImageDataError, match="no images found"):
-        ImageExampleGen(str(tmp_path / "data"))
+        resolve_layout(ImageExampleGen(str(tmp_path / "data")))
 
 
 @pytest.mark.parametrize("write", [write_binary_release, write_folders])
@@ -122,3 +122,53 @@ def test_the_beam_graph_does_not_grow_with_the_data(tmp_path, write):
     for scale in (1, 4):
         write(tmp_path / f"x{scale}", per_class=2 * scale)
     assert_graph_does_not_grow(ImageExampleGen, tmp_path / "x1", tmp_path / "x4")
+
+
+def write_records(path, examples):
+    import tensorflow as tf
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tf.io.TFRecordWriter(str(path), options="GZIP" if path.name.endswith(".gz") else None) as writer:
+        for example in examples:
+            writer.write(example.SerializeToString())
+
+
+def image_example(label, index, with_id=True):
+    from components.image_example_gen.executor import make_example
+
+    example = make_example(encode(pattern(label, index)), label, CLASSES[label], f"r{index}")
+    if not with_id:
+        del example.features.feature["id"]
+    return example
+
+
+def test_tfrecords_in_split_folders_keep_their_splits(tmp_path):
+    write_records(tmp_path / "data" / "train" / "a.tfrecord.gz",
+                  [image_example(i % 3, i) for i in range(6)])
+    write_records(tmp_path / "data" / "eval" / "b.tfrecord", [image_example(1, 9)])
+    splits = run(tmp_path / "data", tmp_path)
+    assert sorted(value(e, "id") for e in splits["train"]) == [f"r{i}" for i in range(6)]
+    assert [(value(e, "label"), value(e, "label_name")) for e in splits["eval"]] == [
+        (1, "automobile")]
+
+
+def test_tfrecords_without_ids_are_split_by_seeded_hash_of_the_example(tmp_path):
+    examples = [image_example(i % 3, i, with_id=False) for i in range(40)]
+    write_records(tmp_path / "data" / "images.tfrecord", examples)
+    first, again = (run(tmp_path / "data", tmp_path / name, eval_percent=25)
+                    for name in ("a", "b"))
+    assert len(first["train"]) + len(first["eval"]) == 40
+    assert 0 < len(first["eval"]) < 20
+    assert sorted(e.SerializeToString() for e in first["eval"]) == sorted(
+        e.SerializeToString() for e in again["eval"])
+
+
+def test_a_tfrecord_without_the_image_features_names_the_file(tmp_path):
+    import tensorflow as tf
+
+    stray = tf.train.Example()
+    stray.features.feature["text"].bytes_list.value.append(b"not an image")
+    write_records(tmp_path / "data" / "train" / "bad.tfrecord", [image_example(0, 0), stray])
+    with pytest.raises(ImageDataError, match=r"train/bad\.tfrecord: a tf.Example without one "
+                                             r"bytes 'image' \(it has \['text'\]\)"):
+        run(tmp_path / "data", tmp_path)

@@ -5,8 +5,8 @@ from tfx.types import standard_artifacts
 
 from components.parallel_corpus_example_gen import CorpusDataError, ParallelCorpusExampleGen
 from components.parallel_corpus_example_gen.executor import SKIPPED_PROPERTY
-from tests.components.example_gen_util import (assert_graph_does_not_grow, run_executor,
-                                              value)
+from tests.components.example_gen_util import (assert_graph_does_not_grow, resolve_layout,
+                                              run_executor, value)
 
 GERMAN = ["Ein Mann läuft.", "Eine Frau sitzt im Park.", "Zwei Kinder spielen."]
 ENGLISH = ["A man is running.", "A woman is sitting in the park.", "Two children are playing."]
@@ -109,9 +109,9 @@ def test_a_missing_side_names_the_missing_file(tmp_path):
     data.mkdir()
     write_lines(data / "train.de", GERMAN)
     with pytest.raises(FileNotFoundError, match=r"train\.en: missing; it pairs with .*train\.de"):
-        ParallelCorpusExampleGen(str(data), "de", "en")
+        resolve_layout(ParallelCorpusExampleGen(str(data), "de", "en"))
     with pytest.raises(FileNotFoundError, match="corpus directory not found"):
-        ParallelCorpusExampleGen(str(tmp_path / "nowhere"), "de", "en")
+        resolve_layout(ParallelCorpusExampleGen(str(tmp_path / "nowhere"), "de", "en"))
 
 
 def test_a_tsv_line_without_a_tab_is_an_error(tmp_path):
@@ -126,7 +126,7 @@ def test_a_folder_without_a_corpus_is_an_error(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "notes.md").write_text("nothing")
     with pytest.raises(CorpusDataError, match="no parallel corpus found"):
-        ParallelCorpusExampleGen(str(tmp_path / "data"), "de", "en")
+        resolve_layout(ParallelCorpusExampleGen(str(tmp_path / "data"), "de", "en"))
 
 
 def test_the_beam_graph_does_not_grow_with_the_data(tmp_path):

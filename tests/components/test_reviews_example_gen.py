@@ -4,8 +4,8 @@ import pytest
 
 from components.reviews_example_gen import ReviewsExampleGen
 from components.reviews_example_gen.layout import ReviewDataError
-from tests.components.example_gen_util import (assert_graph_does_not_grow, run_executor,
-                                              value)
+from tests.components.example_gen_util import (assert_graph_does_not_grow, resolve_layout,
+                                              run_executor, value)
 from tests.conftest import write_aclimdb
 
 
@@ -62,14 +62,25 @@ def test_csv_with_quoted_multiline_reviews(tmp_path):
     assert [value(e, "label") for e in splits["eval"]] == [0]
 
 
-def test_missing_directory_is_an_error_at_construction(tmp_path):
+def test_missing_directory_is_an_error_when_it_runs_not_when_it_is_built(tmp_path):
+    component = ReviewsExampleGen(str(tmp_path / "nowhere"))  # builds: nothing is read yet
+    assert component.exec_properties["input_base"] == str(tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="review data directory not found: .*nowhere"):
-        ReviewsExampleGen(str(tmp_path / "nowhere"))
+        resolve_layout(component)
 
 
 def test_directory_without_reviews_is_an_error(tmp_path):
     with pytest.raises(ReviewDataError, match="no reviews found"):
-        ReviewsExampleGen(str(tmp_path))
+        resolve_layout(ReviewsExampleGen(str(tmp_path)))
+
+
+def test_the_layout_found_at_run_time_is_recorded_on_the_artifact(aclimdb_dir, tmp_path):
+    from tfx.types import standard_artifacts
+
+    examples = standard_artifacts.Examples()
+    run_executor(ReviewsExampleGen(str(aclimdb_dir)), tmp_path / "out", examples)
+    assert examples.get_string_custom_property("data_layout") == "aclimdb"
+    assert examples.split_names == '["train", "eval"]'
 
 
 def expect_error(data_dir, tmp_path, pattern):

