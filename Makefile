@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup browser lock test test-fast run run-bert run-translation run-cifar10 report clean
+.PHONY: setup browser lock test test-slow test-fast run run-bert run-translation run-cifar10 report clean
 
 setup: $(VENV)/.installed
 
@@ -30,13 +30,18 @@ lock: setup
 	scripts/lock.sh
 
 # The default suite: unit tests and the end-to-end pipeline tests on tiny data, on two workers
-# (tests sharing a session run stay on one: tests/conftest.py).
+# (tests sharing a session run stay on one: tests/conftest.py); the slow tier apart.
 test: setup
-	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not slow" $(PYTEST_ARGS)
+
+# The slow tier: pipeline processes killed with -9 and rerun, a full disk, a read-only output,
+# the TFX CLI end to end (a few minutes; CI runs it after `make test`).
+test-slow: setup
+	$(PY) -m pytest -n 2 --dist loadgroup -m slow $(PYTEST_ARGS)
 
 # Without the end-to-end pipeline runs (a few minutes).
 test-fast: setup
-	$(PY) -m pytest -n 2 --dist loadgroup -m "not e2e" $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not e2e and not slow" $(PYTEST_ARGS)
 
 # The main job: the IMDB pipeline on the embedded default data, ending with a pushed model.
 run: setup

@@ -107,7 +107,7 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
                               no_cache=True).check().local_paths()
     paths = configs.output_paths(output, options.pipeline_name)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)
-    components = data_components(options, options.data)
+    components = list(data_components(options, options.data).values())
     job_bytes = beam_job_bytes(components[0])
     pipeline = Pipeline(
         pipeline_name=options.pipeline_name, pipeline_root=paths["pipeline_root"],

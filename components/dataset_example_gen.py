@@ -7,13 +7,13 @@ lists the folder, works out the layout (the files of each split, or one set to s
 hash) and then reads the files inside Beam.
 
 Before the executor runs, TFX's driver fingerprints `input_base` with the component's
-input_config to decide whether a cached run still holds; since the layout is not known yet,
-that config lists every file up to FINGERPRINT_DEPTH folders deep (the deepest layout read,
-`aclImdb/train/pos/ID_RATING.txt`, is 4). A changed, added or removed data file changes the
-fingerprint.
+input_config to decide whether a cached run still holds (and resolves the latest span when the
+data folder has a `{SPAN}`); since the layout is not known yet, that config lists every file up
+to FINGERPRINT_DEPTH folders deep (the deepest layout read, `aclImdb/train/pos/ID_RATING.txt`,
+is 4). A changed, added or removed data file changes the fingerprint.
 """
 import abc
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Tuple
 
 from google.protobuf import json_format, struct_pb2
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
@@ -23,14 +23,41 @@ from tfx.utils import proto_utils
 
 FINGERPRINT_DEPTH = 4
 LAYOUT_PROPERTY = "data_layout"  # on the output Examples artifact: the layout the run found
+SPAN, VERSION = "{SPAN}", "{VERSION}"
 
 
-def fingerprint_input_config() -> example_gen_pb2.Input:
-    """The component's input_config: every file 1 to FINGERPRINT_DEPTH folders below
-    input_base, for the driver's fingerprint (the executor replaces it with the layout's)."""
-    return example_gen_pb2.Input(splits=[
-        example_gen_pb2.Input.Split(name=f"depth-{depth}", pattern="/".join(["*"] * depth))
-        for depth in range(1, FINGERPRINT_DEPTH + 1)])
+def data_input(data_dir) -> Tuple[Any, example_gen_pb2.Input]:
+    """The component's (input_base, input_config) for `data_dir`, for the driver.
+
+    A plain folder: every file 1 to FINGERPRINT_DEPTH folders below it is fingerprinted.
+    A folder pattern with a `{SPAN}` (and optionally a `{VERSION}`) in it, such as
+    `data/span-{SPAN}`: TFX's driver picks the latest span (and its latest version) and
+    fingerprints that folder's entries, and the run reads that folder alone; a span is new
+    data, so change data by adding a span (or a version), not by editing one.
+    The executor replaces the config with the layout's when it runs (LayoutExecutor).
+    """
+    if not isinstance(data_dir, str) or SPAN not in data_dir:
+        if isinstance(data_dir, str) and VERSION in data_dir:
+            raise ValueError(f"{data_dir}: a {VERSION} needs a {SPAN} before it")
+        return data_dir, example_gen_pb2.Input(splits=[
+            example_gen_pb2.Input.Split(name=f"depth-{depth}", pattern="/".join(["*"] * depth))
+            for depth in range(1, FINGERPRINT_DEPTH + 1)])
+    parts = data_dir.rstrip("/").split("/")
+    first = next(i for i, part in enumerate(parts) if SPAN in part)
+    if any(VERSION in part for part in parts[:first]):
+        raise ValueError(f"{data_dir}: the {VERSION} must come after the {SPAN}")
+    base, spans = "/".join(parts[:first]) or ".", "/".join(parts[first:])
+    return base, example_gen_pb2.Input(splits=[
+        example_gen_pb2.Input.Split(name="span", pattern=f"{spans}/*")])
+
+
+def data_folder(exec_properties: Dict[str, Any]) -> str:
+    """The folder the run reads: input_base, or the span folder the driver resolved (the
+    input_config's pattern up to its first wildcard)."""
+    input_config, _ = read_split_configs(exec_properties)
+    base = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+    relative = input_config.splits[0].pattern.split("*")[0].rstrip("/")
+    return f"{base.rstrip('/')}/{relative}" if relative else base
 
 
 def pack_options(options: Dict[str, Any]) -> example_gen_pb2.CustomConfig:
@@ -84,8 +111,7 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
     def resolve_layout(self, exec_properties: Dict[str, Any]) -> Dict[str, Any]:
         """The exec properties with the layout's root, split configs and options."""
         options = read_options(exec_properties)
-        layout = self.detect_layout(exec_properties[standard_component_specs.INPUT_BASE_KEY],
-                                    options)
+        layout = self.detect_layout(data_folder(exec_properties), options)
         return {**exec_properties,
                 standard_component_specs.INPUT_BASE_KEY: layout.root,
                 standard_component_specs.INPUT_CONFIG_KEY:
@@ -101,9 +127,3 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
         for examples in output_dict[standard_component_specs.EXAMPLES_KEY]:
             examples.set_string_custom_property(LAYOUT_PROPERTY, layout)
         super().Do(input_dict, output_dict, resolved)
-
-
-def split_names(exec_properties: Dict[str, Any]) -> List[str]:
-    """The output split names of resolved exec properties."""
-    from tfx.components.example_gen import utils
-    return utils.generate_output_split_names(*read_split_configs(exec_properties))

@@ -5,8 +5,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ml_metadata.proto import metadata_store_pb2
 # Direct imports: `from tfx import v1` also loads the Google Cloud extensions (+9 s per process).
-from tfx.components import (Evaluator, ExampleValidator, SchemaGen, StatisticsGen, Trainer,
-                            Transform, Tuner)
+from tfx.components import (DistributionValidator, Evaluator, ExampleValidator, SchemaGen,
+                            StatisticsGen, Trainer, Transform, Tuner)
 from tfx.components.schema_gen.import_schema_gen.component import ImportSchemaGen
 from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
@@ -18,6 +18,8 @@ from tfx.utils import proto_utils
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
+from components.resolvers.base_model import base_model_resolver
+from components.resolvers.baseline_statistics import baseline_statistics_resolver
 from components.model_registry.component import ModelRegistry, ModelRegistrySpec
 from components.run_report import RunReport
 from components.versioned_pusher import VersionedPusher
@@ -25,10 +27,12 @@ from pipeline import configs
 from pipeline.options import PipelineOptions
 
 
-def data_components(options: PipelineOptions, data_dir: str) -> list:
-    """The data half of the pipeline, up to and including Transform: [ExampleGen,
-    StatisticsGen, SchemaGen (or ImportSchemaGen), ExampleValidator, AnomaliesGate,
-    Transform]. benchmarks/scaling.py runs it alone."""
+def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool = True) -> dict:
+    """The data half of the pipeline, up to and including Transform, by role, in order:
+    example_gen, statistics_gen, schema_gen (or ImportSchemaGen), example_validator, with
+    `lineage_resolvers` and a task that checks drift baseline_statistics (a resolver) and
+    distribution_validator, then anomalies_gate and transform. benchmarks/scaling.py runs it
+    alone."""
     task, family = options.task_spec, options.family
     # Reads the raw data into tf.Examples with `train` and `eval` splits.
     example_gen = task.example_gen(data_dir, **task.reading_options(options.data_options))
@@ -43,8 +47,21 @@ def data_components(options: PipelineOptions, data_dir: str) -> list:
     # Checks the statistics against the schema.
     example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
-    # Stops the run, listing them, when the validator found anomalies.
-    anomalies_gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
+    # Compares the new data's statistics with those of the data the champion was judged on.
+    drift = task.distribution_validator_config(dict(options.drift_thresholds))
+    drift_components, drift_anomalies = {}, None
+    if drift is not None and lineage_resolvers:
+        baseline = baseline_statistics_resolver()
+        distribution_validator = DistributionValidator(
+            statistics=statistics_gen.outputs["statistics"],
+            # No champion yet: no baseline, and DistributionValidator passes the data.
+            baseline_statistics=baseline.outputs["statistics"].as_optional(), config=drift)
+        drift_components = {"baseline_statistics": baseline,
+                            "distribution_validator": distribution_validator}
+        drift_anomalies = distribution_validator.outputs["anomalies"]
+    # Stops the run, listing them, when either validator found anomalies.
+    anomalies_gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"],
+                                   drift=drift_anomalies)
     # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
     transform = Transform(
         examples=example_gen.outputs["examples"],
@@ -56,8 +73,9 @@ def data_components(options: PipelineOptions, data_dir: str) -> list:
         disable_statistics=True,
     )
     transform.add_upstream_node(anomalies_gate)
-    return [example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
-            transform]
+    return {"example_gen": example_gen, "statistics_gen": statistics_gen,
+            "schema_gen": schema_gen, "example_validator": example_validator,
+            **drift_components, "anomalies_gate": anomalies_gate, "transform": transform}
 
 
 def create_pipeline(
@@ -71,6 +89,7 @@ def create_pipeline(
     registry_config: Optional[str] = None,
     vertex_training: Optional[Mapping[str, Mapping[str, Any]]] = None,
     runtime_parameters: bool = False,
+    lineage_resolvers: bool = True,
 ) -> Pipeline:
     """Builds the pipeline `options` describe (task, model family, preset and overrides,
     steps, threshold, schema, tuning).
@@ -83,7 +102,11 @@ def create_pipeline(
     Tuner as Vertex AI training jobs. With `runtime_parameters`, the train and eval arguments
     are the pipeline's runtime parameters `train_args` and `eval_args` (JSON), defaulting to
     the steps in `options`, and the data folder is the runtime parameter `data_dir`.
-    Nothing here reads the data: the ExampleGen finds its layout when it runs.
+    Nothing here reads the data: the ExampleGen finds its layout when it runs. With
+    `lineage_resolvers`, two resolvers that follow MLMD lineage (components/resolvers/) give
+    DistributionValidator the champion's data's statistics to compare with (a drifted span
+    stops before Transform; tasks that check drift) and the Trainer a base model to
+    warm-start from; the KFP v2 compiler cannot compile them.
     """
     options.check()
     task, family = options.task_spec, options.family
@@ -112,8 +135,9 @@ def create_pipeline(
         from tfx.extensions.google_cloud_ai_platform.tuner.component import (
             Tuner as tuner_class)
 
-    (example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
-     transform) = data_components(options, data_dir)
+    data = data_components(options, data_dir, lineage_resolvers=lineage_resolvers)
+    example_gen, statistics_gen, schema_gen, transform = (
+        data["example_gen"], data["statistics_gen"], data["schema_gen"], data["transform"])
     tuner_components = []
     hyperparameters = None
     if options.tune:
@@ -129,6 +153,11 @@ def create_pipeline(
         )
         tuner_components = [tuner]
         hyperparameters = tuner.outputs["best_hyperparameters"]
+    # The champion of the data before this run's, which the Trainer warm-starts from when it
+    # is the same model (trainer_module/training/warm_start.py).
+    warm_start = []
+    if lineage_resolvers:
+        warm_start = [base_model_resolver(example_gen.outputs["examples"])]
     # Trains the model family and exports a SavedModel with raw-input signatures.
     trainer = trainer_class(
         run_fn=family.run_fn,
@@ -136,6 +165,7 @@ def create_pipeline(
         transform_graph=transform.outputs["transform_graph"],
         schema=schema_gen.outputs["schema"],
         hyperparameters=hyperparameters,
+        base_model=warm_start[0].outputs["model"] if warm_start else None,
         train_args=train_args,
         eval_args=eval_args,
         custom_config={**training_config, **vertex_training.get("trainer", {})},
@@ -161,13 +191,13 @@ def create_pipeline(
         push_destination=pusher_pb2.PushDestination(
             filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=serving_model_dir)),
     ).with_id("Pusher")
-    components = [example_gen, statistics_gen, schema_gen, example_validator, anomalies_gate,
-                  transform, *tuner_components, trainer, model_resolver, evaluator, pusher]
+    components = [*data.values(), *tuner_components, *warm_start, trainer, model_resolver,
+                  evaluator, pusher]
     # The run's artifacts, by the input keys of the registry and the report.
     run = {"examples": example_gen.outputs["examples"],
            "statistics": statistics_gen.outputs["statistics"],
            "schema": schema_gen.outputs["schema"],
-           "anomalies": example_validator.outputs["anomalies"],
+           "anomalies": data["example_validator"].outputs["anomalies"],
            "transform_graph": transform.outputs["transform_graph"],
            "model": trainer.outputs["model"], "model_run": trainer.outputs["model_run"],
            "evaluation": evaluator.outputs["evaluation"],

@@ -43,6 +43,9 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
         registry_config=registry_config(cloud, paths["registry_dir"]),
         vertex_training=cloud.vertex_training_config(),
         runtime_parameters=True,
+        # No drift check or warm start: their resolvers follow MLMD lineage, which the KFP v2
+        # compiler cannot express (it compiles TFX's two built-in resolver strategies only).
+        lineage_resolvers=False,
     )
 
 

@@ -48,6 +48,17 @@ def parse_override(text: str) -> Tuple[str, Any]:
         return key, value
 
 
+def parse_thresholds(text: str) -> Tuple[Tuple[str, float], ...]:
+    """FEATURE=VALUE[,FEATURE=VALUE...] -> ((feature, value), ...), each value above 0."""
+    pairs = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        feature, value = parse_override(item)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+            raise ValueError(f"{item!r}: expected FEATURE=NUMBER with a number above 0")
+        pairs.append((feature, float(value)))
+    return tuple(pairs)
+
+
 def _field(default, help: str, parse: Callable = str, local: bool = False, metavar=None):
     """A declared option: its default, help, parser and whether only local runs take it."""
     return dataclasses.field(default=default, metadata={
@@ -84,6 +95,12 @@ class PipelineOptions:
     schema: Optional[str] = _field(None, "a curated schema (text proto) to validate the data "
                                          "against, e.g. data/imdb/schema.pbtxt (default: "
                                          "inferred from the data)", metavar="PATH")
+    drift_thresholds: Tuple[Tuple[str, float], ...] = _field(
+        (), "how far a checked feature's distribution may move from the champion's data before "
+            "the run stops, e.g. label=0.2 (comma-separated; " + "; ".join(
+                f"{t.name}: " + (", ".join(f"{c.feature} {c.threshold:g}" for c in t.drift_checks)
+                                 or "none") for t in sorted(TASKS.values(), key=lambda t: t.name))
+            + ")", parse_thresholds, metavar="FEATURE=VALUE")
     tune: bool = _field(False, "search the family's space with a Tuner first; the Trainer "
                                "uses the best values", flag)
     tuner_trials: int = _field(configs.TUNER_TRIALS, "KerasTuner trials with --tune",
@@ -141,6 +158,7 @@ class PipelineOptions:
         task = self.task_spec
         self.model_config()
         task.reading_options(self.data_options)
+        task.drift_thresholds(dict(self.drift_thresholds))
         if self.blessing_threshold is not None:
             task.gate.check(self.blessing_threshold)
         if self.tune and not self.family.tunable:

@@ -12,8 +12,9 @@ from components.evaluation_results import blessing_failures, overall_metrics
 from components.run_report.executor import REPORT_PATH
 
 _STATES = metadata_store_pb2.Execution.State
-# Custom properties of the ExampleGen's Examples artifact that the summary reports.
-DATA_PROPERTIES = ("pairs", "skipped_empty_pairs")
+# Recorded on the ExampleGen's Examples: the layout found, the span and version TFX's driver
+# resolved (span 0 for a folder without {SPAN}), the pairs read and skipped (translation).
+DATA_PROPERTIES = ("data_layout", "span", "version", "pairs", "skipped_empty_pairs")
 
 
 def node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) -> str:
@@ -79,6 +80,7 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
                 value = _property(artifact, name)
                 if value is not None:
                     summary.setdefault("data", {})[name] = value
+
         for artifact in produced.get("blessing", []):
             summary["blessed"] = bool(_property(artifact, "blessed"))
         for artifact in produced.get("pushed_model", []):
@@ -104,4 +106,4 @@ def training_length(model_run_uri: str) -> Optional[dict]:
     with fileio.open(path) as f:
         history = json.load(f)
     return {key: history.get(key) for key in ("train_steps", "epochs", "train_examples",
-                                             "resumed_from_step")}
+                                             "resumed_from_step", "warm_start")}

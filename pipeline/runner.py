@@ -10,10 +10,11 @@ import warnings
 from typing import Mapping, Optional, TextIO
 
 from absl import logging as absl_logging
+from tfx.components.example_gen.driver import FileBasedDriver
 from tfx.orchestration import metadata
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
-from components.dataset_example_gen import LayoutExecutor, as_exec_properties
+from components.dataset_example_gen import SPAN, LayoutExecutor, as_exec_properties
 from components.model_registry.backends import mlflow_config
 from pipeline import configs, run_summary
 from pipeline.factory import create_pipeline
@@ -82,7 +83,11 @@ def check_data(pipeline) -> None:
     for component in pipeline.components:
         executor_class = getattr(component.executor_spec, "executor_class", None)
         if isinstance(executor_class, type) and issubclass(executor_class, LayoutExecutor):
-            executor_class().resolve_layout(as_exec_properties(component))
+            exec_properties = as_exec_properties(component)
+            if SPAN in exec_properties["input_config"]:  # the latest span, as the driver finds it
+                exec_properties = FileBasedDriver(metadata_handle=None).resolve_exec_properties(
+                    exec_properties, None, None)
+            executor_class().resolve_layout(exec_properties)
 
 
 class _Progress(logging.Handler):

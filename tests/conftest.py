@@ -144,7 +144,7 @@ def mlflow_imported():
 
 # With pytest-xdist (make test: two workers, --dist loadgroup), the tests that share a run go
 # to one worker, so each run happens once: the session's runs by name, a module's by module.
-SHARED_RUNS = {"imdb_run": "imdb_run", "imdb_reruns": "imdb_run",
+SHARED_RUNS = {"imdb_run": "imdb_run", "imdb_reruns": "imdb_run", "imdb_next_span": "imdb_run",
                "imdb_tuned": "imdb_run", "text_encoder_run": "family_runs",
                "translator_run": "family_runs", "vit_run": "family_runs",
                "bert_run": "family_runs"}

@@ -1,7 +1,9 @@
-"""AnomaliesGate: fails the run, with a readable list, when ExampleValidator found anomalies.
+"""AnomaliesGate: fails the run, with a readable list, when ExampleValidator found anomalies
+(data that breaks the schema) or DistributionValidator found drift (data whose distribution
+moved from the champion's data beyond a task's threshold).
 
-ExampleValidator only records anomalies; nothing downstream reads them. The factory makes
-Transform wait on this gate, so training never starts on data that broke the schema.
+The validators only record anomalies; nothing downstream reads them. The factory makes
+Transform wait on this gate, so training never starts on such data.
 """
 import os
 
@@ -19,29 +21,48 @@ class DataAnomaliesError(RuntimeError):
 
 
 def describe_anomalies(anomalies_uri: str, split_names) -> list[str]:
-    """One line per anomaly: split, feature and TFDV's description."""
+    """One line per anomaly: split, feature and TFDV's description (DistributionValidator
+    keeps only the reasons of its comparisons: their descriptions then)."""
     lines = []
     for split in split_names:
-        path = os.path.join(anomalies_uri, f"Split-{split}", ANOMALIES_FILE)
-        if not fileio.exists(path):
+        folder = next((os.path.join(anomalies_uri, f"{prefix}-{split}")
+                       for prefix in ("Split", "SplitPair")
+                       if fileio.exists(os.path.join(anomalies_uri, f"{prefix}-{split}",
+                                                     ANOMALIES_FILE))), None)
+        if folder is None:
             continue
-        with fileio.open(path, "rb") as f:
+        with fileio.open(os.path.join(folder, ANOMALIES_FILE), "rb") as f:
             anomalies = anomalies_pb2.Anomalies.FromString(f.read())
-        for feature, info in sorted(anomalies.anomaly_info.items()):
-            lines.append(f"split '{split}', feature '{feature}': {info.short_description} — "
-                         f"{info.description}")
+        where = f"split '{split}'" if "_" not in split else "split '{}' against '{}'".format(
+            *split.split("_", 1))
+        infos = sorted(anomalies.anomaly_info.items())
         if anomalies.HasField("dataset_anomaly_info"):
-            info = anomalies.dataset_anomaly_info
-            lines.append(f"split '{split}', dataset: {info.short_description} — {info.description}")
+            infos.append(("dataset", anomalies.dataset_anomaly_info))
+        for feature, info in infos:
+            subject = "dataset" if feature == "dataset" else f"feature '{feature}'"
+            if info.short_description:
+                lines.append(f"{where}, {subject}: {info.short_description} — {info.description}")
+            else:
+                lines += [f"{where}, {subject}: {reason.short_description} — {reason.description}"
+                          for reason in info.reason]
     return lines
 
 
 @component
-def AnomaliesGate(anomalies: InputArtifact[standard_artifacts.ExampleAnomalies]) -> None:
+def AnomaliesGate(anomalies: InputArtifact[standard_artifacts.ExampleAnomalies],
+                  drift: InputArtifact[standard_artifacts.ExampleAnomalies] = None) -> None:
     """Raises DataAnomaliesError listing every anomaly; passes silently when there are none."""
-    split_names = artifact_utils.decode_split_names(anomalies.split_names)
-    lines = describe_anomalies(anomalies.uri, split_names)
-    if lines:
-        raise DataAnomaliesError(
-            "ExampleValidator found anomalies; fix the data or update the schema, then rerun:\n  "
-            + "\n  ".join(lines) + f"\n(anomalies: {anomalies.uri})")
+    found = []
+    for artifact, finder, remedy in (
+            (anomalies, "ExampleValidator found anomalies", "fix the data or update the schema"),
+            (drift, "DistributionValidator found drift from the champion's data",
+             "check the new data, or raise --drift-thresholds if the change is real")):
+        if artifact is None:
+            continue
+        lines = describe_anomalies(artifact.uri,
+                                   artifact_utils.decode_split_names(artifact.split_names))
+        if lines:
+            found.append(f"{finder}; {remedy}, then rerun:\n  " + "\n  ".join(lines)
+                         + f"\n(anomalies: {artifact.uri})")
+    if found:
+        raise DataAnomaliesError("\n".join(found))

@@ -5,7 +5,7 @@ from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
 from tfx.proto import example_gen_pb2
 
-from components.dataset_example_gen import fingerprint_input_config, pack_options
+from components.dataset_example_gen import data_input, pack_options
 from components.image_example_gen import executor
 from components.seeded_split import hash_split_config
 
@@ -15,7 +15,8 @@ class ImageExampleGen(FileBasedExampleGen):
     layout.detect_layout).
 
     Args:
-        data_dir: the dataset directory; a string or a runtime parameter, not read until the
+        data_dir: the dataset directory; a string (a `{SPAN}` in it reads the latest span:
+            components/dataset_example_gen.py) or a runtime parameter; not read until the
             component runs.
         image_size: the side every image must have (CIFAR-10: 32).
         eval_percent: share of images held out for `eval` when the data has no eval split.
@@ -27,7 +28,8 @@ class ImageExampleGen(FileBasedExampleGen):
     def __init__(self, data_dir, image_size: int = 32, eval_percent: int = 10,
                  split_seed: int = 42):
         hash_split_config(eval_percent)  # checks the share now, not when the run starts
-        super().__init__(input_base=data_dir, input_config=fingerprint_input_config(),
+        input_base, input_config = data_input(data_dir)
+        super().__init__(input_base=input_base, input_config=input_config,
                          output_config=example_gen_pb2.Output(),
                          custom_config=pack_options({
                              "split_seed": split_seed, "eval_percent": eval_percent,

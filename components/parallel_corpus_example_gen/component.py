@@ -4,7 +4,7 @@ from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
 from tfx.proto import example_gen_pb2
 
-from components.dataset_example_gen import fingerprint_input_config, pack_options
+from components.dataset_example_gen import data_input, pack_options
 from components.parallel_corpus_example_gen import executor
 from components.seeded_split import hash_split_config
 
@@ -14,8 +14,9 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
 
     Args:
         data_dir: a folder of `<split>.<source_lang>` / `<split>.<target_lang>` files (plain or
-            .gz) or of `source<TAB>target` .tsv/.txt files; a string or a runtime parameter,
-            not read until the component runs.
+            .gz) or of `source<TAB>target` .tsv/.txt files; a string (a `{SPAN}` in it
+            reads the latest span: components/dataset_example_gen.py) or a runtime
+            parameter; not read until the component runs.
         source_lang, target_lang: the language suffixes (for example "de", "en").
         eval_percent: share of pairs held out for `eval` when the corpus has no split.
         split_seed: seed of that hash split.
@@ -28,7 +29,8 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
         if source_lang == target_lang:
             raise ValueError(f"source and target language are both {source_lang!r}")
         hash_split_config(eval_percent)  # checks the share now, not when the run starts
-        super().__init__(input_base=data_dir, input_config=fingerprint_input_config(),
+        input_base, input_config = data_input(data_dir)
+        super().__init__(input_base=input_base, input_config=input_config,
                          output_config=example_gen_pb2.Output(),
                          custom_config=pack_options({
                              "split_seed": split_seed, "eval_percent": eval_percent,

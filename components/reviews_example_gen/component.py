@@ -4,7 +4,7 @@ from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
 from tfx.proto import example_gen_pb2
 
-from components.dataset_example_gen import fingerprint_input_config, pack_options
+from components.dataset_example_gen import data_input, pack_options
 from components.reviews_example_gen import executor
 from components.seeded_split import hash_split_config
 
@@ -14,7 +14,9 @@ class ReviewsExampleGen(FileBasedExampleGen):
 
     Args:
         data_dir: a folder holding `aclImdb/` (or its `train/`, `test/` directly), or CSV
-            files; a string or a runtime parameter, not read until the component runs.
+            files; a string (a `{SPAN}` in it reads the latest span:
+            components/dataset_example_gen.py) or a runtime parameter; not read until the
+            component runs.
         eval_percent: share of reviews held out for `eval` when the data has no test split.
         split_seed: seed of that hash split.
     """
@@ -23,7 +25,8 @@ class ReviewsExampleGen(FileBasedExampleGen):
 
     def __init__(self, data_dir, eval_percent: int = 20, split_seed: int = 42):
         hash_split_config(eval_percent)  # checks the share now, not when the run starts
-        super().__init__(input_base=data_dir, input_config=fingerprint_input_config(),
+        input_base, input_config = data_input(data_dir)
+        super().__init__(input_base=input_base, input_config=input_config,
                          output_config=example_gen_pb2.Output(),
                          custom_config=pack_options({"split_seed": split_seed,
                                                      "eval_percent": eval_percent}))

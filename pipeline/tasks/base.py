@@ -1,10 +1,13 @@
 """A Task: everything the pipeline factory needs to know about one dataset: how it is read, the
-kind of model it needs, its TFMA EvalConfig and blessing, its data options, its model card."""
+kind of model it needs, its TFMA EvalConfig and blessing, its data options and drift checks,
+its model card."""
 import dataclasses
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 import tensorflow_model_analysis as tfma
+from tensorflow_metadata.proto.v0 import path_pb2, schema_pb2
 from tfx.dsl.components.base.base_component import BaseComponent
+from tfx.proto import distribution_validator_pb2
 
 from trainer_module.families import FAMILIES, get_family
 from trainer_module.family import ModelFamily, Option
@@ -39,6 +42,26 @@ class Gate:
 
 
 @dataclasses.dataclass(frozen=True)
+class DriftCheck:
+    """A feature whose distribution in new data is compared with the champion's data (TFX's
+    DistributionValidator; TFDV's comparators), and how far it may move."""
+    feature: str
+    what: str  # what the comparison watches, e.g. "label balance"
+    threshold: float  # the default; --drift-thresholds FEATURE=VALUE sets another
+    # TFDV's measure: jensen_shannon_divergence (a numeric feature's histogram, 0 to 1) or
+    # infinity_norm (a categorical feature's value shares: the largest change, 0 to 1).
+    measure: str = "jensen_shannon_divergence"
+
+    def comparator(self, threshold: float) -> distribution_validator_pb2.FeatureComparator:
+        measure = {"jensen_shannon_divergence": schema_pb2.JensenShannonDivergence,
+                   "infinity_norm": schema_pb2.InfinityNorm}[self.measure]
+        return distribution_validator_pb2.FeatureComparator(
+            path=path_pb2.Path(step=[self.feature]),
+            distribution_comparator=schema_pb2.FeatureComparator(
+                **{self.measure: measure(threshold=threshold)}))
+
+
+@dataclasses.dataclass(frozen=True)
 class Task:
     name: str
     description: str
@@ -57,6 +80,8 @@ class Task:
     default_epochs: float = 1.0
     # Options of the ExampleGen (translation: the languages); flags and variables follow.
     data_options: Tuple[Option, ...] = ()
+    # Compared between new data and the champion's (a drifted span stops before training).
+    drift_checks: Tuple[DriftCheck, ...] = ()
     # The model card's prose (run report): what the model is for, and what it is not.
     intended_use: str = ""
     limitations: Tuple[str, ...] = ()
@@ -92,6 +117,29 @@ class Task:
     def blessing_eval_config(self, bound: Optional[float] = None) -> tfma.EvalConfig:
         """The EvalConfig with the gate at `bound` (default: the task's), range-checked."""
         return self.eval_config(self.gate.check(self.gate.default if bound is None else bound))
+
+    def drift_thresholds(self, given: Optional[Mapping[str, float]] = None) -> Dict[str, float]:
+        """Feature -> threshold: the task's defaults with `given` applied; a feature the task
+        does not check is an error."""
+        known = {check.feature: check.threshold for check in self.drift_checks}
+        unknown = sorted(set(given or {}) - set(known))
+        if unknown:
+            raise ValueError(f"--drift-thresholds: task {self.name!r} checks no feature "
+                             f"{unknown[0]!r} for drift; it checks {sorted(known) or 'none'}")
+        return {**known, **(given or {})}
+
+    def distribution_validator_config(
+            self, given: Optional[Mapping[str, float]] = None
+    ) -> Optional[distribution_validator_pb2.DistributionValidatorConfig]:
+        """DistributionValidator's config: each drift check at its threshold; None when the
+        task checks nothing."""
+        thresholds = self.drift_thresholds(given)
+        if not thresholds:
+            return None
+        config = distribution_validator_pb2.DistributionValidatorConfig()
+        config.default_slice_config.feature.extend(
+            check.comparator(thresholds[check.feature]) for check in self.drift_checks)
+        return config
 
     def model_card(self, model: str, preset: Optional[str] = None) -> dict:
         """What the run report's model card says about this task trained with `model`."""

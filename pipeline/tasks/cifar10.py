@@ -4,7 +4,7 @@ import tensorflow_model_analysis as tfma
 
 from components.image_example_gen import ImageExampleGen
 from pipeline import configs
-from pipeline.tasks.base import Gate, Task, overall_gate
+from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate
 from trainer_module import features
 from trainer_module.family import IMAGE_CLASSIFIER, Option
 
@@ -58,6 +58,9 @@ TASK = Task(
     default_epochs=30.0,  # the README benchmark's recipe
     data_options=(Option("image_size", type=int, default=32,
                          help="the side every dataset image must have (pixels)"),),
+    # A span whose label shares moved this far from the champion's data stops the run.
+    drift_checks=(DriftCheck("label", "label balance (images per class)",
+                             threshold=0.1),),
     intended_use=("Classifying small natural images into the dataset's classes (CIFAR-10: "
                   "10 object classes at 32x32), as a reference for Vision Transformers in TFX. "
                   "Not for safety-relevant recognition."),

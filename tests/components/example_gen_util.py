@@ -8,12 +8,13 @@ from tfx.types import standard_artifacts
 from components.dataset_example_gen import as_exec_properties
 
 
-def run_executor(component, output_dir, examples=None) -> dict:
+def run_executor(component, output_dir, examples=None, exec_properties=None) -> dict:
     """Calls the component's executor Do(); returns split name -> list of tf.train.Example.
 
-    `examples`: the output Examples artifact to use (to read its properties afterwards).
+    `examples`: the output Examples artifact to use (to read its properties afterwards);
+    `exec_properties`: what the executor gets (default: the component's).
     """
-    exec_properties = as_exec_properties(component)
+    exec_properties = exec_properties or as_exec_properties(component)
     examples = examples or standard_artifacts.Examples()
     examples.uri = str(output_dir)
     component.executor_spec.executor_class().Do({}, {"examples": [examples]}, exec_properties)
@@ -45,7 +46,8 @@ def beam_graph_size(component) -> int:
 
     executor = component.executor_spec.executor_class()
     pipeline = beam.Pipeline()
-    executor.GenerateExamplesByBeam(pipeline, executor.resolve_layout(as_exec_properties(component)))
+    resolved = executor.resolve_layout(as_exec_properties(component))
+    executor.GenerateExamplesByBeam(pipeline, resolved)
     return len(pipeline.to_runner_api().SerializeToString())
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from components.reviews_example_gen import ReviewsExampleGen
 from components.reviews_example_gen.layout import ReviewDataError
+from components.dataset_example_gen import as_exec_properties
 from tests.components.example_gen_util import (assert_graph_does_not_grow, resolve_layout,
                                               run_executor, value)
 from tests.conftest import write_aclimdb
@@ -141,3 +142,36 @@ def test_the_beam_graph_does_not_grow_with_the_data(tmp_path):
     """The review files are listed and read by Beam's workers: none is named in the job."""
     small, large = (write_aclimdb(tmp_path / f"x{copies}", copies=copies) for copies in (1, 4))
     assert_graph_does_not_grow(ReviewsExampleGen, small, large)
+
+
+def driver_resolved(component) -> dict:
+    """The exec properties after TFX's FileBasedDriver (span, version, fingerprint), as a
+    local run's executor receives them."""
+    from tfx.components.example_gen.driver import FileBasedDriver
+
+    return FileBasedDriver(metadata_handle=None).resolve_exec_properties(
+        as_exec_properties(component), None, None)
+
+
+def test_a_span_pattern_reads_the_latest_span_and_fingerprints_it(tmp_path):
+    from components.reviews_example_gen.executor import Executor
+
+    write_aclimdb(tmp_path / "reviews" / "span-1")
+    write_aclimdb(tmp_path / "reviews" / "span-2", copies=2)
+    component = ReviewsExampleGen(str(tmp_path / "reviews" / "span-{SPAN}"))
+    assert component.exec_properties["input_base"] == str(tmp_path / "reviews")
+    first = driver_resolved(component)
+    assert first["span"] == 2 and first["version"] is None
+    splits = run_executor(component, tmp_path / "out", exec_properties=first)
+    assert len(splits["train"]) == 32  # span 2's reviews, not span 1's
+    resolved = Executor().resolve_layout(first)
+    assert resolved["input_base"] == str(tmp_path / "reviews" / "span-2" / "aclImdb")
+    # The same spans give the same fingerprint (a cached run); a new span moves on to it.
+    assert driver_resolved(component)["input_fingerprint"] == first["input_fingerprint"]
+    write_aclimdb(tmp_path / "reviews" / "span-3")
+    assert driver_resolved(component)["span"] == 3
+
+
+def test_a_version_needs_a_span_before_it(tmp_path):
+    with pytest.raises(ValueError, match=r"a \{VERSION\} needs a \{SPAN\} before it"):
+        ReviewsExampleGen(str(tmp_path / "reviews-{VERSION}"))

@@ -16,7 +16,7 @@ SCHEMA = str(configs.EMBEDDED_DATA_DIR / "imdb" / "schema.pbtxt")
 class ImdbRun:
     summary: dict
     progress: str  # what the command printed on stderr
-    data: pathlib.Path
+    data: pathlib.Path  # the first span's folder
     output: pathlib.Path
     args: list  # the run's arguments after `--output DIR`
 
@@ -28,10 +28,16 @@ class ImdbRun:
 @pytest.fixture(scope="session")
 def imdb_run(tmp_path_factory) -> ImdbRun:
     """`tfx-transformers run --task imdb` on 96 reviews (48 held out), preset tiny, validated
-    against the curated schema, registered in the local MLflow registry."""
-    root = tmp_path_factory.mktemp("imdb")
-    data = write_aclimdb(root / "data", copies=3)
-    args = ["--task", "imdb", "--data", data, "--preset", "tiny", "--train-steps", "60",
+    against the curated schema, registered in the local MLflow registry. The reviews are the
+    first span of `reviews/span-{SPAN}`."""
+    return tiny_imdb_run(tmp_path_factory.mktemp("imdb"))
+
+
+def tiny_imdb_run(root: pathlib.Path) -> ImdbRun:
+    """The session run's command, under `root` (tests/e2e/test_faults.py makes its own)."""
+    data = write_aclimdb(root / "reviews" / "span-1", copies=3)
+    args = ["--task", "imdb", "--data", root / "reviews" / "span-{SPAN}", "--preset", "tiny",
+            "--train-steps", "60",
             "--set", "peak_learning_rate=0.003", "--eval-steps", "3", "--schema", SCHEMA]
     result = run_cli("run", "--output", root / "out", *args)
     (summary,) = result.lines
@@ -74,4 +80,22 @@ def imdb_tuned(imdb_run, tmp_path_factory) -> CopiedRun:
     args[args.index("--train-steps") + 1] = "3"
     (summary,) = run_cli("run", "--output", output, *args, "--tune", "--tuner-trials", "2",
                          "--blessing-threshold", "0.99").lines
+    return CopiedRun(summary, output)
+
+
+@pytest.fixture(scope="session")
+def imdb_next_span(imdb_run, tmp_path_factory) -> CopiedRun:
+    """The session's run rerun on a copy of its output and of its spans, with a second span
+    of 128 reviews added: the pipeline reads span 2, trains and pushes a second version."""
+    import shutil
+
+    from tests.e2e.cli_util import copy_output
+
+    root = tmp_path_factory.mktemp("next_span")
+    output = copy_output(imdb_run.output, root / "out")
+    spans = shutil.copytree(imdb_run.data.parent, root / "reviews")
+    write_aclimdb(spans / "span-2", copies=4)
+    args = list(imdb_run.args)
+    args[args.index("--data") + 1] = spans / "span-{SPAN}"
+    (summary,) = run_cli("run", "--output", output, *args).lines
     return CopiedRun(summary, output)

@@ -30,6 +30,7 @@ def test_the_console_script_predicts_and_exits_cleanly(imdb_run):
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
 
 
+@pytest.mark.slow
 def test_tfx_cli_pipeline_create_and_run_create(imdb_run, imdb_reruns, tmp_path):
     """The TFX CLI's DSL file takes the same options from TFXT_* variables: the session's run,
     rerun on a copy of its output, is served from cache."""

@@ -1,4 +1,5 @@
-"""Faults, with real processes, on a copy of the session run's output: a run killed with -9
+"""Faults, with real processes, on a copy of this module's run (the session run's command, run
+again so that these long tests go to their own xdist worker): a run killed with -9
 during Transform, then one killed while training, then one killed while registering; run
 again, it reuses the Transform that completed, has resumed from the last backup, and has pushed
 and registered one version; a second run started meanwhile on the same output is refused,
@@ -14,8 +15,9 @@ import time
 import pytest
 
 from tests.e2e.cli_util import copy_output
+from tests.e2e.conftest import tiny_imdb_run
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 STEPS = 1000  # long enough to be killed part-way: about ten seconds of training here
 
@@ -57,10 +59,15 @@ def wait_for(predicate, process, seconds=240):
         time.sleep(0.05)
 
 
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return tiny_imdb_run(tmp_path_factory.mktemp("faults"))
+
+
 def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent_run_is_refused(
-        imdb_run, tmp_path):
-    output = copy_output(imdb_run.output, tmp_path / "out")
-    args = list(imdb_run.args)
+        run, tmp_path):
+    output = copy_output(run.output, tmp_path / "out")
+    args = list(run.args)
     args[args.index("--train-steps") + 1] = str(STEPS)
     args += ["--set", "evaluations=10", "--set", "vocab_size=120"]  # a new Transform too
     lock = os.path.join(output, "metadata", "imdb-text-encoder", "run.lock")
@@ -128,7 +135,7 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
 
 
 def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_when_it_can(
-        imdb_run, tmp_path):
+        run, tmp_path):
     """A full disk, simulated with the process's file-size limit (RLIMIT_FSIZE: the suite may
     run as root in a container, where neither chmod nor a small tmpfs stop a write)."""
     import hashlib
@@ -136,7 +143,7 @@ def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_whe
 
     from tests.e2e.cli_util import run_cli
 
-    output = copy_output(imdb_run.output, tmp_path / "out")
+    output = copy_output(run.output, tmp_path / "out")
     store = os.path.join(output, "metadata", "imdb-text-encoder", "metadata.sqlite")
     before = hashlib.sha256(open(store, "rb").read()).hexdigest()
 
@@ -145,14 +152,14 @@ def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_whe
         resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
 
     refused = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--output", output,
-                              *map(str, imdb_run.args)], capture_output=True, text=True,
+                              *map(str, run.args)], capture_output=True, text=True,
                              preexec_fn=full_disk, timeout=300)
     assert refused.returncode == 2, refused.stderr[-3000:]
     assert f"error: cannot write to {output}: File too large (could not write 1,024 KiB)" in (
         refused.stderr)
     assert hashlib.sha256(open(store, "rb").read()).hexdigest() == before  # nothing recorded
 
-    (summary,) = run_cli("run", "--output", output, *imdb_run.args).lines  # a healthy disk
+    (summary,) = run_cli("run", "--output", output, *run.args).lines  # a healthy disk
     assert summary["status"] == "succeeded"
 
 

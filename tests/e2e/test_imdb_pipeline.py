@@ -27,12 +27,13 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
     # One line when each component starts and one when it is done, numbered.
     for index, name in enumerate(("ReviewsExampleGen", "Trainer", "RunReport")):
         assert f"{name} ..." in progress and f"{name} done in " in progress
-    assert progress.count(" done in ") == len(COMPONENTS) == 12
-    assert "[12/12]" in progress
+    assert progress.count(" done in ") == len(COMPONENTS) == 15
+    assert "[15/15]" in progress
     assert summary["metrics"]["example_count"] == 48
+    assert summary["data"] == {"data_layout": "aclimdb", "span": 1}  # reviews/span-{SPAN}
     # --train-steps 60 of the tiny preset's batch 8, over the 48 training reviews it counted.
     assert summary["training"] == {"train_steps": 60, "epochs": 10.0, "train_examples": 48,
-                                   "resumed_from_step": 0}
+                                   "resumed_from_step": 0, "warm_start": None}
     assert {"binary_accuracy", "auc", "precision", "recall", "calibration"} <= set(
         summary["metrics"])
     assert summary["log_file"].startswith(str(imdb_run.output / "logs"))
@@ -131,19 +132,86 @@ def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):
 
 def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_run, imdb_reruns):
     first, second, third = imdb_run.summary, imdb_reruns.second, imdb_reruns.third
-    data_and_training = COMPONENTS - {"latest_blessed_model_resolver", "Evaluator", "Pusher",
-                                      "ModelRegistry", "RunReport"}
+    resolvers = {"latest_blessed_model_resolver", "baseline_statistics_resolver",
+                 "base_model_resolver"}
+    # The second run has a champion, so the drift check now has a baseline (the first run's
+    # statistics): it and the gate ran; data and training did not.
+    data_and_training = COMPONENTS - resolvers - {"DistributionValidator", "AnomaliesGate",
+                                                  "Evaluator", "Pusher", "ModelRegistry",
+                                                  "RunReport"}
     assert {second["components"][c]["state"] for c in data_and_training} == {"cached"}
+    assert second["components"]["DistributionValidator"]["state"] == "complete"
     # The second run found a blessed baseline, so the Evaluator compared against it; the
     # identical model was not published or registered again.
     assert second["components"]["Evaluator"]["state"] == "complete"
     assert second["pushed_version"] == first["pushed_version"]
     assert second["registered"]["version"] == first["registered"]["version"] == "1"
-    # Everything cached but the resolver, which looks the baseline up every time.
-    assert {third["components"][c]["state"]
-            for c in COMPONENTS - {"latest_blessed_model_resolver"}} == {"cached"}
+    # Everything cached but the resolvers, which look their baselines up every time.
+    assert {third["components"][c]["state"] for c in COMPONENTS - resolvers} == {"cached"}
     assert only_version(os.path.join(imdb_reruns.output, "serving_model",
                                      "imdb-text-encoder")) == first["pushed_version"]
+
+
+def test_a_new_span_is_read_trained_on_and_pushed_as_the_next_version(imdb_run,
+                                                                      imdb_next_span):
+    summary = imdb_next_span.summary
+    assert summary["status"] == "succeeded"
+    assert summary["data"] == {"data_layout": "aclimdb", "span": 2}
+    assert {summary["components"][c]["state"] for c in
+            ("ReviewsExampleGen", "Transform", "Trainer", "Evaluator", "Pusher")} == {"complete"}
+    assert summary["training"]["train_examples"] == 64  # span 2's, not span 1's 48
+    # Span 2 has span 1's words, so the same vocabulary: it starts from span 1's champion,
+    # and its first training loss is about where that model ended, far below a fresh start's.
+    warm = summary["training"]["warm_start"]
+    assert warm is not None and "from" in warm, warm
+    assert warm["from"].startswith(os.path.join(str(imdb_run.output), "pipelines",
+                                                "imdb-text-encoder", "Trainer", "model"))
+    before = training_losses(imdb_run.output)[-1]
+    after = training_losses(imdb_next_span.output)
+    fresh = training_losses(imdb_run.output)[0]
+    assert after[0] < (before + fresh) / 2, (fresh, before, after)
+    assert summary["blessed"] is True
+    assert summary["pushed_version"] > imdb_run.summary["pushed_version"]
+    assert summary["registered"]["version"] == "2"
+    versions = sorted(os.listdir(os.path.join(imdb_next_span.output, "serving_model",
+                                              "imdb-text-encoder")))
+    assert versions == [imdb_run.summary["pushed_version"], summary["pushed_version"]]
+
+
+def training_losses(output) -> list:
+    """The training loss after each evaluation interval of the newest Trainer run in `output`."""
+    import glob
+
+    runs = glob.glob(os.path.join(str(output), "pipelines", "imdb-text-encoder", "Trainer",
+                                  "model_run", "*", "history.json"))
+    return json.load(open(max(runs, key=os.path.getmtime)))["history"]["loss"]
+
+
+def test_a_drifted_span_is_stopped_before_training_and_stays_stopped(imdb_run, tmp_path):
+    """A second span of positive reviews only (a CSV, another layout) against the champion's
+    data (span 1, half positive): DistributionValidator's label check stops the run, and a
+    rerun on the same span is stopped again (its statistics are not the baseline)."""
+    import csv
+    import shutil
+
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    spans = shutil.copytree(imdb_run.data.parent, tmp_path / "reviews")
+    (spans / "span-2").mkdir()
+    with open(spans / "span-2" / "reviews.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([("text", "label")] + [(text, 1) for text in POSITIVE * 6])
+    args = list(imdb_run.args)
+    args[args.index("--data") + 1] = spans / "span-{SPAN}"
+    for attempt in range(2):
+        result = run_cli("run", "--output", output, *args, check=False)
+        assert result.code == 1, result.stderr[-2000:]
+        (summary,) = result.lines
+        error = summary["error"]
+        assert "DistributionValidator found drift from the champion's data" in error, error
+        assert "split 'train' against 'train', feature 'label'" in error, error
+        assert "Jensen-Shannon divergence" in error and "0.1" in error, error
+        assert "--drift-thresholds" in error
+    assert only_version(os.path.join(output, "serving_model", "imdb-text-encoder")) == (
+        imdb_run.summary["pushed_version"])
 
 
 def test_a_model_under_the_threshold_is_not_pushed_or_registered(imdb_run, imdb_tuned):

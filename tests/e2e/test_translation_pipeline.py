@@ -11,7 +11,7 @@ from tests.e2e.cli_util import copy_output, only_version, pipeline_components, r
 from tests.report.html_util import check_report
 
 pytestmark = pytest.mark.e2e
-COMPONENTS = pipeline_components("ParallelCorpusExampleGen", registry=False)
+COMPONENTS = pipeline_components("ParallelCorpusExampleGen", registry=False, drift=False)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,8 @@ def test_every_component_ran_and_bleu_was_measured(run):
     assert 20 <= summary["metrics"]["bleu"] < 100  # the default gate: BLEU >= 20
     assert 0.5 < summary["metrics"]["token_accuracy"] < 1
     assert summary["blessed"] is True and summary["pushed_model"]
-    assert summary["data"] == {"pairs": 600, "skipped_empty_pairs": 1}
+    assert summary["data"] == {"data_layout": "parallel", "pairs": 600, "skipped_empty_pairs": 1,
+                               "span": 0}
     check_report(summary["report"])  # with attention heatmaps
 
 

@@ -37,14 +37,28 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
                      overrides={"d_model": 32}, blessing_threshold=0.9)
     nodes = {c.id: c for c in pipeline.components}
     order = [c.id for c in pipeline.components]  # topologically sorted
-    assert sorted(order) == sorted(EXPECTED_ORDER)
+    drift = ["baseline_statistics_resolver", "DistributionValidator"]
+    assert sorted(order) == sorted(EXPECTED_ORDER + drift + ["base_model_resolver"])
     for upstream, downstream in zip(EXPECTED_ORDER[:7], EXPECTED_ORDER[1:8]):
         if downstream != "latest_blessed_model_resolver":
             assert order.index(upstream) < order.index(downstream), (upstream, downstream)
     assert order.index("latest_blessed_model_resolver") < order.index("Evaluator")
     assert order.index("Evaluator") < order.index("Pusher")
-    # Transform waits on the anomalies gate, not only on its data inputs.
+    # Transform waits on the anomalies gate, which reads both validators' anomalies.
     assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
+    assert {nodes["ExampleValidator"], nodes["DistributionValidator"]} <= (
+        nodes["AnomaliesGate"].upstream_nodes)
+    # The Trainer warm-starts from the base model resolved after the ExampleGen ran.
+    assert nodes["Trainer"].inputs["base_model"].producer_component_id == "base_model_resolver"
+    assert nodes["ReviewsExampleGen"] in nodes["base_model_resolver"].upstream_nodes
+    # The drift check compares this run's statistics with the resolved baseline's, on label.
+    validator = nodes["DistributionValidator"]
+    assert validator.inputs["statistics"].producer_component_id == "StatisticsGen"
+    assert validator.inputs["baseline_statistics"].producer_component_id == drift[0]
+    config = validator.exec_properties["distribution_validator_config"]
+    (check,) = config.default_slice_config.feature
+    assert list(check.path.step) == ["label"]
+    assert check.distribution_comparator.jensen_shannon_divergence.threshold == 0.1
     assert nodes["Transform"].exec_properties["custom_config"] == (
         '{"max_length": 32, "truncation_head": 8, "vocab_size": 500}')
     trainer = nodes["Trainer"]
@@ -217,3 +231,17 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     assert gate_bound(nodes["Evaluator"]) == 0.7
 
 
+
+
+def test_drift_thresholds_are_set_per_feature_and_unknown_features_are_refused(aclimdb_dir,
+                                                                               tmp_path):
+    pipeline = build(aclimdb_dir, tmp_path, drift_thresholds=(("label", 0.25),))
+    (validator,) = [c for c in pipeline.components if c.id == "DistributionValidator"]
+    config = validator.exec_properties["distribution_validator_config"]
+    (check,) = config.default_slice_config.feature
+    assert check.distribution_comparator.jensen_shannon_divergence.threshold == 0.25
+    with pytest.raises(ValueError, match="task 'imdb' checks no feature 'text' for drift; "
+                                         r"it checks \['label'\]"):
+        build(aclimdb_dir, tmp_path, drift_thresholds=(("text", 0.1),))
+    translation = build(aclimdb_dir, tmp_path, task="translation")
+    assert "DistributionValidator" not in {c.id for c in translation.components}

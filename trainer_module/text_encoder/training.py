@@ -52,7 +52,8 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
                                    prepared.config.evaluations)
     write_history(fn_args.model_run_dir, prepared.config.to_dict(), history.history,
                   **throughput(history.fit_seconds, fn_args, prepared.config.batch_size,
-                                 resumed_from_step=history.resumed_from_step))
+                                 resumed_from_step=history.resumed_from_step,
+                                 warm_start=history.warm_start))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

@@ -4,6 +4,7 @@ import json
 import math
 import os
 import time
+from typing import Optional
 
 import keras
 import tensorflow as tf
@@ -39,8 +40,10 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
                          evaluations: int) -> keras.callbacks.History:
     """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
     evenly over them (Keras "epochs"), logging to TensorBoard in the model run directory, and
-    backing up after each (training/backup.py): a rerun after a kill resumes from the last."""
-    from trainer_module.training import backup
+    backing up after each (training/backup.py): a rerun after a kill resumes from the last.
+    Starts from the base model's weights when they fit, and keeps its own for the next run
+    (training/warm_start.py)."""
+    from trainer_module.training import backup, warm_start
 
     evaluations = max(1, min(evaluations, fn_args.train_steps))
     restore = backup.callback(fn_args)
@@ -51,6 +54,7 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
     if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
         callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
     steps_per_interval = math.ceil(fn_args.train_steps / evaluations)
+    warm = warm_start.load(model, fn_args)  # a backup, when there is one, wins over it
     started = time.perf_counter()
     history = model.fit(
         backup.continued(train, restore, steps_per_interval),
@@ -63,17 +67,22 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
     )
     history.fit_seconds = time.perf_counter() - started
     history.resumed_from_step = restore.resumed_from_step if restore else 0
+    history.warm_start = warm
+    warm_start.save(model, fn_args)
     return history
 
 
-def throughput(fit_seconds: float, fn_args, batch_size: int, resumed_from_step: int = 0) -> dict:
+def throughput(fit_seconds: float, fn_args, batch_size: int, resumed_from_step: int = 0,
+               warm_start: Optional[dict] = None) -> dict:
     """What history.json records of a fit's length and speed: steps, epochs of the training
     examples (training.inputs.start_run counted them), the step a resumed run started from,
-    examples per second of the steps this run trained (validation passes included)."""
+    examples per second of the steps this run trained (validation passes included), and the
+    warm start (training/warm_start.py: from where, or why not; None without a base model)."""
     steps, examples = fn_args.train_steps, fn_args.custom_config.get("train_examples")
     trained = max(steps - resumed_from_step, 0)
     return {"train_steps": steps, "batch_size": batch_size, "train_examples": examples,
             "epochs": round(steps * batch_size / examples, 3) if examples else None,
-            "resumed_from_step": resumed_from_step, "fit_seconds": round(fit_seconds, 1),
+            "resumed_from_step": resumed_from_step, "warm_start": warm_start,
+            "fit_seconds": round(fit_seconds, 1),
             "train_examples_per_second": round(trained * batch_size / max(fit_seconds, 1e-9),
                                                1)}

@@ -98,7 +98,8 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
                                    config.evaluations)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history,
                   **throughput(history.fit_seconds, fn_args, config.batch_size,
-                                 resumed_from_step=history.resumed_from_step))
+                                 resumed_from_step=history.resumed_from_step,
+                                 warm_start=history.warm_start))
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

@@ -1,0 +1,1 @@
+"""The pipeline's own resolver strategies: they follow MLMD lineage (lineage.py)."""
