@@ -25,7 +25,9 @@ _COMPONENT_EVENT = re.compile(r"Component (\S+) is (running|finished)\.")
 _KNOWN_NOISE = ("ArtifactQuery.property_predicate is not supported",
                 "is deprecated and will be removed in a future version",
                 "Tables initialized inside a tf.function",
-                "does not have payload_format custom property")
+                "does not have payload_format custom property",
+                # A resolver's channel of statistics: TFX's class for them serves all the same.
+                "generating an ephemeral artifact class on-the-fly")
 
 
 class _PrintsToLog(io.TextIOBase):

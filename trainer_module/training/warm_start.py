@@ -9,6 +9,7 @@ Every model keeps the weights it was exported with beside its SavedModel, for th
 import hashlib
 import json
 import os
+import warnings
 from typing import Optional
 
 import keras
@@ -60,7 +61,9 @@ def load(model: keras.Model, fn_args) -> Optional[dict]:
         return skipped(f"the vocabularies differ from the base model's ({', '.join(changed)})")
     initial = model.get_weights()
     try:
-        model.load_weights(weights)
+        with warnings.catch_warnings():  # the base's optimizer state is not wanted: a new run
+            warnings.filterwarnings("ignore", message="Skipping variable loading for optimizer")
+            model.load_weights(weights)
     except ValueError as error:  # another architecture: weights of other shapes or counts
         model.set_weights(initial)
         return skipped(f"the model differs from the base model ({error})")
