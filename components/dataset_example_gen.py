@@ -21,6 +21,8 @@ from tfx.proto import example_gen_pb2
 from tfx.types import standard_component_specs
 from tfx.utils import proto_utils
 
+from components.seeded_split import hash_split_config
+
 FINGERPRINT_DEPTH = 4
 LAYOUT_PROPERTY = "data_layout"  # on the output Examples artifact: the layout the run found
 SPAN, VERSION = "{SPAN}", "{VERSION}"
@@ -49,6 +51,18 @@ def data_input(data_dir) -> Tuple[Any, example_gen_pb2.Input]:
     base, spans = "/".join(parts[:first]) or ".", "/".join(parts[first:])
     return base, example_gen_pb2.Input(splits=[
         example_gen_pb2.Input.Split(name="span", pattern=f"{spans}/*")])
+
+
+def example_gen_arguments(data_dir, eval_percent: int, split_seed: int, **options) -> dict:
+    """FileBasedExampleGen's arguments for a dataset ExampleGen: the data folder (data_input),
+    no split configs yet (the executor puts in its layout's) and the options, with the eval
+    share checked now rather than when the run starts."""
+    hash_split_config(eval_percent)
+    input_base, input_config = data_input(data_dir)
+    return {"input_base": input_base, "input_config": input_config,
+            "output_config": example_gen_pb2.Output(),
+            "custom_config": pack_options({"split_seed": split_seed,
+                                           "eval_percent": eval_percent, **options})}
 
 
 def data_folder(exec_properties: Dict[str, Any]) -> str:

@@ -210,8 +210,12 @@ def create_pipeline(
                                  **{key: run[key] for key in ModelRegistrySpec.INPUTS})
         components.append(registry)
         run["registered_model"] = registry.outputs["registered_model"]
+    card = task.model_card(family.name, preset)
+    if "distribution_validator" in data:
+        run["drift"] = data["distribution_validator"].outputs["anomalies"]
+        card["drift_checks"] = task.drift_descriptions(dict(options.drift_thresholds))
     # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
-    report = RunReport(model_card=json.dumps(task.model_card(family.name, preset)), **run)
+    report = RunReport(model_card=json.dumps(card), **run)
 
     return Pipeline(
         pipeline_name=options.pipeline_name,

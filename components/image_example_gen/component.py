@@ -3,11 +3,9 @@ it runs (see components/dataset_example_gen.py), so the pipeline compiles withou
 data."""
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
-from tfx.proto import example_gen_pb2
 
-from components.dataset_example_gen import data_input, pack_options
+from components.dataset_example_gen import example_gen_arguments
 from components.image_example_gen import executor
-from components.seeded_split import hash_split_config
 
 
 class ImageExampleGen(FileBasedExampleGen):
@@ -27,10 +25,5 @@ class ImageExampleGen(FileBasedExampleGen):
 
     def __init__(self, data_dir, image_size: int = 32, eval_percent: int = 10,
                  split_seed: int = 42):
-        hash_split_config(eval_percent)  # checks the share now, not when the run starts
-        input_base, input_config = data_input(data_dir)
-        super().__init__(input_base=input_base, input_config=input_config,
-                         output_config=example_gen_pb2.Output(),
-                         custom_config=pack_options({
-                             "split_seed": split_seed, "eval_percent": eval_percent,
-                             "image_size": image_size}))
+        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed,
+                                                 image_size=image_size))

@@ -2,11 +2,9 @@
 (see components/dataset_example_gen.py), so the pipeline compiles without reading the data."""
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
-from tfx.proto import example_gen_pb2
 
-from components.dataset_example_gen import data_input, pack_options
+from components.dataset_example_gen import example_gen_arguments
 from components.parallel_corpus_example_gen import executor
-from components.seeded_split import hash_split_config
 
 
 class ParallelCorpusExampleGen(FileBasedExampleGen):
@@ -28,10 +26,6 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
                  eval_percent: int = 20, split_seed: int = 42):
         if source_lang == target_lang:
             raise ValueError(f"source and target language are both {source_lang!r}")
-        hash_split_config(eval_percent)  # checks the share now, not when the run starts
-        input_base, input_config = data_input(data_dir)
-        super().__init__(input_base=input_base, input_config=input_config,
-                         output_config=example_gen_pb2.Output(),
-                         custom_config=pack_options({
-                             "split_seed": split_seed, "eval_percent": eval_percent,
-                             "source_lang": source_lang, "target_lang": target_lang}))
+        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed,
+                                                 source_lang=source_lang,
+                                                 target_lang=target_lang))

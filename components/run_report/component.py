@@ -20,6 +20,7 @@ INPUTS = {
     "statistics": standard_artifacts.ExampleStatistics,
     "schema": standard_artifacts.Schema,
     "anomalies": standard_artifacts.ExampleAnomalies,
+    "drift": standard_artifacts.ExampleAnomalies,  # DistributionValidator's
     "transform_graph": standard_artifacts.TransformGraph,
     "model": standard_artifacts.Model,
     "model_run": standard_artifacts.ModelRun,
@@ -29,8 +30,9 @@ INPUTS = {
     "baseline_model": standard_artifacts.Model,
     "registered_model": RegisteredModel,
 }
-# The baseline is absent until some model has been blessed; the registry is optional.
-OPTIONAL_INPUTS = {"baseline_model", "registered_model"}
+# The baseline is absent until some model has been blessed; the registry and the drift check
+# are optional.
+OPTIONAL_INPUTS = {"baseline_model", "registered_model", "drift"}
 
 
 class RunReportSpec(types.ComponentSpec):

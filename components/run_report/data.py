@@ -2,7 +2,7 @@
 StatisticsGen, and what ExampleValidator found."""
 import json
 import os
-from typing import List
+from typing import List, Optional
 
 from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx.dsl.io import fileio
@@ -60,3 +60,11 @@ def statistics_highlights(statistics) -> List[dict]:
 def anomalies(anomalies_artifact) -> List[str]:
     """ExampleValidator's findings, one line each (empty: none)."""
     return describe_anomalies(anomalies_artifact.uri, split_names(anomalies_artifact))
+
+
+def drift(drift_artifact) -> Optional[List[str]]:
+    """DistributionValidator's findings, one line each (empty: within every threshold); None
+    when it had nothing to compare with (no champion yet: it writes no split pairs)."""
+    if not fileio.glob(os.path.join(drift_artifact.uri, "SplitPair-*")):
+        return None
+    return describe_anomalies(drift_artifact.uri, split_names(drift_artifact))

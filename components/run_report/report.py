@@ -17,7 +17,7 @@ from trainer_module.training.history import HISTORY_FILE
 REPORT_FILE = "index.html"
 # Lineage rows, in pipeline order: role -> what the artifact is.
 LINEAGE = {"examples": "data (ExampleGen)", "statistics": "statistics", "schema": "schema",
-           "anomalies": "anomalies", "transform_graph": "transform graph",
+           "anomalies": "anomalies", "drift": "drift check", "transform_graph": "transform graph",
            "model": "model (Trainer)", "model_run": "training logs",
            "baseline_model": "baseline model", "evaluation": "evaluation",
            "blessing": "blessing", "pushed_model": "pushed model",
@@ -181,7 +181,25 @@ def attention_section(model, refs) -> str:
     return section("attention", "Attention", f"<p>{escape(explanation)}</p>", *figures)
 
 
-def data_section(statistics, anomalies) -> str:
+def drift_part(card, drift) -> list:
+    """The drift check: what it compares, at which thresholds, and what it found."""
+    checks = card.get("drift_checks") or []
+    if not checks:
+        return []
+    parts = ["<h3>Drift from the champion's data (DistributionValidator)</h3>",
+             "<p>Checked: " + "; ".join(escape(c) for c in checks) + ".</p>"]
+    if drift is None:
+        parts.append('<p id="drift">No champion yet: nothing to compare with.</p>')
+    elif drift:
+        parts.append('<ul id="drift">' + "".join(f"<li>{escape(d)}</li>" for d in drift)
+                     + "</ul>")
+    else:
+        parts.append('<p id="drift">Within every threshold of the data the champion was '
+                     "evaluated on.</p>")
+    return parts
+
+
+def data_section(statistics, anomalies, drift_parts=()) -> str:
     parts = []
     for split in statistics:
         rows = [(escape(f["feature"]), escape(f["type"]), f"{100 * f['missing']:.1f}%",
@@ -192,7 +210,7 @@ def data_section(statistics, anomalies) -> str:
     parts.append("<h3>Anomalies (ExampleValidator)</h3>")
     parts.append("<ul id=\"anomalies\">" + "".join(f"<li>{escape(a)}</li>" for a in anomalies)
                  + "</ul>" if anomalies else "<p id=\"anomalies\">None found.</p>")
-    return section("data", "Data", *parts)
+    return section("data", "Data", *parts, *drift_parts)
 
 
 def lineage_section(refs, pipeline_name, run_id) -> str:
@@ -239,7 +257,8 @@ def build_report(refs: Mapping[str, ArtifactRef], *, pipeline_name: str, run_id:
         evaluation_section(refs, metrics),
         curves_section(refs),
         attention_section(model, refs),
-        data_section(statistics, anomalies),
+        data_section(statistics, anomalies,
+                     drift_part(card, data.drift(refs["drift"]) if "drift" in refs else None)),
         lineage_section(refs, pipeline_name, run_id),
     ]
     return document(f"Run report: {pipeline_name}", header, sections)

@@ -128,6 +128,12 @@ class Task:
                              f"{unknown[0]!r} for drift; it checks {sorted(known) or 'none'}")
         return {**known, **(given or {})}
 
+    def drift_descriptions(self, given: Optional[Mapping[str, float]] = None) -> list:
+        """One line per drift check, at its threshold, for the run report."""
+        thresholds = self.drift_thresholds(given)
+        return [f"{check.feature}: {check.what}, {check.measure.replace('_', ' ')} at most "
+                f"{thresholds[check.feature]:g}" for check in self.drift_checks]
+
     def distribution_validator_config(
             self, given: Optional[Mapping[str, float]] = None
     ) -> Optional[distribution_validator_pb2.DistributionValidatorConfig]:

@@ -76,6 +76,19 @@ def write_anomalies(root, found: bool):
     return artifact
 
 
+def write_drift(root, compared: bool):
+    """DistributionValidator's output: a train_train split pair within the thresholds, or
+    (`compared` False) nothing, as when there was no champion to compare with."""
+    os.makedirs(root)
+    if compared:
+        os.makedirs(root / "SplitPair-train_train")
+        (root / "SplitPair-train_train" / "SchemaDiff.pb").write_bytes(
+            anomalies_pb2.Anomalies().SerializeToString())
+    artifact = _artifact(standard_artifacts.ExampleAnomalies, root, 5)
+    artifact.split_names = json.dumps(["train_train"] if compared else [])
+    return artifact
+
+
 def write_model(root, export_dir: str):
     """A text classifier's export (2 layers, 2 heads) where the Trainer puts it (Format-Serving)."""
     shutil.copytree(export_dir, root / "model" / "Format-Serving")
@@ -142,9 +155,11 @@ def write_evaluation(root, blessed: bool):
     return _artifact(standard_artifacts.ModelEvaluation, root, 16)
 
 
-def run_inputs(root, export_dir: str, *, blessed: bool = True, anomalies: bool = False) -> dict:
+def run_inputs(root, export_dir: str, *, blessed: bool = True, anomalies: bool = False,
+               drift=None) -> dict:
     """The executor's input_dict for a run whose model (a copy of `export_dir`) was (or was
-    not) blessed and pushed."""
+    not) blessed and pushed; `drift`: with a drift check that compared (True) or had no
+    baseline (False)."""
     model = write_model(root, export_dir)
     pushed = {"pushed": 1, "pushed_destination": "/serving/imdb/1795000000",
               "pushed_version": "1795000000"} if blessed else {"pushed": 0}
@@ -160,4 +175,6 @@ def run_inputs(root, export_dir: str, *, blessed: bool = True, anomalies: bool =
         "pushed_model": _artifact(standard_artifacts.PushedModel, root / "pushed", 17, **pushed),
         "baseline_model": _artifact(standard_artifacts.Model, root / "baseline", 9),
     }
+    if drift is not None:
+        inputs["drift"] = write_drift(root / "drift", drift)
     return {key: [artifact] for key, artifact in inputs.items()}

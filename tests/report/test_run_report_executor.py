@@ -18,7 +18,7 @@ CARD = {"task": "imdb", "model": "text_encoder", "preset": "tiny", "description"
         "gating_metric": "binary_accuracy"}
 
 
-def run_executor(tmp_path, export_dir, **options):
+def run_executor(tmp_path, export_dir, card=CARD, **options):
     inputs = run_inputs(tmp_path / "artifacts", export_dir, **options)
     report = RunReportArtifact()
     report.uri = str(tmp_path / "report")
@@ -26,7 +26,7 @@ def run_executor(tmp_path, export_dir, **options):
         pipeline_info=pipeline_pb2.PipelineInfo(id="imdb-text-encoder"),
         pipeline_run_id="2026-11-21T10:00:00")
     Executor(context=context).Do(inputs, {"report": [report]},
-                                 {"model_card": json.dumps(CARD)})
+                                 {"model_card": json.dumps(card)})
     path = report.get_string_custom_property(REPORT_PATH)
     with open(path) as f:
         return path, f.read()
@@ -120,3 +120,17 @@ def test_an_unblessed_run_says_why_and_that_nothing_was_pushed(tmp_path, text_en
     assert dict(page.tables["run"])["pushed to"] == "not pushed"
     assert "split 'eval', feature 'label': Column dropped" in html.unescape(text)
     assert "ExampleValidator reported anomalies" in text
+
+
+@pytest.mark.parametrize("compared, found", [
+    (True, "Within every threshold of the data the champion was evaluated on."),
+    (False, "No champion yet: nothing to compare with."),
+])
+def test_the_drift_check_says_what_it_compared_and_found(tmp_path, text_encoder_run, compared,
+                                                         found):
+    card = {**CARD, "drift_checks": ["label: label balance, jensen shannon divergence at most 0.1"]}
+    _, text = run_executor(tmp_path, text_encoder_run.export_dir, card=card, drift=compared)
+    text = html.unescape(text)
+    assert "Drift from the champion's data (DistributionValidator)" in text
+    assert "Checked: label: label balance, jensen shannon divergence at most 0.1." in text
+    assert found in text
