@@ -18,6 +18,7 @@ from tfx.utils import proto_utils
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
+from components.dataset_example_gen import SPAN
 from components.resolvers.base_model import base_model_resolver
 from components.resolvers.baseline_statistics import baseline_statistics_resolver
 from components.model_registry.component import ModelRegistry, ModelRegistrySpec
@@ -117,8 +118,11 @@ def create_pipeline(
     eval_args = trainer_pb2.EvalArgs(num_steps=options.eval_steps or task.default_eval_steps)
     if runtime_parameters:
         # The ExampleGen reads its data folder only when it runs, so a run can point it
-        # elsewhere; the epochs above were chosen for the default.
-        data_dir = data_types.RuntimeParameter(name="data_dir", ptype=str, default=data_dir)
+        # elsewhere; the epochs above were chosen for the default. A {SPAN} pattern stays
+        # fixed: the driver resolves the latest span when the job runs.
+        if SPAN not in data_dir:
+            data_dir = data_types.RuntimeParameter(name="data_dir", ptype=str,
+                                                   default=data_dir)
         train_args, eval_args = (
             data_types.RuntimeParameter(name=name, ptype=str,
                                         default=proto_utils.proto_to_json(args))

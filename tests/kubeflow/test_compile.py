@@ -141,6 +141,15 @@ def test_compiles_without_reading_the_data_and_takes_its_folder_at_run_time(
     assert "format" not in options and "class_names" not in options
 
 
+def test_a_span_pattern_compiles_to_the_drivers_span_resolution(tmp_path, no_data_access):
+    job = compile_job(tmp_path, "imdb", data=f"{UNREADABLE}/reviews/span-{{SPAN}}")
+    assert "data_dir" not in job["runtimeConfig"]["parameterValues"]  # fixed: the pattern
+    example_gen = tasks_of(job)["ReviewsExampleGen"]
+    assert parameter(example_gen, "input_base") == f"{UNREADABLE}/reviews"
+    assert parameter(example_gen, "input_config") == {
+        "splits": [{"name": "span", "pattern": "span-{SPAN}/*"}]}
+
+
 def test_beam_steps_run_on_dataflow_with_the_pipeline_image(tmp_path):
     job = compile_job(tmp_path, "imdb")
     for step in ("ReviewsExampleGen", "StatisticsGen", "Transform", "Evaluator"):
