@@ -4,6 +4,7 @@ query a pushed model.
   tfx-transformers run --task imdb [--model text_encoder] [--data DIR] [--output DIR] [--tune] ...
   tfx-transformers compile --task imdb [--tune] [--output-file PATH]   (Vertex AI / Kubeflow)
   tfx-transformers submit PIPELINE_JOB.json [--engine vertex|kubeflow] [--param NAME=VALUE]
+  tfx-transformers infer --task imdb --data DIR [--output DIR]   (BulkInferrer; JSON lines)
   tfx-transformers predict --model PATH TEXT...
   tfx-transformers predict --model PATH --image FILE...
   tfx-transformers predict --model PATH --input FILE.jsonl|-   (one answer line per input line)
@@ -64,6 +65,25 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
                         help='a runtime parameter, e.g. --param train_args=\'{"num_steps": 500}\'')
     submit.add_argument("--service-account")
     submit.add_argument("--no-cache", action="store_true", help="rerun every component")
+
+    infer = commands.add_parser(
+        "infer", help="score a folder of unlabeled inputs with a pipeline's latest blessed "
+                      "model (TFX's BulkInferrer): PredictionLogs and JSON lines")
+    infer.add_argument("--task", default="imdb", help="the task whose pipeline trained the "
+                                                       "model (default: %(default)s)")
+    infer.add_argument("--model", help="its model family (default: the task's first)")
+    infer.add_argument("--data", required=True, metavar="DIR",
+                       help="the folder: *.jsonl lines of raw inputs as `predict --input` "
+                            "reads them, *.txt (a review per file; translation: a sentence "
+                            "per line), or image files")
+    infer.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
+                       help="the run command's output directory (default: %(default)s)")
+    infer.add_argument("--beam-mode", default=configs.DEFAULT_BEAM_MODE,
+                       choices=sorted(configs.BEAM_MODES))
+    infer.add_argument("--no-cache", action="store_true", help="score the folder again")
+    infer.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
+    infer.add_argument("--wait", action="store_true",
+                       help="wait for a run of the same pipeline to finish (default: refuse)")
 
     predict = commands.add_parser(
         "predict", help="classify text or images, or translate, with a pushed SavedModel")
@@ -141,37 +161,60 @@ def _options(args):
 
 
 def command_run(args) -> int:
-    from pipeline import locks, storage
-    from pipeline.runner import build_local_pipeline, run_local
+    from pipeline.runner import build_local_pipeline
+
+    def build():
+        options = _options(args)
+        return (options, *build_local_pipeline(options))
+
+    return _run_locally(args, build)
+
+
+def command_infer(args) -> int:
+    from pipeline.options import PipelineOptions
+    from pipeline.run_summary import summarize_inference
+    from pipeline.runner import build_local_inference
+
+    def build():
+        options = PipelineOptions(task=args.task, model=args.model, output=args.output,
+                                  beam_mode=args.beam_mode, no_cache=args.no_cache)
+        return (options, *build_local_inference(options, args.data))
+
+    return _run_locally(args, build, summarize_inference)
+
+
+def _run_locally(args, build, summarize=None) -> int:
+    """Builds (options, pipeline, paths) with `build`, runs the pipeline under the pipeline's
+    lock and prints its JSON summary; exits 2 when it cannot start, 1 when it failed."""
+    from pipeline import locks, run_summary, storage
+    from pipeline.runner import run_local
 
     try:
-        options = _options(args)
-        unwritable = storage.problem(options.output)
+        unwritable = storage.problem(args.output)
         if unwritable:  # before anything is written: ML Metadata is left as it was
             raise ValueError(unwritable)
-        pipeline, paths = build_local_pipeline(options)
+        options, pipeline, paths = build()
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         print(json.dumps({"status": "failed", "error": str(error)}))
         return 2
+    name = pipeline.pipeline_info.pipeline_name
     try:
         with locks.exclusive(locks.lock_path(paths["metadata_path"]), wait=args.wait):
-            summary = run_local(pipeline, paths, verbose=args.verbose)
+            summary = run_local(pipeline, paths, verbose=args.verbose,
+                                summarize=summarize or run_summary.summarize)
     except locks.Busy as error:
         print(f"error: {error}", file=sys.stderr)
-        print(json.dumps({"status": "refused", "pipeline_name":
-                          pipeline.pipeline_info.pipeline_name, "error": str(error)}))
+        print(json.dumps({"status": "refused", "pipeline_name": name, "error": str(error)}))
         return 2
     except Exception as error:  # a component failed: say which and why, point to the log
         message = str(error).strip()
         unwritable = storage.problem(options.output)  # a disk that filled up meanwhile
         if unwritable:
             message = f"{message} ({unwritable})"
-        print(f"error: pipeline {pipeline.pipeline_info.pipeline_name} failed: {message}",
-              file=sys.stderr)
+        print(f"error: pipeline {name} failed: {message}", file=sys.stderr)
         print(f"full log: {paths['log_dir']}", file=sys.stderr)
-        print(json.dumps({"status": "failed", "pipeline_name": pipeline.pipeline_info.pipeline_name,
-                          "error": message}))
+        print(json.dumps({"status": "failed", "pipeline_name": name, "error": message}))
         return 1
     print(json.dumps({"status": "succeeded", **summary}))
     return 0
@@ -314,7 +357,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser(pipeline_options=bool({"run", "compile"} & set(argv[:1]))
                         ).parse_args(argv)
     commands = {"run": command_run, "compile": command_compile, "submit": command_submit,
-                "predict": command_predict, "report": command_report,
+                "infer": command_infer, "predict": command_predict, "report": command_report,
                 "registry": command_registry, "serve": command_serve}
     return commands[args.command](args)
 

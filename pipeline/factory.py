@@ -5,15 +5,15 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ml_metadata.proto import metadata_store_pb2
 # Direct imports: `from tfx import v1` also loads the Google Cloud extensions (+9 s per process).
-from tfx.components import (DistributionValidator, Evaluator, ExampleValidator, SchemaGen,
-                            StatisticsGen, Trainer, Transform, Tuner)
+from tfx.components import (BulkInferrer, DistributionValidator, Evaluator, ExampleValidator,
+                            SchemaGen, StatisticsGen, Trainer, Transform, Tuner)
 from tfx.components.schema_gen.import_schema_gen.component import ImportSchemaGen
 from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
     LatestBlessedModelStrategy)
 from tfx.orchestration import data_types
 from tfx.orchestration.pipeline import Pipeline
-from tfx.proto import pusher_pb2, trainer_pb2
+from tfx.proto import bulk_inferrer_pb2, pusher_pb2, trainer_pb2
 from tfx.utils import proto_utils
 from tfx.types import Channel, standard_artifacts
 
@@ -22,9 +22,12 @@ from components.dataset_example_gen import SPAN
 from components.resolvers.base_model import base_model_resolver
 from components.resolvers.baseline_statistics import baseline_statistics_resolver
 from components.model_registry.component import ModelRegistry, ModelRegistrySpec
+from components.predictions_writer import PredictionsWriter
 from components.run_report import RunReport
+from components.unlabeled_example_gen import UnlabeledExampleGen
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs
+from trainer_module.serving.archive import BULK_INFERENCE
 from pipeline.options import PipelineOptions
 
 
@@ -225,6 +228,54 @@ def create_pipeline(
         pipeline_name=options.pipeline_name,
         pipeline_root=pipeline_root,
         components=components + [report],
+        enable_cache=not options.no_cache,
+        metadata_connection_config=metadata_connection_config,
+        beam_pipeline_args=list(beam_pipeline_args),
+    )
+
+
+def create_inference_pipeline(
+    options: PipelineOptions,
+    *,
+    pipeline_root: str,
+    data_dir,
+    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
+    beam_pipeline_args: Sequence[str] = (),
+) -> Pipeline:
+    """Scores a folder of unlabeled inputs with the training pipeline's latest blessed model:
+    UnlabeledExampleGen, a resolver, TFX's BulkInferrer (PredictionLogs) and PredictionsWriter
+    (JSON lines).
+
+    It has the training pipeline's name, so that the resolver sees that pipeline's models in
+    ML Metadata; its nodes have ids of their own.
+    """
+    options.check()
+    task = options.task_spec
+    # Reads the folder's raw inputs (texts, sentences, images) into tf.Examples.
+    example_gen = UnlabeledExampleGen(data_dir, feature=task.raw_feature).with_id(
+        "UnlabeledExampleGen")
+    # The latest blessed model of the training pipeline: the version it pushed last.
+    champion = Resolver(
+        strategy_class=LatestBlessedModelStrategy,
+        model=Channel(type=standard_artifacts.Model),
+        model_blessing=Channel(type=standard_artifacts.ModelBlessing),
+    ).with_id("champion_resolver")
+    # Runs the model's serving_default (serialized tf.Examples of the raw feature) over them,
+    # in the form RunInference can split into rows (trainer_module/serving/archive.py).
+    bulk_inferrer = BulkInferrer(
+        examples=example_gen.outputs["examples"],
+        model=champion.outputs["model"],
+        model_blessing=champion.outputs["model_blessing"],
+        data_spec=bulk_inferrer_pb2.DataSpec(),
+        model_spec=bulk_inferrer_pb2.ModelSpec(model_signature_name=[BULK_INFERENCE]),
+    )
+    # The answers as JSON lines, as `predict` writes them.
+    writer = PredictionsWriter(inference_result=bulk_inferrer.outputs["inference_result"],
+                               feature=task.raw_feature)
+    return Pipeline(
+        pipeline_name=options.pipeline_name,
+        pipeline_root=pipeline_root,
+        components=[example_gen, champion, bulk_inferrer, writer],
         enable_cache=not options.no_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(beam_pipeline_args),

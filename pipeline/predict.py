@@ -43,13 +43,11 @@ def predict_texts(model, texts: Iterable[str]) -> List[dict]:
     """One row per text: its class and probabilities, or its translation."""
     texts = list(texts)
     if TRANSLATE in model.signatures:
-        outputs = model.signatures[TRANSLATE](source=tf.constant(texts))
-        return [{"source": text, "translation": translation.decode("utf-8")}
-                for text, translation in zip(texts, outputs["translation"].numpy())]
+        return _rows("source", texts, model.signatures[TRANSLATE](source=tf.constant(texts)))
     if CLASSIFY not in model.signatures:
         raise ValueError("this model takes images (--image FILE), not text")
     outputs = model.signatures[CLASSIFY](text=tf.constant(texts))
-    return _class_rows("text", texts, outputs)
+    return _rows("text", texts, outputs)
 
 
 def predict_images(model, paths: Iterable[str]) -> List[dict]:
@@ -68,17 +66,13 @@ def predict_images(model, paths: Iterable[str]) -> List[dict]:
     except tf.errors.InvalidArgumentError as error:
         raise ValueError(f"cannot decode one of {paths} as JPEG/PNG: "
                          f"{error.message.splitlines()[0]}") from None
-    return _class_rows("image", paths, outputs)
+    return _rows("image", paths, outputs)
 
 
-def _class_rows(input_name: str, inputs: List[str], outputs: dict) -> List[dict]:
-    names = [n.decode() for n in outputs["label_name"].numpy()]
-    rows = []
-    for value, name, label, probs in zip(inputs, names, outputs["label"].numpy(),
-                                         outputs["probabilities"].numpy()):
-        rows.append({input_name: value, "label": name, "label_id": int(label),
-                     "probabilities": [round(float(p), 6) for p in probs]})
-    return rows
+def _rows(input_name: str, inputs: List[str], outputs: dict) -> List[dict]:
+    outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
+    return [{input_name: value, **answer({name: row[i] for name, row in outputs.items()})}
+            for i, value in enumerate(inputs)]
 
 
 # The raw input each signature takes, by name (the key of each JSON line of `--input`).
@@ -111,13 +105,18 @@ def parse_line(line: str, name: str):
 
 def _answers(model, signature: str, values: list) -> List[dict]:
     outputs = model.signatures[signature](**{INPUT_NAMES[signature]: tf.constant(values)})
-    if signature == TRANSLATE:
-        return [{"translation": t.decode("utf-8")} for t in outputs["translation"].numpy()]
-    return [{"label": name.decode(), "label_id": int(label),
-             "probabilities": [round(float(p), 6) for p in probabilities]}
-            for name, label, probabilities in zip(outputs["label_name"].numpy(),
-                                                  outputs["label"].numpy(),
-                                                  outputs["probabilities"].numpy())]
+    outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
+    return [answer({name: value[i] for name, value in outputs.items()})
+            for i in range(len(values))]
+
+
+def answer(outputs: dict) -> dict:
+    """One input's answer from its row of a signature's outputs (numpy): {"translation"} or
+    {"label", "label_id", "probabilities"}; `predict` and bulk inference write the same."""
+    if "translation" in outputs:
+        return {"translation": outputs["translation"].decode("utf-8")}
+    return {"label": outputs["label_name"].decode("utf-8"), "label_id": int(outputs["label"]),
+            "probabilities": [round(float(p), 6) for p in outputs["probabilities"]]}
 
 
 def predict_lines(model, lines: IO[str], batch_size: int = 32) -> Iterator[dict]:

@@ -107,3 +107,43 @@ def training_length(model_run_uri: str) -> Optional[dict]:
         history = json.load(f)
     return {key: history.get(key) for key in ("train_steps", "epochs", "train_examples",
                                              "resumed_from_step", "warm_start")}
+
+
+def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
+    """The newest run's bulk inference: the model it used (and the version pushed from it),
+    the inputs scored and the JSON lines files (pipeline/factory.py:
+    create_inference_pipeline)."""
+    from components.predictions_writer.executor import COUNT_PROPERTY, FILE_PREFIX
+    from components.resolvers import lineage
+
+    store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
+    run = latest_run(store, pipeline_name)
+    summary = {"pipeline_name": pipeline_name, "run_id": run.name if run else None,
+               "model": None, "model_version": None, "predictions": None,
+               "prediction_files": [], "prediction_logs": None, "components": {}}
+    for execution in sorted(store.get_executions_by_context(run.id) if run else [],
+                            key=lambda e: e.id):
+        node = node_id(store, execution.id, pipeline_name)
+        summary["components"][node] = _STATES.Name(execution.last_known_state).lower()
+        produced = outputs(store, execution.id)
+        for artifact in produced.get("inference_result", []):
+            summary["prediction_logs"] = artifact.uri
+            for model_id in lineage.inputs(store, execution.id, "model"):
+                summary["model"] = store.get_artifacts_by_id([model_id])[0].uri
+                summary["model_version"] = _pushed_version(store, model_id)
+        for artifact in produced.get("predictions", []):
+            summary["predictions"] = _property(artifact, COUNT_PROPERTY)
+            summary["prediction_files"] = sorted(fileio.glob(
+                os.path.join(artifact.uri, FILE_PREFIX + "*")))
+    return summary
+
+
+def _pushed_version(store: mlmd.MetadataStore, model_id: int) -> Optional[str]:
+    """The version folder the Pusher copied the model to, if it pushed it."""
+    from components.resolvers import lineage
+
+    for execution in lineage.executions(store, model_id, lineage.INPUT):
+        for artifact in outputs(store, execution).get("pushed_model", []):
+            if _property(artifact, "pushed"):
+                return _property(artifact, "pushed_version")
+    return None

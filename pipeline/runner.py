@@ -17,7 +17,8 @@ from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 from components.dataset_example_gen import SPAN, LayoutExecutor, as_exec_properties
 from components.model_registry.backends import mlflow_config
 from pipeline import configs, run_summary
-from pipeline.factory import create_pipeline
+from components.unlabeled_example_gen.executor import list_inputs
+from pipeline.factory import create_inference_pipeline, create_pipeline
 from pipeline.options import PipelineOptions
 
 _COMPONENT_EVENT = re.compile(r"Component (\S+) is (running|finished)\.")
@@ -76,6 +77,34 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
                          if options.registry == "mlflow" else None),
     )
     check_data(pipeline)
+    return pipeline, paths
+
+
+def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
+    """The bulk inference pipeline over `data_dir` for the training pipeline `options` name,
+    with its paths; (pipeline, paths). Refuses before anything runs when that pipeline has
+    pushed no model or the folder holds no inputs."""
+    from pipeline.predict import resolve_model_dir
+
+    options = options.check()
+    paths = configs.output_paths(options.output, options.pipeline_name)
+    try:
+        resolve_model_dir(paths["serving_model_dir"])
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"pipeline {options.pipeline_name} has pushed no model under "
+            f"{os.path.abspath(options.output)}: run `tfx-transformers run --task "
+            f"{options.task} --model {options.family.name}` first") from None
+    data_dir = os.path.abspath(data_dir)
+    list_inputs(data_dir, options.task_spec.raw_feature)
+    pipeline = create_inference_pipeline(
+        options,
+        pipeline_root=paths["pipeline_root"],
+        data_dir=data_dir,
+        metadata_connection_config=metadata.sqlite_metadata_connection_config(
+            paths["metadata_path"]),
+        beam_pipeline_args=configs.BEAM_MODES[options.beam_mode],
+    )
     return pipeline, paths
 
 
@@ -152,9 +181,9 @@ def _logging_to(log_file: str, total: int, verbose: bool, stream: TextIO):
 
 
 def run_local(pipeline, paths: Mapping[str, str], verbose: bool = False,
-              stream: Optional[TextIO] = None) -> dict:
-    """Runs `pipeline` with LocalDagRunner; returns the run summary (see run_summary.summarize).
-    Progress lines go to `stream` (default: sys.stderr).
+              stream: Optional[TextIO] = None, summarize=run_summary.summarize) -> dict:
+    """Runs `pipeline` with LocalDagRunner; returns the run summary (`summarize`: see
+    run_summary). Progress lines go to `stream` (default: sys.stderr).
 
     Raises whatever a component raised; the full log is in paths['log_dir'].
     """
@@ -164,8 +193,7 @@ def run_local(pipeline, paths: Mapping[str, str], verbose: bool = False,
     started = time.monotonic()
     with _logging_to(log_file, len(pipeline.components), verbose, stream):
         LocalDagRunner().run(pipeline)
-        summary = run_summary.summarize(paths["metadata_path"],
-                                        pipeline.pipeline_info.pipeline_name)
+        summary = summarize(paths["metadata_path"], pipeline.pipeline_info.pipeline_name)
     summary["wall_seconds"] = round(time.monotonic() - started, 2)
     summary["log_file"] = log_file
     return summary

@@ -75,6 +75,8 @@ class Task:
     gate: Gate
     default_train_steps: int  # on the embedded corpus: a run of about a minute
     default_eval_steps: int
+    # The raw input the served model takes (text, source, image): what bulk inference reads.
+    raw_feature: str
     # On other data (unless --train-steps or --epochs): the benchmark's recipe, in passes over
     # the training split; the Trainer turns it into steps from the examples it is given.
     default_epochs: float = 1.0

@@ -55,6 +55,7 @@ TASK = Task(
     gate=GATE,
     default_train_steps=500,
     default_eval_steps=3,
+    raw_feature=features.IMAGE,
     default_epochs=30.0,  # the README benchmark's recipe
     data_options=(Option("image_size", type=int, default=32,
                          help="the side every dataset image must have (pixels)"),),

@@ -60,6 +60,7 @@ TASK = Task(
     gate=GATE,
     default_train_steps=120,
     default_eval_steps=5,
+    raw_feature=features.TEXT,
     default_epochs=2.0,  # the README benchmark's recipe
     # A span whose label shares moved this far from the champion's data stops the run.
     drift_checks=(DriftCheck("label", "label balance (positive and negative reviews)",

@@ -55,6 +55,7 @@ TASK = Task(
     gate=GATE,
     default_train_steps=600,
     default_eval_steps=4,
+    raw_feature=features.SOURCE,
     default_epochs=10.0,  # the README benchmark's recipe
     data_options=(Option("source_lang", default="de",
                          help="the source language's file suffix (train.de)"),

@@ -1,5 +1,6 @@
 """The CIFAR-10 pipeline end to end through the CLI, on a tiny binary release of five classes
 the test writes, then `predict --image` with images of other sizes and formats."""
+import json
 import os
 
 import numpy as np
@@ -54,6 +55,30 @@ def test_the_pushed_model_classifies_raw_image_bytes(run, tmp_path):
         image=tf.constant([open(p, "rb").read() for p in paths]))
     np.testing.assert_allclose(served["probabilities"].numpy(),
                                [r["probabilities"] for r in rows], atol=1e-5)
+
+
+def test_infer_classifies_a_folder_of_images_of_any_size(run, tmp_path):
+    from tests.e2e.cli_util import copy_output
+
+    # <output>/serving_model/<pipeline>/<version>
+    output = copy_output(os.path.dirname(os.path.dirname(os.path.dirname(
+        run["pushed_model"]))), tmp_path / "out")
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for label, (size, format) in enumerate([(32, "PNG"), (48, "JPEG")]):
+        (folder / f"{label}.{format.lower()}").write_bytes(encode(pattern(label, 3, size),
+                                                                  format))
+    (summary,) = run_cli("infer", "--task", "cifar10", "--data", folder, "--output",
+                         output).lines
+    rows = {row["id"]: row for path in summary["prediction_files"]
+            for row in map(json.loads, open(path))}
+    assert sorted(rows) == ["0.png", "1.jpeg"]
+    served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
+        image=tf.constant([(folder / name).read_bytes() for name in sorted(rows)]))
+    np.testing.assert_allclose([rows[name]["probabilities"] for name in sorted(rows)],
+                               served["probabilities"].numpy(), atol=1e-5)
+    assert [rows[name]["label"] for name in sorted(rows)] == [
+        CLASSES[i] for i in served["label"].numpy()]
 
 
 def test_predict_input_answers_each_image_line_and_an_undecodable_one_alone(run, tmp_path):

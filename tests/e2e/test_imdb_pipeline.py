@@ -82,6 +82,55 @@ def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(
     assert "3 line(s) of" in result.stderr
 
 
+def read_predictions(summary: dict) -> dict:
+    """id -> answer, from the JSON lines files an `infer` run wrote."""
+    rows = [json.loads(line) for path in summary["prediction_files"]
+            for line in open(path, encoding="utf-8")]
+    return {row.pop("id"): row for row in rows}
+
+
+def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_path):
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    folder = tmp_path / "unlabeled"
+    folder.mkdir()
+    texts = ["a wonderful film, I loved it", "Café — awful, boring mess", "It was fine."]
+    (folder / "review.txt").write_text(texts[0], encoding="utf-8")
+    (folder / "more.jsonl").write_text("\n".join(json.dumps({"text": t}, ensure_ascii=False)
+                                                 for t in texts[1:]) + "\n", encoding="utf-8")
+    (summary,) = run_cli("infer", "--task", "imdb", "--data", folder, "--output", output).lines
+    assert summary["status"] == "succeeded"
+    assert summary["components"] == {"UnlabeledExampleGen": "complete",
+                                     "champion_resolver": "complete",
+                                     "BulkInferrer": "complete", "PredictionsWriter": "complete"}
+    assert summary["model_version"] == imdb_run.summary["pushed_version"]
+    assert summary["predictions"] == 3
+    # TFX's own PredictionLogs, as TFRecords.
+    logs = tf.io.gfile.glob(os.path.join(summary["prediction_logs"], "prediction_logs-*.gz"))
+    assert sum(1 for _ in tf.data.TFRecordDataset(logs, compression_type="GZIP")) == 3
+    rows = read_predictions(summary)
+    assert set(rows) == {"review.txt", "more.jsonl:1", "more.jsonl:2"}
+    direct = run_cli("predict", "--model", imdb_run.serving_dir, *texts).lines
+    for key, row in zip(("review.txt", "more.jsonl:1", "more.jsonl:2"), direct):
+        assert rows[key]["text"] == row["text"]
+        assert (rows[key]["label"], rows[key]["label_id"]) == (row["label"], row["label_id"])
+        np.testing.assert_allclose(rows[key]["probabilities"], row["probabilities"], atol=2e-6)
+    # The same folder and champion again: nothing is scored twice.
+    (again,) = run_cli("infer", "--task", "imdb", "--data", folder, "--output", output).lines
+    assert set(again["components"].values()) == {"cached", "complete"}
+    assert again["components"]["BulkInferrer"] == "cached"
+    assert again["prediction_files"] == summary["prediction_files"]
+
+
+def test_infer_without_a_pushed_model_says_to_run_the_pipeline_first(tmp_path):
+    (tmp_path / "r.txt").write_text("text")
+    result = run_cli("infer", "--task", "imdb", "--data", tmp_path, "--output",
+                     tmp_path / "empty", check=False)
+    assert result.code == 2
+    assert ("pipeline imdb-text-encoder has pushed no model under "
+            f"{tmp_path / 'empty'}: run `tfx-transformers run --task imdb --model "
+            "text_encoder` first") in result.stderr
+
+
 def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(imdb_run):
     summary = imdb_run.summary
     assert summary["registered"] == {

@@ -1,5 +1,6 @@
 """The translation pipeline end to end through the CLI, on the embedded corpus (plus one empty
 pair), then `predict` on the pushed model, and a rerun held to an unreachable BLEU."""
+import json
 import os
 import shutil
 
@@ -54,6 +55,25 @@ def test_the_pushed_model_translates_raw_strings(run):
     assert [r["source"] for r in rows] == sources
     assert [r["translation"] for r in rows] == [t.decode() for t in out["translation"].numpy()]
     assert rows[0]["model"] == summary["pushed_model"]
+
+
+def test_infer_translates_a_file_of_sentences_as_translate_does(run, tmp_path):
+    summary, root, _ = run
+    output = copy_output(root / "out", tmp_path / "out")
+    folder = tmp_path / "sentences"
+    folder.mkdir()
+    sources = ["Eine Frau sitzt am Strand.", "Zwei Männer tanzen im Park."]
+    (folder / "captions.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (inferred,) = run_cli("infer", "--task", "translation", "--data", folder,
+                          "--output", output).lines
+    assert inferred["predictions"] == 2
+    rows = [json.loads(line) for path in inferred["prediction_files"]
+            for line in open(path, encoding="utf-8")]
+    model = tf.saved_model.load(summary["pushed_model"])
+    expected = model.signatures["translate"](source=tf.constant(sources))["translation"]
+    assert sorted((r["id"], r["source"], r["translation"]) for r in rows) == [
+        ("captions.txt:1", sources[0], expected[0].numpy().decode()),
+        ("captions.txt:2", sources[1], expected[1].numpy().decode())]
 
 
 def test_a_model_under_the_bleu_threshold_is_refused_and_not_pushed(run, tmp_path):

@@ -1,0 +1,1 @@
+from components.predictions_writer.component import Predictions, PredictionsWriter  # noqa: F401

@@ -1,0 +1,1 @@
+from components.unlabeled_example_gen.component import UnlabeledExampleGen  # noqa: F401
