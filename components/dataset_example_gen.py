@@ -11,11 +11,22 @@ input_config to decide whether a cached run still holds (and resolves the latest
 data folder has a `{SPAN}`); since the layout is not known yet, that config lists every file up
 to FINGERPRINT_DEPTH folders deep (the deepest layout read, `aclImdb/train/pos/ID_RATING.txt`,
 is 4). A changed, added or removed data file changes the fingerprint.
+
+With `spans` above 1 and a `{SPAN}` folder pattern, the run also reads the spans before the
+newest one (a rolling window, as TFX's RollingRange: the spans that exist among the last
+`spans` numbers, each at its latest version) into the same Examples: each span's folder has its
+own layout, read as a span alone would be. The driver fingerprints the newest span, so a new
+span starts a new run; spans are new data, never edited in place.
 """
 import abc
-from typing import Any, Dict, Tuple
+import os
+import re
+from typing import Any, Dict, List, Tuple
+
+import apache_beam as beam
 
 from google.protobuf import json_format, struct_pb2
+from tfx.dsl.io import fileio
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.proto import example_gen_pb2
 from tfx.types import standard_component_specs
@@ -25,6 +36,8 @@ from components.seeded_split import hash_split_config
 
 FINGERPRINT_DEPTH = 4
 LAYOUT_PROPERTY = "data_layout"  # on the output Examples artifact: the layout the run found
+SPANS_PROPERTY = "spans"  # ... and with a window, the spans it read ("1,2,3")
+WINDOW = "Window"  # the node id of a pipeline's training window: its ExampleGen's id + this
 SPAN, VERSION = "{SPAN}", "{VERSION}"
 
 
@@ -53,16 +66,60 @@ def data_input(data_dir) -> Tuple[Any, example_gen_pb2.Input]:
         example_gen_pb2.Input.Split(name="span", pattern=f"{spans}/*")])
 
 
-def example_gen_arguments(data_dir, eval_percent: int, split_seed: int, **options) -> dict:
+def example_gen_arguments(data_dir, eval_percent: int, split_seed: int, spans: int = 1,
+                          **options) -> dict:
     """FileBasedExampleGen's arguments for a dataset ExampleGen: the data folder (data_input),
     no split configs yet (the executor puts in its layout's) and the options, with the eval
-    share checked now rather than when the run starts."""
+    share and the window (`spans`, which needs a `{SPAN}`) checked now rather than when the
+    run starts."""
     hash_split_config(eval_percent)
     input_base, input_config = data_input(data_dir)
+    if spans != 1:
+        if not isinstance(data_dir, str) or SPAN not in data_dir:
+            raise ValueError(f"spans={spans} needs a data folder pattern with a {SPAN}, such "
+                             f"as data/span-{SPAN}; {data_dir} has none")
+        if spans < 1:
+            raise ValueError(f"spans must be 1 or more, not {spans}")
+        options = {**options, "spans": spans,
+                   "span_pattern": input_config.splits[0].pattern[:-len("/*")]}
     return {"input_base": input_base, "input_config": input_config,
             "output_config": example_gen_pb2.Output(),
             "custom_config": pack_options({"split_seed": split_seed,
                                            "eval_percent": eval_percent, **options})}
+
+
+def span_window(exec_properties: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The exec properties of each span the run reads, newest first: the driver's (the newest
+    span) and, with a window, those of the spans before it that exist."""
+    options = read_options(exec_properties)
+    count = int(options.get("spans", 1))
+    if count == 1:
+        return [exec_properties]
+    newest = int(exec_properties["span"])
+    base = exec_properties[standard_component_specs.INPUT_BASE_KEY].rstrip("/")
+    pattern = options["span_pattern"]
+    # The pattern's folders, with their span and version numbers.
+    matcher = re.compile(re.escape(pattern).replace(re.escape(SPAN), r"(?P<span>\d+)")
+                         .replace(re.escape(VERSION), r"(?P<version>\d+)") + "$")
+    found = {}
+    for path in fileio.glob(f"{base}/{pattern.replace(SPAN, '*').replace(VERSION, '*')}"):
+        relative = os.path.relpath(path, base)
+        match = matcher.match(relative)
+        if not match or not fileio.isdir(path):
+            continue
+        span, version = int(match["span"]), int(match.groupdict().get("version") or 0)
+        if newest - count < span < newest and version >= found.get(span, (-1, ""))[0]:
+            found[span] = (version, relative)
+    window = [exec_properties]
+    for span in sorted(found, reverse=True):
+        version, relative = found[span]
+        input_config = example_gen_pb2.Input(splits=[
+            example_gen_pb2.Input.Split(name="span", pattern=f"{relative}/*")])
+        window.append({**exec_properties, "span": span,
+                       "version": version if VERSION in pattern else None,
+                       standard_component_specs.INPUT_CONFIG_KEY:
+                           proto_utils.proto_to_json(input_config)})
+    return window
 
 
 def data_folder(exec_properties: Dict[str, Any]) -> str:
@@ -135,9 +192,42 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
                 standard_component_specs.CUSTOM_CONFIG_KEY: proto_utils.proto_to_json(
                     pack_options({**options, **self.layout_options(layout)}))}
 
+    @abc.abstractmethod
+    def read_splits(self, pipeline, exec_properties: Dict[str, Any]) -> Dict[str, Any]:
+        """Split name -> PCollection of tf.Examples, read from one span's layout (the resolved
+        exec properties); `pipeline` is a Pipeline or a PBegin."""
+
     def Do(self, input_dict, output_dict, exec_properties) -> None:
-        resolved = self.resolve_layout(exec_properties)
-        layout = read_options(resolved)["format"]
+        self._window = [self.resolve_layout(p) for p in span_window(exec_properties)]
+        layouts = sorted({read_options(p)["format"] for p in self._window})
         for examples in output_dict[standard_component_specs.EXAMPLES_KEY]:
-            examples.set_string_custom_property(LAYOUT_PROPERTY, layout)
-        super().Do(input_dict, output_dict, resolved)
+            examples.set_string_custom_property(LAYOUT_PROPERTY, ",".join(layouts))
+            if len(self._window) > 1 or "spans" in read_options(exec_properties):
+                examples.set_string_custom_property(SPANS_PROPERTY, ",".join(
+                    str(p["span"]) for p in reversed(self._window)))
+        super().Do(input_dict, output_dict, self._window[0])
+
+    def GenerateExamplesByBeam(self, pipeline, exec_properties: Dict[str, Any]) -> Dict[str, Any]:
+        """The newest span's splits, or each split of every span in the window, flattened."""
+        window = getattr(self, "_window", None) or [exec_properties]
+        if len(window) == 1:
+            return self.read_splits(pipeline, window[0])
+        read = [pipeline | f"Span{p['span']}" >> _ReadSpan(self, p) for p in window]
+        names = set(read[0])
+        for properties, splits in zip(window, read):
+            if set(splits) != names:
+                raise ValueError(f"{data_folder(properties)}: splits {sorted(splits)} differ "
+                                 f"from the newest span's {sorted(names)}")
+        return {name: [splits[name] for splits in read] | f"Window{name}" >> beam.Flatten()
+                for name in sorted(names)}
+
+
+class _ReadSpan(beam.PTransform):
+    """One span's splits, under a label of its own."""
+
+    def __init__(self, executor: LayoutExecutor, exec_properties: Dict[str, Any]):
+        super().__init__()
+        self.executor, self.exec_properties = executor, exec_properties
+
+    def expand(self, pbegin):
+        return self.executor.read_splits(pbegin, self.exec_properties)

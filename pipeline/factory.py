@@ -18,7 +18,7 @@ from tfx.utils import proto_utils
 from tfx.types import Channel, standard_artifacts
 
 from components.anomalies_gate import AnomaliesGate
-from components.dataset_example_gen import SPAN
+from components.dataset_example_gen import SPAN, WINDOW
 from components.resolvers.base_model import base_model_resolver
 from components.resolvers.baseline_statistics import baseline_statistics_resolver
 from components.model_registry.component import ModelRegistry, ModelRegistrySpec
@@ -33,13 +33,21 @@ from pipeline.options import PipelineOptions
 
 def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool = True) -> dict:
     """The data half of the pipeline, up to and including Transform, by role, in order:
-    example_gen, statistics_gen, schema_gen (or ImportSchemaGen), example_validator, with
+    example_gen, with `options.spans` above 1 window_example_gen (the training window),
+    statistics_gen, schema_gen (or ImportSchemaGen), example_validator, with
     `lineage_resolvers` and a task that checks drift baseline_statistics (a resolver) and
     distribution_validator, then anomalies_gate and transform. benchmarks/scaling.py runs it
     alone."""
     task, family = options.task_spec, options.family
-    # Reads the raw data into tf.Examples with `train` and `eval` splits.
-    example_gen = task.example_gen(data_dir, **task.reading_options(options.data_options))
+    reading = task.reading_options(options.data_options)
+    # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits.
+    example_gen = task.example_gen(data_dir, **reading)
+    training_reader, window = example_gen, {}
+    if options.spans > 1:
+        # The training window: the newest span and the ones before it, read the same way.
+        training_reader = task.example_gen(data_dir, **reading, spans=options.spans).with_id(
+            example_gen.id + WINDOW)
+        window = {"window_example_gen": training_reader}
     # Computes statistics over both splits.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
     # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
@@ -68,7 +76,7 @@ def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool 
                                    drift=drift_anomalies)
     # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
     transform = Transform(
-        examples=example_gen.outputs["examples"],
+        examples=training_reader.outputs["examples"],
         schema=schema_gen.outputs["schema"],
         preprocessing_fn=family.preprocessing_fn,
         custom_config=family.transform_config(options.model_config()),
@@ -77,7 +85,7 @@ def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool 
         disable_statistics=True,
     )
     transform.add_upstream_node(anomalies_gate)
-    return {"example_gen": example_gen, "statistics_gen": statistics_gen,
+    return {"example_gen": example_gen, **window, "statistics_gen": statistics_gen,
             "schema_gen": schema_gen, "example_validator": example_validator,
             **drift_components, "anomalies_gate": anomalies_gate, "transform": transform}
 
@@ -164,7 +172,7 @@ def create_pipeline(
     # is the same model (trainer_module/training/warm_start.py).
     warm_start = []
     if lineage_resolvers:
-        warm_start = [base_model_resolver(example_gen.outputs["examples"])]
+        warm_start = [base_model_resolver(transform.inputs["examples"])]
     # Trains the model family and exports a SavedModel with raw-input signatures.
     trainer = trainer_class(
         run_fn=family.run_fn,
@@ -202,6 +210,8 @@ def create_pipeline(
                   evaluator, pusher]
     # The run's artifacts, by the input keys of the registry and the report.
     run = {"examples": example_gen.outputs["examples"],
+           **({"training_examples": data["window_example_gen"].outputs["examples"]}
+              if "window_example_gen" in data else {}),
            "statistics": statistics_gen.outputs["statistics"],
            "schema": schema_gen.outputs["schema"],
            "anomalies": data["example_validator"].outputs["anomalies"],

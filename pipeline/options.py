@@ -101,6 +101,10 @@ class PipelineOptions:
                 f"{t.name}: " + (", ".join(f"{c.feature} {c.threshold:g}" for c in t.drift_checks)
                                  or "none") for t in sorted(TASKS.values(), key=lambda t: t.name))
             + ")", parse_thresholds, metavar="FEATURE=VALUE")
+    spans: int = _field(
+        1, "with a {SPAN} in --data: train on the newest span and the spans before it, N in "
+           "all (a rolling window); the newest span alone is validated, checked for drift and "
+           "evaluated on", positive_int, metavar="N")
     tune: bool = _field(False, "search the family's space with a Tuner first; the Trainer "
                                "uses the best values", flag)
     tuner_trials: int = _field(configs.TUNER_TRIALS, "KerasTuner trials with --tune",

@@ -8,13 +8,15 @@ from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
 from tfx.orchestration import metadata
 
+from components.dataset_example_gen import WINDOW
 from components.evaluation_results import blessing_failures, overall_metrics
 from components.run_report.executor import REPORT_PATH
 
 _STATES = metadata_store_pb2.Execution.State
 # Recorded on the ExampleGen's Examples: the layout found, the span and version TFX's driver
-# resolved (span 0 for a folder without {SPAN}), the pairs read and skipped (translation).
-DATA_PROPERTIES = ("data_layout", "span", "version", "pairs", "skipped_empty_pairs")
+# resolved (span 0 for a folder without {SPAN}), with --spans the spans of the training
+# window, the pairs read and skipped (translation).
+DATA_PROPERTIES = ("data_layout", "span", "version", "spans", "pairs", "skipped_empty_pairs")
 
 
 def node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) -> str:
@@ -75,11 +77,15 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
             summary["metrics"] = overall_metrics(artifact.uri)
             summary["blessing_failures"] = blessing_failures(artifact.uri)
         for artifact in produced.get("examples", []):
-            # What the ExampleGen read and skipped (ParallelCorpusExampleGen records both).
+            # What the ExampleGen read and skipped (ParallelCorpusExampleGen records both);
+            # with --spans, what the training window's ExampleGen read, under "window".
+            data = summary.setdefault("data", {})
+            if node.endswith(WINDOW):
+                data = data.setdefault("window", {})
             for name in DATA_PROPERTIES:
                 value = _property(artifact, name)
                 if value is not None:
-                    summary.setdefault("data", {})[name] = value
+                    data[name] = value
 
         for artifact in produced.get("blessing", []):
             summary["blessed"] = bool(_property(artifact, "blessed"))

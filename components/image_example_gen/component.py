@@ -19,11 +19,13 @@ class ImageExampleGen(FileBasedExampleGen):
         image_size: the side every image must have (CIFAR-10: 32).
         eval_percent: share of images held out for `eval` when the data has no eval split.
         split_seed: seed of that hash split.
+        spans: with a `{SPAN}`: read the newest span and the spans before it, this many in
+            all (a rolling window; components/dataset_example_gen.py).
     """
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
     def __init__(self, data_dir, image_size: int = 32, eval_percent: int = 10,
-                 split_seed: int = 42):
-        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed,
+                 split_seed: int = 42, spans: int = 1):
+        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed, spans,
                                                  image_size=image_size))

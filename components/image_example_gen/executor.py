@@ -153,10 +153,10 @@ class Executor(LayoutExecutor):
         return {"format": layout.format, "class_names": layout.class_names}
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
-        raise NotImplementedError("GenerateExamplesByBeam reads the images itself")
+        raise NotImplementedError("read_splits reads the images itself")
 
-    def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
-                               exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
+    def read_splits(self, pipeline, exec_properties: Dict[str, Any]
+                    ) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
         options = read_options(exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]

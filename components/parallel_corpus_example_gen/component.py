@@ -18,14 +18,16 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
         source_lang, target_lang: the language suffixes (for example "de", "en").
         eval_percent: share of pairs held out for `eval` when the corpus has no split.
         split_seed: seed of that hash split.
+        spans: with a `{SPAN}`: read the newest span and the spans before it, this many in
+            all (a rolling window; components/dataset_example_gen.py).
     """
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
     def __init__(self, data_dir, source_lang: str, target_lang: str,
-                 eval_percent: int = 20, split_seed: int = 42):
+                 eval_percent: int = 20, split_seed: int = 42, spans: int = 1):
         if source_lang == target_lang:
             raise ValueError(f"source and target language are both {source_lang!r}")
-        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed,
+        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed, spans,
                                                  source_lang=source_lang,
                                                  target_lang=target_lang))

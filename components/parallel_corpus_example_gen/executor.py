@@ -128,26 +128,29 @@ class Executor(LayoutExecutor):
                              int(options["eval_percent"]))
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
-        raise NotImplementedError("GenerateExamplesByBeam reads the corpus itself")
+        raise NotImplementedError("read_splits reads the corpus itself")
 
     def Do(self, input_dict, output_dict, exec_properties) -> None:
         examples = artifact_utils.get_single_instance(
             output_dict[standard_component_specs.EXAMPLES_KEY])
-        # The pipeline counts pairs and skipped pairs into this file (beside the splits, where
-        # every worker and this process can reach it); they become artifact properties.
-        self._counts_path = os.path.join(examples.uri, COUNTS_FILE)
+        # The pipeline counts pairs and skipped pairs into a file per span (beside the splits,
+        # where every worker and this process can reach it); they become artifact properties.
+        self._counts_dir = examples.uri
         super().Do(input_dict, output_dict, exec_properties)
-        with fileio.open(self._counts_path) as f:
-            counts = json.load(f)
-        fileio.remove(self._counts_path)
+        counts = {"pairs": 0, "skipped": 0}
+        for path in fileio.glob(os.path.join(examples.uri, COUNTS_FILE + ".*")):
+            with fileio.open(path) as f:
+                for key, value in json.load(f).items():
+                    counts[key] += value
+            fileio.remove(path)
         examples.set_int_custom_property(SKIPPED_PROPERTY, counts["skipped"])
         examples.set_int_custom_property(PAIRS_PROPERTY, counts["pairs"])
         logging.info("Read %d sentence pairs", counts["pairs"])
         if counts["skipped"]:
             logging.warning("Skipped %d sentence pairs with an empty side", counts["skipped"])
 
-    def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
-                               exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
+    def read_splits(self, pipeline, exec_properties: Dict[str, Any]
+                    ) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
         options = read_options(exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
@@ -167,8 +170,10 @@ class Executor(LayoutExecutor):
                        converted[PairsToExamples.SKIPPED]
                        | f"CountSkipped{name}" >> beam.combiners.Count.Globally()
                        | f"KeySkipped{name}" >> beam.Map(lambda n: ("skipped", n))]
-        counts_path = getattr(self, "_counts_path", None)  # None: the graph built outside Do()
-        if counts_path:
+        counts_dir = getattr(self, "_counts_dir", None)  # None: the graph built outside Do()
+        if counts_dir:
+            span = exec_properties.get("span") or 0
+            counts_path = os.path.join(counts_dir, f"{COUNTS_FILE}.{span}")
             _ = (counts | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
                  | "AsDict" >> beam.combiners.ToDict() | "AsJson" >> beam.Map(json.dumps)
                  | "WriteCounts" >> beam.io.WriteToText(counts_path, shard_name_template=""))

@@ -17,9 +17,11 @@ class ReviewsExampleGen(FileBasedExampleGen):
             component runs.
         eval_percent: share of reviews held out for `eval` when the data has no test split.
         split_seed: seed of that hash split.
+        spans: with a `{SPAN}`: read the newest span and the spans before it, this many in
+            all (a rolling window; components/dataset_example_gen.py).
     """
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, data_dir, eval_percent: int = 20, split_seed: int = 42):
-        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed))
+    def __init__(self, data_dir, eval_percent: int = 20, split_seed: int = 42, spans: int = 1):
+        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed, spans))

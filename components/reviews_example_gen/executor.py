@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterator, List
 import apache_beam as beam
 import tensorflow as tf
 from absl import logging
+from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
@@ -158,11 +159,11 @@ class Executor(LayoutExecutor):
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         return _ReviewsToExample
 
-    def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
-                               exec_properties: Dict[str, Any]) -> Dict[str, beam.pvalue.PCollection]:
+    def read_splits(self, pipeline, exec_properties: Dict[str, Any]
+                    ) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
         if not output_config.split_config.splits:
-            return super().GenerateExamplesByBeam(pipeline, exec_properties)
+            return BaseExampleGenExecutor.GenerateExamplesByBeam(self, pipeline, exec_properties)
         examples = pipeline | "InputToRecord" >> _ReviewsToExample(
             exec_properties, input_config.splits[0].pattern)
         return split_by_seeded_hash(examples, input_config, output_config,

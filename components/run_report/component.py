@@ -17,6 +17,7 @@ class RunReportArtifact(types.Artifact):
 # Input key -> artifact type; the factory wires each to the producing component's output.
 INPUTS = {
     "examples": standard_artifacts.Examples,
+    "training_examples": standard_artifacts.Examples,  # with --spans: the training window
     "statistics": standard_artifacts.ExampleStatistics,
     "schema": standard_artifacts.Schema,
     "anomalies": standard_artifacts.ExampleAnomalies,
@@ -30,9 +31,9 @@ INPUTS = {
     "baseline_model": standard_artifacts.Model,
     "registered_model": RegisteredModel,
 }
-# The baseline is absent until some model has been blessed; the registry and the drift check
-# are optional.
-OPTIONAL_INPUTS = {"baseline_model", "registered_model", "drift"}
+# The baseline is absent until some model has been blessed; the registry, the drift check and
+# a training window are optional.
+OPTIONAL_INPUTS = {"baseline_model", "registered_model", "drift", "training_examples"}
 
 
 class RunReportSpec(types.ComponentSpec):

@@ -63,6 +63,22 @@ def training_length(history: dict) -> str:
     return escape(text)
 
 
+def training_data(refs, train: str, history: dict) -> str:
+    """What the model was trained on: the span(s) read, the examples and where they are."""
+    examples = refs.get("training_examples") or refs.get("examples")
+    if examples is None:
+        return "unknown"
+    spans, span = examples.get("spans"), examples.get("span")
+    if spans:
+        where = (f"spans {escape(spans)} (a rolling window; the newest, span {escape(span)}, "
+                 "alone was validated and is the evaluation data)")
+    else:
+        where = f"span {escape(span)}" if span else "the data folder"
+    count = (f"{history['train_examples']:,} training examples" if history.get("train_examples")
+             else f"{escape(train) or 'unknown'} examples")
+    return f"{where}: {count}; <code>{escape(examples.uri)}</code>"
+
+
 def model_card(refs, card, history, parameters, statistics, metrics, anomalies) -> str:
     counts = _split_counts(statistics)
     train = ", ".join(f"{split}: {n:,}" for split, n in counts.items() if split != "eval")
@@ -91,8 +107,7 @@ def model_card(refs, card, history, parameters, statistics, metrics, anomalies) 
         f"<p>{escape(card.get('description'))}</p>",
         "<h3>Intended use</h3>", f"<p>{escape(card.get('intended_use'))}</p>",
         "<h3>Training data</h3>",
-        f"<p>{escape(train) or 'unknown'} examples; "
-        f"<code>{escape(refs['examples'].uri) if 'examples' in refs else ''}</code></p>",
+        f'<p id="training-data">{training_data(refs, train, history)}</p>',
         "<h3>Evaluation data</h3>",
         f"<p>eval: {counts.get('eval', 0):,} examples, held out from training; "
         "metrics are reported on the whole split and per slice (Evaluation).</p>",

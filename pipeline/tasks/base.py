@@ -66,7 +66,7 @@ class Task:
     name: str
     description: str
     default_data_dir: str
-    # (data_dir, **data_options) -> the ExampleGen component that reads it.
+    # (data_dir, **data_options, spans=1) -> the ExampleGen component that reads it.
     example_gen: Callable[..., BaseComponent]
     model_kind: str  # trainer_module.family: TEXT_CLASSIFIER, TRANSLATOR, IMAGE_CLASSIFIER
     default_model: str  # a family of that kind

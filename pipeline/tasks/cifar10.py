@@ -14,11 +14,11 @@ GATE = Gate("sparse_categorical_accuracy", "accuracy, a fraction from 0 to 1", d
 EVAL_PERCENT = 10  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 validation
 
 
-def example_gen(data_dir, image_size: str) -> ImageExampleGen:
+def example_gen(data_dir, image_size: str, spans: int = 1) -> ImageExampleGen:
     """ImageExampleGen: the CIFAR-10 binary release, image folders or TFRecords of tf.Example
     (already `image`, `label`, `label_name`), found when it runs."""
     return ImageExampleGen(data_dir, image_size=int(image_size), eval_percent=EVAL_PERCENT,
-                           split_seed=configs.SPLIT_SEED)
+                           split_seed=configs.SPLIT_SEED, spans=spans)
 
 
 def eval_config(min_accuracy: float) -> tfma.EvalConfig:

@@ -11,9 +11,9 @@ from trainer_module.family import TEXT_CLASSIFIER
 GATE = Gate("binary_accuracy", "accuracy, a fraction from 0 to 1", default=0.6, low=0.0, high=1.0)
 
 
-def example_gen(data_dir: str):
+def example_gen(data_dir: str, spans: int = 1):
     return ReviewsExampleGen(data_dir, eval_percent=configs.EVAL_PERCENT,
-                             split_seed=configs.SPLIT_SEED)
+                             split_seed=configs.SPLIT_SEED, spans=spans)
 
 
 def eval_config(min_accuracy: float) -> tfma.EvalConfig:

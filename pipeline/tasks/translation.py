@@ -13,10 +13,10 @@ METRICS_MODULE = "trainer_module.translator.metrics"
 GATE = Gate("bleu", "corpus BLEU, in points from 0 to 100", default=20.0, low=0.0, high=100.0)
 
 
-def example_gen(data_dir: str, source_lang: str, target_lang: str):
+def example_gen(data_dir: str, source_lang: str, target_lang: str, spans: int = 1):
     return ParallelCorpusExampleGen(data_dir, source_lang, target_lang,
                                     eval_percent=configs.EVAL_PERCENT,
-                                    split_seed=configs.SPLIT_SEED)
+                                    split_seed=configs.SPLIT_SEED, spans=spans)
 
 
 def eval_config(min_bleu: float) -> tfma.EvalConfig:

@@ -139,3 +139,22 @@ def test_the_beam_graph_does_not_grow_with_the_data(tmp_path):
             write_lines(data / f"{split}.en", ENGLISH * 10 * scale)
     assert_graph_does_not_grow(lambda d: ParallelCorpusExampleGen(d, "de", "en"),
                                tmp_path / "x1", tmp_path / "x4")
+
+
+def test_a_window_counts_the_pairs_of_every_span(tmp_path):
+    from tests.components.test_reviews_example_gen import driver_resolved
+
+    for span, lines in ((1, 3), (2, 2)):
+        data = tmp_path / "pairs" / f"span-{span}"
+        data.mkdir(parents=True)
+        write_lines(data / "train.de", GERMAN[:lines] + [""])
+        write_lines(data / "train.en", ENGLISH[:lines] + ["Nothing on the left."])
+        write_lines(data / "val.de", GERMAN[:1])
+        write_lines(data / "val.en", ENGLISH[:1])
+    artifact = standard_artifacts.Examples()
+    gen = ParallelCorpusExampleGen(str(tmp_path / "pairs" / "span-{SPAN}"), "de", "en",
+                                   spans=2)
+    splits = run_executor(gen, tmp_path / "out", artifact, driver_resolved(gen))
+    assert sorted(value(e, "source") for e in splits["train"]) == sorted(GERMAN + GERMAN[:2])
+    assert artifact.get_int_custom_property("pairs") == 5 + 2
+    assert artifact.get_int_custom_property(SKIPPED_PROPERTY) == 2

@@ -175,3 +175,43 @@ def test_a_span_pattern_reads_the_latest_span_and_fingerprints_it(tmp_path):
 def test_a_version_needs_a_span_before_it(tmp_path):
     with pytest.raises(ValueError, match=r"a \{VERSION\} needs a \{SPAN\} before it"):
         ReviewsExampleGen(str(tmp_path / "reviews-{VERSION}"))
+
+
+def test_a_window_reads_the_newest_spans_that_exist_each_in_its_own_layout(tmp_path):
+    from tfx.types import standard_artifacts
+
+    reviews = tmp_path / "reviews"
+    write_aclimdb(reviews / "span-1")  # outside a window of 3 ending at span 4
+    csv = reviews / "span-2"
+    csv.mkdir(parents=True)
+    (csv / "train.csv").write_text("text,label\ngood,1\nbad,0\n", "utf-8")
+    (csv / "test.csv").write_text("text,label\nfine,1\n", "utf-8")
+    write_aclimdb(reviews / "span-4", copies=2)  # no span 3
+    component = ReviewsExampleGen(str(reviews / "span-{SPAN}"), spans=3)
+    artifact = standard_artifacts.Examples()
+    splits = run_executor(component, tmp_path / "out", artifact, driver_resolved(component))
+    assert (len(splits["train"]), len(splits["eval"])) == (2 + 32, 1 + 32)
+    assert {value(e, "text") for e in splits["train"]} >= {"good", "bad"}
+    assert artifact.get_string_custom_property("spans") == "2,4"
+    assert artifact.get_string_custom_property("data_layout") == "aclimdb,csv"
+    # The newest span alone, as the pipeline's validated ExampleGen reads it.
+    alone = ReviewsExampleGen(str(reviews / "span-{SPAN}"))
+    assert len(run_executor(alone, tmp_path / "alone", exec_properties=driver_resolved(
+        alone))["train"]) == 32
+
+
+def test_a_window_takes_each_older_spans_latest_version(tmp_path):
+    reviews = tmp_path / "reviews"
+    write_aclimdb(reviews / "span-1" / "v1", copies=4)
+    write_aclimdb(reviews / "span-1" / "v2")
+    write_aclimdb(reviews / "span-2" / "v1", copies=2)
+    component = ReviewsExampleGen(str(reviews / "span-{SPAN}" / "v{VERSION}"), spans=2)
+    splits = run_executor(component, tmp_path / "out", exec_properties=driver_resolved(
+        component))
+    assert len(splits["train"]) == 16 + 32  # span 1 at v2, span 2 at v1
+
+
+def test_a_window_needs_a_span_pattern(tmp_path):
+    with pytest.raises(ValueError, match=r"spans=2 needs a data folder pattern with a "
+                                         r"\{SPAN\}, such as data/span-\{SPAN\}"):
+        ReviewsExampleGen(str(tmp_path / "reviews"), spans=2)

@@ -227,6 +227,32 @@ def test_a_new_span_is_read_trained_on_and_pushed_as_the_next_version(imdb_run,
     assert versions == [imdb_run.summary["pushed_version"], summary["pushed_version"]]
 
 
+def test_a_window_of_two_spans_trains_on_both_and_validates_the_newest(imdb_next_span,
+                                                                       tmp_path):
+    """--spans 2 after span 2 was pushed: a second ExampleGen reads spans 1 and 2 for
+    Transform and the Trainer; the newest span alone is validated and evaluated on."""
+    import pathlib
+
+    output = copy_output(imdb_next_span.output, tmp_path / "out")
+    spans = pathlib.Path(imdb_next_span.output).parent / "reviews" / "span-{SPAN}"
+    args = ["--task", "imdb", "--data", spans, "--preset", "tiny", "--train-steps", "30",
+            "--eval-steps", "3", "--schema", configs.EMBEDDED_DATA_DIR / "imdb" /
+            "schema.pbtxt", "--spans", "2", "--blessing-threshold", "0.0"]
+    (summary,) = run_cli("run", "--output", output, *args).lines
+    assert summary["data"] == {"data_layout": "aclimdb", "span": 2, "window": {
+        "data_layout": "aclimdb", "span": 2, "spans": "1,2"}}
+    states = {node: c["state"] for node, c in summary["components"].items()}
+    assert states["ReviewsExampleGenWindow"] == states["Trainer"] == "complete"
+    # Span 2 was read, validated and found not drifted before: its ExampleGen is cached.
+    assert states["ReviewsExampleGen"] == states["StatisticsGen"] == "cached"
+    assert summary["training"]["train_examples"] == 48 + 64  # spans 1 and 2
+    # Evaluated on span 2's eval split alone (64 reviews), as the run before it was.
+    assert summary["metrics"]["example_count"] == imdb_next_span.summary["metrics"][
+        "example_count"]
+    (again,) = run_cli("run", "--output", output, *args).lines
+    assert again["components"]["Trainer"]["state"] == "cached"
+
+
 def training_losses(output) -> list:
     """The training loss after each evaluation interval of the newest Trainer run in `output`."""
     import glob

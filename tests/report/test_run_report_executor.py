@@ -134,3 +134,20 @@ def test_the_drift_check_says_what_it_compared_and_found(tmp_path, text_encoder_
     assert "Drift from the champion's data (DistributionValidator)" in text
     assert "Checked: label: label balance, jensen shannon divergence at most 0.1." in text
     assert found in text
+
+
+def test_the_training_data_names_the_span_or_the_window():
+    from components.run_report.artifacts import ArtifactRef
+    from components.run_report.report import training_data
+
+    span = ArtifactRef("examples", "Examples", 3, "/root/ExampleGen/examples/3", {"span": 2})
+    assert training_data({"examples": span}, "train: 64", {}) == (
+        "span 2: train: 64 examples; <code>/root/ExampleGen/examples/3</code>")
+    window = ArtifactRef("training_examples", "Examples", 7, "/root/Window/examples/7",
+                         {"span": 2, "spans": "1,2"})
+    assert training_data({"examples": span, "training_examples": window}, "train: 64",
+                         {"train_examples": 112}) == (
+        "spans 1,2 (a rolling window; the newest, span 2, alone was validated and is the "
+        "evaluation data): 112 training examples; <code>/root/Window/examples/7</code>")
+    folder = ArtifactRef("examples", "Examples", 3, "/e", {"span": 0})
+    assert training_data({"examples": folder}, "", {}).startswith("the data folder: unknown")
