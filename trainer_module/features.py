@@ -24,6 +24,12 @@ IMAGE_ID = "id"  # <batch file>:<record> or <split>/<class>/<file>
 # Every ExampleGen writes a stable per-example id (the seeded hash split reads it).
 EXAMPLE_ID = "id"
 
+# The text ExampleGens' profile of each text, for statistics and drift checks only (no model
+# reads them): its number of whitespace-separated words, and its first lower-cased word
+# tokens (components/text_profile.py).
+TEXT_WORDS, TEXT_TOKENS = "text_words", "text_tokens"
+SOURCE_WORDS, SOURCE_TOKENS = "source_words", "source_tokens"
+
 # Transformed features that tasks' EvalConfigs read.
 LENGTH_BUCKET = "length_bucket"  # text classifiers: review length, for TFMA slices
 REFERENCE = "reference"  # translators: the target as BLEU compares it

@@ -21,6 +21,7 @@ from components.dataset_example_gen import LayoutExecutor, read_options, read_sp
 from components.parallel_corpus_example_gen.layout import (PARALLEL, CorpusDataError,
                                                            detect_layout, parallel_file)
 from components.seeded_split import split_by_seeded_hash
+from components.text_profile import text_profile
 from trainer_module import features
 
 SKIPPED_PROPERTY = "skipped_empty_pairs"  # on the output Examples artifact
@@ -59,7 +60,8 @@ def make_example(source: str, target: str, pair_id: str) -> tf.train.Example:
 
     return tf.train.Example(features=tf.train.Features(feature={
         features.SOURCE: text(source), features.TARGET: text(target),
-        features.PAIR_ID: text(pair_id)}))
+        features.PAIR_ID: text(pair_id), **text_profile(source, features.SOURCE_WORDS,
+                                                          features.SOURCE_TOKENS)}))
 
 
 def read_parallel(root: str, prefix: str, source_lang: str,

@@ -21,6 +21,7 @@ from tfx.types import standard_component_specs
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError, detect_layout
 from components.seeded_split import split_by_seeded_hash
+from components.text_profile import text_profile
 from trainer_module import features
 
 LABEL_FOLDERS = {"neg": 0, "pos": 1}
@@ -48,6 +49,7 @@ def make_example(text: str, label: int, rating: int, review_id: str) -> tf.train
         features.RATING: feature(int64_list=tf.train.Int64List(value=[rating])),
         features.REVIEW_ID: feature(bytes_list=tf.train.BytesList(
             value=[review_id.encode("utf-8")])),
+        **text_profile(text, features.TEXT_WORDS, features.TEXT_TOKENS),
     }))
 
 

@@ -3,7 +3,7 @@ import tensorflow_model_analysis as tfma
 
 from components.reviews_example_gen import ReviewsExampleGen
 from pipeline import configs
-from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate
+from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate, text_drift_checks
 from trainer_module import features
 from trainer_module.family import TEXT_CLASSIFIER
 
@@ -62,9 +62,11 @@ TASK = Task(
     default_eval_steps=5,
     raw_feature=features.TEXT,
     default_epochs=2.0,  # the README benchmark's recipe
-    # A span whose label shares moved this far from the champion's data stops the run.
+    # A span whose label shares, lengths or words moved this far from the champion's data
+    # stops the run.
     drift_checks=(DriftCheck("label", "label balance (positive and negative reviews)",
-                             threshold=0.1),),
+                             threshold=0.1),
+                  *text_drift_checks(features.TEXT_WORDS, features.TEXT_TOKENS, "review")),
     intended_use=("Binary sentiment (positive/negative) of English movie reviews, as a "
                   "reference for training, evaluating and serving text Transformers with TFX. "
                   "Not for decisions about people or for text far from movie reviews."),

@@ -3,7 +3,7 @@ import tensorflow_model_analysis as tfma
 
 from components.parallel_corpus_example_gen import ParallelCorpusExampleGen
 from pipeline import configs
-from pipeline.tasks.base import Gate, Task, overall_gate
+from pipeline.tasks.base import Gate, Task, overall_gate, text_drift_checks
 from trainer_module import features
 from trainer_module.family import TRANSLATOR, Option
 
@@ -56,6 +56,10 @@ TASK = Task(
     default_train_steps=600,
     default_eval_steps=4,
     raw_feature=features.SOURCE,
+    # A span whose source sentences' lengths or words moved this far from the champion's data
+    # stops the run.
+    drift_checks=text_drift_checks(features.SOURCE_WORDS, features.SOURCE_TOKENS,
+                                   "source sentence"),
     default_epochs=10.0,  # the README benchmark's recipe
     data_options=(Option("source_lang", default="de",
                          help="the source language's file suffix (train.de)"),

@@ -289,6 +289,33 @@ def test_a_drifted_span_is_stopped_before_training_and_stays_stopped(imdb_run, t
         imdb_run.summary["pushed_version"])
 
 
+GERMAN_REVIEWS = ["Ein wunderbarer Film, die Schauspieler sind großartig und die Musik auch.",
+                  "Langweilig und viel zu lang, ich habe mich die ganze Zeit geärgert.",
+                  "Eine schöne Geschichte mit einem guten Ende, ich war sehr berührt.",
+                  "Das war der schlechteste Film des Jahres, schade um die Zeit und das Geld."]
+
+
+def test_a_span_in_another_language_is_stopped_by_its_word_distribution(imdb_run, tmp_path):
+    """A second span of German reviews, half positive (the label balance holds): the reviews'
+    word distribution moved far beyond its threshold."""
+    import csv
+    import shutil
+
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    spans = shutil.copytree(imdb_run.data.parent, tmp_path / "reviews")
+    (spans / "span-2").mkdir()
+    with open(spans / "span-2" / "reviews.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([("text", "label")] + [
+            (text, 1 - i % 2) for i, text in enumerate(GERMAN_REVIEWS * 12)])
+    args = list(imdb_run.args)
+    args[args.index("--data") + 1] = spans / "span-{SPAN}"
+    result = run_cli("run", "--output", output, *args, check=False)
+    assert result.code == 1, result.stderr[-2000:]
+    error = result.lines[0]["error"]
+    assert "feature 'text_tokens'" in error and "0.05" in error, error
+    assert "feature 'label'" not in error, error
+
+
 def test_a_model_under_the_threshold_is_not_pushed_or_registered(imdb_run, imdb_tuned):
     """The tuned run's model (three training steps: near chance), held to 0.99 accuracy and to
     the session run's blessed model."""

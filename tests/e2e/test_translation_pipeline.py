@@ -12,7 +12,7 @@ from tests.e2e.cli_util import copy_output, only_version, pipeline_components, r
 from tests.report.html_util import check_report
 
 pytestmark = pytest.mark.e2e
-COMPONENTS = pipeline_components("ParallelCorpusExampleGen", registry=False, drift=False)
+COMPONENTS = pipeline_components("ParallelCorpusExampleGen", registry=False)
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,23 @@ def test_infer_translates_a_file_of_sentences_as_translate_does(run, tmp_path):
     assert sorted((r["id"], r["source"], r["translation"]) for r in rows) == [
         ("captions.txt:1", sources[0], expected[0].numpy().decode()),
         ("captions.txt:2", sources[1], expected[1].numpy().decode())]
+
+
+def test_english_sources_are_stopped_as_drift_from_the_german_the_champion_learned(
+        run, tmp_path):
+    _, root, args = run
+    output = copy_output(root / "out", tmp_path / "out")
+    data = tmp_path / "swapped"
+    shutil.copytree(configs.EMBEDDED_DATA_DIR / "translation", data)
+    for split in ("train", "val"):  # English on both sides
+        shutil.copy(data / f"{split}.en", data / f"{split}.de")
+    args = list(args)
+    args[args.index("--data") + 1] = data
+    result = run_cli("run", "--output", output, *args, check=False)
+    assert result.code == 1, result.stderr[-2000:]
+    error = result.lines[0]["error"]
+    assert "DistributionValidator found drift from the champion's data" in error, error
+    assert "feature 'source_tokens'" in error, error
 
 
 def test_a_model_under_the_bleu_threshold_is_refused_and_not_pushed(run, tmp_path):

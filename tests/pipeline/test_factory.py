@@ -51,14 +51,18 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     # The Trainer warm-starts from the base model resolved after the ExampleGen ran.
     assert nodes["Trainer"].inputs["base_model"].producer_component_id == "base_model_resolver"
     assert nodes["ReviewsExampleGen"] in nodes["base_model_resolver"].upstream_nodes
-    # The drift check compares this run's statistics with the resolved baseline's, on label.
+    # The drift check compares this run's statistics with the resolved baseline's: the label
+    # balance, the reviews' lengths and their words.
     validator = nodes["DistributionValidator"]
     assert validator.inputs["statistics"].producer_component_id == "StatisticsGen"
     assert validator.inputs["baseline_statistics"].producer_component_id == drift[0]
     config = validator.exec_properties["distribution_validator_config"]
-    (check,) = config.default_slice_config.feature
-    assert list(check.path.step) == ["label"]
-    assert check.distribution_comparator.jensen_shannon_divergence.threshold == 0.1
+    checks = {check.path.step[0]: check.distribution_comparator
+              for check in config.default_slice_config.feature}
+    assert sorted(checks) == ["label", "text_tokens", "text_words"]
+    assert checks["label"].jensen_shannon_divergence.threshold == 0.1
+    assert checks["text_words"].jensen_shannon_divergence.threshold == 0.25
+    assert checks["text_tokens"].infinity_norm.threshold == 0.05
     assert nodes["Transform"].exec_properties["custom_config"] == (
         '{"max_length": 32, "truncation_head": 8, "vocab_size": 500}')
     trainer = nodes["Trainer"]
@@ -80,6 +84,22 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert (card["task"], card["model"], card["preset"]) == ("imdb", "text_encoder", "tiny")
     assert card["intended_use"] and card["limitations"]
     assert pipeline.enable_cache
+
+
+def test_a_window_of_spans_is_read_by_a_second_example_gen_for_training_only(tmp_path):
+    pipeline = build(tmp_path / "reviews" / "span-{SPAN}", tmp_path, spans=3)
+    nodes = {c.id: c for c in pipeline.components}
+    window = nodes["ReviewsExampleGenWindow"]
+    assert nodes["Transform"].inputs["examples"] is window.outputs["examples"]
+    assert window in nodes["base_model_resolver"].upstream_nodes
+    assert nodes["RunReport"].inputs["training_examples"] is window.outputs["examples"]
+    newest = nodes["ReviewsExampleGen"].outputs["examples"]
+    for validated in ("StatisticsGen", "Evaluator"):
+        assert nodes[validated].inputs["examples"] is newest
+    assert '"spans": 3.0' in window.exec_properties["custom_config"]
+    assert '"spans"' not in nodes["ReviewsExampleGen"].exec_properties["custom_config"]
+    with pytest.raises(ValueError, match=r"spans=3 needs a data folder pattern with a \{SPAN\}"):
+        build(tmp_path / "reviews", tmp_path, spans=3)
 
 
 def test_training_length_is_epochs_on_your_data_and_steps_on_the_embedded_corpus(aclimdb_dir,
@@ -235,13 +255,20 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
 
 def test_drift_thresholds_are_set_per_feature_and_unknown_features_are_refused(aclimdb_dir,
                                                                                tmp_path):
-    pipeline = build(aclimdb_dir, tmp_path, drift_thresholds=(("label", 0.25),))
+    pipeline = build(aclimdb_dir, tmp_path, drift_thresholds=(("label", 0.25),
+                                                              ("text_tokens", 0.2)))
     (validator,) = [c for c in pipeline.components if c.id == "DistributionValidator"]
     config = validator.exec_properties["distribution_validator_config"]
-    (check,) = config.default_slice_config.feature
-    assert check.distribution_comparator.jensen_shannon_divergence.threshold == 0.25
+    checks = {c.path.step[0]: c.distribution_comparator for c in config.default_slice_config.feature}
+    assert checks["label"].jensen_shannon_divergence.threshold == 0.25
+    assert checks["text_tokens"].infinity_norm.threshold == 0.2
+    assert checks["text_words"].jensen_shannon_divergence.threshold == 0.25  # the default
     with pytest.raises(ValueError, match="task 'imdb' checks no feature 'text' for drift; "
-                                         r"it checks \['label'\]"):
+                                         r"it checks \['label', 'text_tokens', 'text_words'\]"):
         build(aclimdb_dir, tmp_path, drift_thresholds=(("text", 0.1),))
+    # Translation checks its source sentences' profile.
     translation = build(aclimdb_dir, tmp_path, task="translation")
-    assert "DistributionValidator" not in {c.id for c in translation.components}
+    (validator,) = [c for c in translation.components if c.id == "DistributionValidator"]
+    config = validator.exec_properties["distribution_validator_config"]
+    assert sorted(c.path.step[0] for c in config.default_slice_config.feature) == [
+        "source_tokens", "source_words"]
