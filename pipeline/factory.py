@@ -25,6 +25,7 @@ from components.model_registry.component import ModelRegistry, ModelRegistrySpec
 from components.predictions_writer import PredictionsWriter
 from components.run_report import RunReport
 from components.unlabeled_example_gen import UnlabeledExampleGen
+from components.unlabeled_example_gen.executor import SPLIT as UNLABELED
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs
 from trainer_module.serving.archive import BULK_INFERENCE
@@ -88,6 +89,15 @@ def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool 
     return {"example_gen": example_gen, **window, "statistics_gen": statistics_gen,
             "schema_gen": schema_gen, "example_validator": example_validator,
             **drift_components, "anomalies_gate": anomalies_gate, "transform": transform}
+
+
+def latest_blessed_model(node_id: str) -> Resolver:
+    """A resolver of the pipeline's latest blessed model (outputs "model", "model_blessing")."""
+    return Resolver(
+        strategy_class=LatestBlessedModelStrategy,
+        model=Channel(type=standard_artifacts.Model),
+        model_blessing=Channel(type=standard_artifacts.ModelBlessing),
+    ).with_id(node_id)
 
 
 def create_pipeline(
@@ -186,11 +196,7 @@ def create_pipeline(
         custom_config={**training_config, **vertex_training.get("trainer", {})},
     )
     # Finds the latest blessed model, the baseline for the change threshold.
-    model_resolver = Resolver(
-        strategy_class=LatestBlessedModelStrategy,
-        model=Channel(type=standard_artifacts.Model),
-        model_blessing=Channel(type=standard_artifacts.ModelBlessing),
-    ).with_id("latest_blessed_model_resolver")
+    model_resolver = latest_blessed_model("latest_blessed_model_resolver")
     # Evaluates the candidate (and the baseline) with TFMA and blesses it if it passes.
     evaluator = Evaluator(
         examples=example_gen.outputs["examples"],
@@ -254,7 +260,8 @@ def create_inference_pipeline(
 ) -> Pipeline:
     """Scores a folder of unlabeled inputs with the training pipeline's latest blessed model:
     UnlabeledExampleGen, a resolver, TFX's BulkInferrer (PredictionLogs) and PredictionsWriter
-    (JSON lines).
+    (JSON lines); for texts, also StatisticsGen and DistributionValidator (SkewValidator),
+    comparing the inputs' profile with the champion's training data.
 
     It has the training pipeline's name, so that the resolver sees that pipeline's models in
     ML Metadata; its nodes have ids of their own.
@@ -265,11 +272,7 @@ def create_inference_pipeline(
     example_gen = UnlabeledExampleGen(data_dir, feature=task.raw_feature).with_id(
         "UnlabeledExampleGen")
     # The latest blessed model of the training pipeline: the version it pushed last.
-    champion = Resolver(
-        strategy_class=LatestBlessedModelStrategy,
-        model=Channel(type=standard_artifacts.Model),
-        model_blessing=Channel(type=standard_artifacts.ModelBlessing),
-    ).with_id("champion_resolver")
+    champion = latest_blessed_model("champion_resolver")
     # Runs the model's serving_default (serialized tf.Examples of the raw feature) over them,
     # in the form RunInference can split into rows (trainer_module/serving/archive.py).
     bulk_inferrer = BulkInferrer(
@@ -282,10 +285,22 @@ def create_inference_pipeline(
     # The answers as JSON lines, as `predict` writes them.
     writer = PredictionsWriter(inference_result=bulk_inferrer.outputs["inference_result"],
                                feature=task.raw_feature)
+    # Training/serving skew: the inputs' text profile against the champion's data, reported
+    # (the run summary's "skew"), not a gate.
+    skew = []
+    config = task.skew_validator_config(dict(options.drift_thresholds))
+    if config is not None:
+        statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"]).with_id(
+            "UnlabeledStatisticsGen")
+        baseline = baseline_statistics_resolver()
+        skew = [statistics_gen, baseline, DistributionValidator(
+            statistics=statistics_gen.outputs["statistics"],
+            baseline_statistics=baseline.outputs["statistics"].as_optional(), config=config,
+            include_split_pairs=[(UNLABELED, "train")]).with_id("SkewValidator")]
     return Pipeline(
         pipeline_name=options.pipeline_name,
         pipeline_root=pipeline_root,
-        components=[example_gen, champion, bulk_inferrer, writer],
+        components=[example_gen, champion, bulk_inferrer, writer, *skew],
         enable_cache=not options.no_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(beam_pipeline_args),

@@ -117,7 +117,8 @@ def training_length(model_run_uri: str) -> Optional[dict]:
 
 def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
     """The newest run's bulk inference: the model it used (and the version pushed from it),
-    the inputs scored and the JSON lines files (pipeline/factory.py:
+    the inputs scored, the JSON lines files and the skew check's findings (None: no check or
+    nothing to compare with; []: within every threshold) (pipeline/factory.py:
     create_inference_pipeline)."""
     from components.predictions_writer.executor import COUNT_PROPERTY, FILE_PREFIX
     from components.resolvers import lineage
@@ -126,7 +127,8 @@ def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
     run = latest_run(store, pipeline_name)
     summary = {"pipeline_name": pipeline_name, "run_id": run.name if run else None,
                "model": None, "model_version": None, "predictions": None,
-               "prediction_files": [], "prediction_logs": None, "components": {}}
+               "prediction_files": [], "prediction_logs": None, "skew": None,
+               "components": {}}
     for execution in sorted(store.get_executions_by_context(run.id) if run else [],
                             key=lambda e: e.id):
         node = node_id(store, execution.id, pipeline_name)
@@ -137,6 +139,13 @@ def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
             for model_id in lineage.inputs(store, execution.id, "model"):
                 summary["model"] = store.get_artifacts_by_id([model_id])[0].uri
                 summary["model_version"] = _pushed_version(store, model_id)
+        if node == "SkewValidator":
+            from components.anomalies_gate.component import describe_anomalies
+
+            for artifact in produced.get("anomalies", []):
+                pairs = fileio.glob(os.path.join(artifact.uri, "SplitPair-*"))
+                summary["skew"] = describe_anomalies(artifact.uri, [
+                    os.path.basename(p)[len("SplitPair-"):] for p in pairs]) if pairs else None
         for artifact in produced.get("predictions", []):
             summary["predictions"] = _property(artifact, COUNT_PROPERTY)
             summary["prediction_files"] = sorted(fileio.glob(

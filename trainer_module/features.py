@@ -29,6 +29,7 @@ EXAMPLE_ID = "id"
 # tokens (components/text_profile.py).
 TEXT_WORDS, TEXT_TOKENS = "text_words", "text_tokens"
 SOURCE_WORDS, SOURCE_TOKENS = "source_words", "source_tokens"
+PROFILES = {TEXT: (TEXT_WORDS, TEXT_TOKENS), SOURCE: (SOURCE_WORDS, SOURCE_TOKENS)}
 
 # Transformed features that tasks' EvalConfigs read.
 LENGTH_BUCKET = "length_bucket"  # text classifiers: review length, for TFMA slices

@@ -60,8 +60,8 @@ def make_example(source: str, target: str, pair_id: str) -> tf.train.Example:
 
     return tf.train.Example(features=tf.train.Features(feature={
         features.SOURCE: text(source), features.TARGET: text(target),
-        features.PAIR_ID: text(pair_id), **text_profile(source, features.SOURCE_WORDS,
-                                                          features.SOURCE_TOKENS)}))
+        features.PAIR_ID: text(pair_id), **text_profile(
+            source, *features.PROFILES[features.SOURCE])}))
 
 
 def read_parallel(root: str, prefix: str, source_lang: str,

@@ -49,7 +49,7 @@ def make_example(text: str, label: int, rating: int, review_id: str) -> tf.train
         features.RATING: feature(int64_list=tf.train.Int64List(value=[rating])),
         features.REVIEW_ID: feature(bytes_list=tf.train.BytesList(
             value=[review_id.encode("utf-8")])),
-        **text_profile(text, features.TEXT_WORDS, features.TEXT_TOKENS),
+        **text_profile(text, *features.PROFILES[features.TEXT]),
     }))
 
 

@@ -23,6 +23,7 @@ from tfx.types import standard_component_specs
 
 from components.dataset_example_gen import read_options
 from components.image_example_gen.layout import IMAGE_SUFFIXES
+from components.text_profile import text_profile
 from trainer_module import features
 
 SPLIT = "unlabeled"
@@ -92,11 +93,14 @@ def check_image(where: str, data: bytes) -> bytes:
 
 
 def make_example(feature: str, input_id: str, value: bytes) -> tf.train.Example:
+    """The raw feature, the id and, for a text, its profile (as the training data has it)."""
     def text(data: bytes) -> tf.train.Feature:
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[data]))
 
+    profile = (text_profile(value.decode("utf-8"), *features.PROFILES[feature])
+               if feature in features.PROFILES else {})
     return tf.train.Example(features=tf.train.Features(feature={
-        feature: text(value), features.EXAMPLE_ID: text(input_id.encode("utf-8"))}))
+        feature: text(value), features.EXAMPLE_ID: text(input_id.encode("utf-8")), **profile}))
 
 
 class Executor(BaseExampleGenExecutor):

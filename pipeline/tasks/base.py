@@ -9,6 +9,7 @@ from tensorflow_metadata.proto.v0 import path_pb2, schema_pb2
 from tfx.dsl.components.base.base_component import BaseComponent
 from tfx.proto import distribution_validator_pb2
 
+from trainer_module import features
 from trainer_module.families import FAMILIES, get_family
 from trainer_module.family import ModelFamily, Option
 
@@ -160,6 +161,20 @@ class Task:
         config = distribution_validator_pb2.DistributionValidatorConfig()
         config.default_slice_config.feature.extend(
             check.comparator(thresholds[check.feature]) for check in self.drift_checks)
+        return config
+
+    def skew_validator_config(
+            self, given: Optional[Mapping[str, float]] = None
+    ) -> Optional[distribution_validator_pb2.DistributionValidatorConfig]:
+        """The drift checks that serving data can be held to (its raw input's profile: no
+        label), at their thresholds; None when there are none (images)."""
+        config = self.distribution_validator_config(given)
+        served = set(features.PROFILES.get(self.raw_feature, ()))
+        if config is None or not served:
+            return None
+        checks = [c for c in config.default_slice_config.feature if c.path.step[0] in served]
+        del config.default_slice_config.feature[:]
+        config.default_slice_config.feature.extend(checks)
         return config
 
     def model_card(self, model: str, preset: Optional[str] = None) -> dict:

@@ -16,6 +16,11 @@ pytestmark = pytest.mark.e2e
 
 COMPONENTS = pipeline_components("ReviewsExampleGen", schema_gen="ImportSchemaGen")
 
+GERMAN_REVIEWS = ["Ein wunderbarer Film, die Schauspieler sind großartig und die Musik auch.",
+                  "Langweilig und viel zu lang, ich habe mich die ganze Zeit geärgert.",
+                  "Eine schöne Geschichte mit einem guten Ende, ich war sehr berührt.",
+                  "Das war der schlechteste Film des Jahres, schade um die Zeit und das Geld."]
+
 
 def test_every_component_ran_once_and_reported_progress(imdb_run):
     summary, progress = imdb_run.summary, imdb_run.progress
@@ -99,9 +104,13 @@ def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_p
                                                  for t in texts[1:]) + "\n", encoding="utf-8")
     (summary,) = run_cli("infer", "--task", "imdb", "--data", folder, "--output", output).lines
     assert summary["status"] == "succeeded"
-    assert summary["components"] == {"UnlabeledExampleGen": "complete",
-                                     "champion_resolver": "complete",
-                                     "BulkInferrer": "complete", "PredictionsWriter": "complete"}
+    assert summary["components"] == {
+        "UnlabeledExampleGen": "complete", "champion_resolver": "complete",
+        "BulkInferrer": "complete", "PredictionsWriter": "complete",
+        # The skew check: the inputs' profile against the champion's training data.
+        "UnlabeledStatisticsGen": "complete", "baseline_statistics_resolver": "complete",
+        "SkewValidator": "complete"}
+    assert isinstance(summary["skew"], list)  # compared (three texts: any finding is noise)
     assert summary["model_version"] == imdb_run.summary["pushed_version"]
     assert summary["predictions"] == 3
     # TFX's own PredictionLogs, as TFRecords.
@@ -114,6 +123,17 @@ def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_p
         assert rows[key]["text"] == row["text"]
         assert (rows[key]["label"], rows[key]["label_id"]) == (row["label"], row["label_id"])
         np.testing.assert_allclose(rows[key]["probabilities"], row["probabilities"], atol=2e-6)
+    # German reviews: the answers are written, and the skew check names the word tokens.
+    german = tmp_path / "german"
+    german.mkdir()
+    (german / "reviews.jsonl").write_text("\n".join(json.dumps({"text": t}, ensure_ascii=False)
+                                                    for t in GERMAN_REVIEWS * 3) + "\n")
+    result = run_cli("infer", "--task", "imdb", "--data", german, "--output", output)
+    (skewed,) = result.lines
+    assert skewed["predictions"] == 12
+    assert any("feature 'text_tokens'" in line for line in skewed["skew"]), skewed["skew"]
+    assert "warning: the inputs differ from the champion's training data: split 'unlabeled' " \
+           "against 'train', feature 'text_tokens'" in result.stderr
     # The same folder and champion again: nothing is scored twice.
     (again,) = run_cli("infer", "--task", "imdb", "--data", folder, "--output", output).lines
     assert set(again["components"].values()) == {"cached", "complete"}
@@ -287,12 +307,6 @@ def test_a_drifted_span_is_stopped_before_training_and_stays_stopped(imdb_run, t
         assert "--drift-thresholds" in error
     assert only_version(os.path.join(output, "serving_model", "imdb-text-encoder")) == (
         imdb_run.summary["pushed_version"])
-
-
-GERMAN_REVIEWS = ["Ein wunderbarer Film, die Schauspieler sind großartig und die Musik auch.",
-                  "Langweilig und viel zu lang, ich habe mich die ganze Zeit geärgert.",
-                  "Eine schöne Geschichte mit einem guten Ende, ich war sehr berührt.",
-                  "Das war der schlechteste Film des Jahres, schade um die Zeit und das Geld."]
 
 
 def test_a_span_in_another_language_is_stopped_by_its_word_distribution(imdb_run, tmp_path):

@@ -272,3 +272,30 @@ def test_drift_thresholds_are_set_per_feature_and_unknown_features_are_refused(a
     config = validator.exec_properties["distribution_validator_config"]
     assert sorted(c.path.step[0] for c in config.default_slice_config.feature) == [
         "source_tokens", "source_words"]
+
+
+def test_the_inference_pipeline_scores_with_the_champion_and_checks_text_skew(tmp_path):
+    from pipeline.factory import create_inference_pipeline
+
+    def nodes(task):
+        pipeline = create_inference_pipeline(
+            PipelineOptions(task=task), pipeline_root=str(tmp_path / "root"),
+            data_dir=str(tmp_path / "unlabeled"))
+        return pipeline.pipeline_info.pipeline_name, {c.id: c for c in pipeline.components}
+
+    name, imdb = nodes("imdb")
+    assert name == "imdb-text-encoder"  # the training pipeline's: its models are in reach
+    inferrer = imdb["BulkInferrer"]
+    assert inferrer.inputs["model"].producer_component_id == "champion_resolver"
+    assert json.loads(inferrer.exec_properties["model_spec"]) == {
+        "model_signature_name": ["bulk_inference"]}
+    assert imdb["PredictionsWriter"].exec_properties["feature"] == "text"
+    skew = imdb["SkewValidator"]
+    assert skew.exec_properties["include_split_pairs"] == '[["unlabeled", "train"]]'
+    config = skew.exec_properties["distribution_validator_config"]
+    assert sorted(c.path.step[0] for c in config.default_slice_config.feature) == [
+        "text_tokens", "text_words"]  # not the label, which unlabeled data has not
+    name, cifar = nodes("cifar10")
+    assert name == "cifar10-vit"
+    assert set(cifar) == {"UnlabeledExampleGen", "champion_resolver", "BulkInferrer",
+                          "PredictionsWriter"}
