@@ -28,7 +28,9 @@ _KNOWN_NOISE = ("ArtifactQuery.property_predicate is not supported",
                 "Tables initialized inside a tf.function",
                 "does not have payload_format custom property",
                 # A resolver's channel of statistics: TFX's class for them serves all the same.
-                "generating an ephemeral artifact class on-the-fly")
+                "generating an ephemeral artifact class on-the-fly",
+                # Beam's RunInference (BulkInferrer) on a platform without `resource`.
+                "Resource module is not available for current platform")
 
 
 class _PrintsToLog(io.TextIOBase):
