@@ -108,10 +108,10 @@ def translator_run(tmp_path_factory):
     return run_family(
         "translator", [{"source": s, "target": t} for s, t in PAIRS], pair_spec(),
         str(tmp_path_factory.mktemp("translator")),
-        overrides={"max_source_length": 10, "max_target_length": 10, "max_decode_length": 9,
+        overrides={"max_source_length": 12, "max_target_length": 12, "max_decode_length": 11,
                    "dropout": 0.0, "label_smoothing": 0.0, "peak_learning_rate": 3e-3,
                    "warmup_steps": 10, "batch_size": 4, "beam_width": 2},
-        train_steps=150, eval_steps=1)
+        train_steps=250, eval_steps=1)
 
 
 @pytest.fixture(scope="session")

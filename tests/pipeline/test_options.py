@@ -106,7 +106,8 @@ def test_options_that_cannot_work_are_refused_naming_the_setting(options, messag
 @pytest.mark.parametrize("task, bound, message", [
     ("imdb", 85, r"85 is outside binary_accuracy's range \(accuracy, a fraction from 0 to 1\)"),
     ("cifar10", -0.1, "outside sparse_categorical_accuracy's range"),
-    ("translation", 101, r"outside bleu's range \(corpus BLEU, in points from 0 to 100\)"),
+    ("translation", 101, r"outside bleu's range \(corpus BLEU \(cased, sacreBLEU 13a\), in "
+                         r"points from 0 to 100\)"),
 ])
 def test_the_blessing_threshold_is_checked_in_the_gating_metrics_unit(task, bound, message):
     with pytest.raises(ValueError, match=message):
@@ -119,4 +120,5 @@ def test_the_threshold_help_names_each_tasks_metric_and_unit(capsys):
         build_parser().parse_args(["run", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "imdb: binary_accuracy (accuracy, a fraction from 0 to 1, default 0.6)" in help_text
-    assert "translation: bleu (corpus BLEU, in points from 0 to 100, default 20)" in help_text
+    assert ("translation: bleu (corpus BLEU (cased, sacreBLEU 13a), in points from 0 to 100, "
+            "default 20)") in help_text

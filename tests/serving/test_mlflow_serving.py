@@ -70,7 +70,7 @@ def test_the_champion_of_every_task_loads_with_mlflow_pyfunc_and_answers_raw_inp
 
     translator = mlflow.pyfunc.load_model("models:/translation-translator@champion")
     assert list(translator.predict(pd.DataFrame({"source": SOURCES}))["translation"]) == [
-        "a child is laughing .", "a man is running ."]
+        "A child is laughing.", "A man is running."]
 
     vit = mlflow.pyfunc.load_model("models:/cifar10-vit@champion")
     as_bytes = vit.predict(pd.DataFrame({"image": images()}))
@@ -148,7 +148,7 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(
     status, answer = post(servers["translation-translator"],
                           json.dumps({"inputs": {"source": SOURCES}}).encode())
     assert (status, answer) == (200, {"predictions": [
-        {"translation": "a child is laughing ."}, {"translation": "a man is running ."}]})
+        {"translation": "A child is laughing."}, {"translation": "A man is running."}]})
 
     encoded = [base64.b64encode(i).decode() for i in images()]
     status, answer = post(servers["cifar10-vit"], columns("image", encoded))

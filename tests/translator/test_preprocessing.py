@@ -6,8 +6,9 @@ from trainer_module.translator.preprocessing import (SOURCE_VOCABULARY, TARGET_V
                                                      preprocessing_fn, shift_target,
                                                      vocabulary_sizes, vocabulary_tokens)
 
-CONFIG = {"source_vocab_size": 100, "target_vocab_size": 3, "min_frequency": 1,
-          "shared_vocabulary": False, "max_source_length": 4, "max_target_length": 5}
+CONFIG = {"tokenizer": "word", "source_vocab_size": 100, "target_vocab_size": 3,
+          "min_frequency": 1, "shared_vocabulary": False, "max_source_length": 4,
+          "max_target_length": 5}
 
 
 def transform(rows, tmp_path, **overrides):
@@ -32,7 +33,7 @@ def test_exact_ids_vocabularies_unk_truncation_and_padding(tmp_path):
     # Target vocabulary (top 3 by frequency): runs (4), a (3), man (2) -> ids 4, 5, 6 after the
     # four reserved ids; every other word is [UNK] = 1.
     assert vocabulary_tokens(output, TARGET_VOCABULARY) == [
-        "", "[UNK]", "[START]", "[END]", "runs", "a", "man"]
+        "[PAD]", "[UNK]", "[START]", "[END]", "runs", "a", "man"]
     first, second, third = transformed
     assert first["decoder_input_ids"].tolist() == [2, 5, 6, 4, 1]  # [START] a man runs .
     assert first["target_ids"].tolist() == [5, 6, 4, 1, 3]  # a man runs . [END]
@@ -46,8 +47,8 @@ def test_exact_ids_vocabularies_unk_truncation_and_padding(tmp_path):
     assert first["source_ids"].tolist() == [ids["ein"], ids["mann"], ids["läuft"], ids["."]]
     assert second["source_ids"].tolist() == [ids["ein"], ids["hund"], 0, 0]
     assert len(third["source_ids"]) == 4
-    # The BLEU reference: the whole target, lower-cased and tokenized, untruncated.
-    assert second["reference"] == b"a dog runs , a man runs"
+    # The BLEU reference: the whole target as written, untruncated (metrics.py tokenizes it).
+    assert second["reference"] == b"A dog runs, a man runs"
     assert [t["source_length_bucket"] for t in transformed] == [b"1-9"] * 3
     # What the Trainer sets in the config: the words each vocabulary kept.
     assert vocabulary_sizes(output) == {"source_vocab_size": len(source_vocabulary) - 4,
@@ -63,3 +64,50 @@ def test_shared_vocabulary_covers_both_languages(tmp_path):
     assert transformed[0]["source_ids"].tolist() == [4, 4, 0, 0]
     assert transformed[0]["target_ids"].tolist() == [5, 3, 0, 0, 0]
     assert vocabulary_sizes(output) == {"source_vocab_size": 2, "target_vocab_size": 2}
+
+
+WORDPIECE = {**CONFIG, "tokenizer": "wordpiece", "source_vocab_size": 100,
+             "target_vocab_size": 100, "max_source_length": 16, "max_target_length": 16}
+PAIRS = [{"source": "Ein Mann fährt Rad.", "target": "A man rides a bike."},
+         {"source": "Ein Hund rennt.", "target": "A dog runs."},
+         {"source": "Zwei Männer fahren.", "target": "Two men ride bikes."}] * 3
+
+
+def test_wordpiece_ids_keep_case_and_mark_attached_pieces(tmp_path):
+    transformed, output = transform(PAIRS, tmp_path, **WORDPIECE)
+    pieces = vocabulary_tokens(output, TARGET_VOCABULARY)
+    assert pieces[:4] == ["[PAD]", "[UNK]", "[START]", "[END]"]
+    assert "A" in pieces and "##." in pieces  # case kept; the full stop joins its word
+    first = transformed[0]
+    written = [pieces[i] for i in first["target_ids"] if i > 3]
+    assert "".join(p if p.startswith("##") else " " + p for p in written).replace(
+        "##", "").strip() == "A man rides a bike."
+    assert first["decoder_input_ids"][0] == 2 and 3 in first["target_ids"].tolist()
+    assert first["reference"] == b"A man rides a bike."
+    assert vocabulary_sizes(output)["target_vocab_size"] == len(pieces) - 4 <= 100
+    # The same rows give the same ids: the learner is deterministic.
+    again, _ = transform(PAIRS, tmp_path / "again", **WORDPIECE)
+    assert [t["target_ids"].tolist() for t in again] == [
+        t["target_ids"].tolist() for t in transformed]
+
+
+def test_the_learner_is_deterministic_and_keeps_the_reserved_tokens_first():
+    from trainer_module.translator.wordpiece import learn
+
+    counts = [("bike.", 3), ("bikes", 2), ("A", 5), ("man", 4), ("rides", 1)]
+    first = learn(counts, 30)
+    assert first == learn(list(reversed(counts)), 30)
+    assert first[:4] == ["[PAD]", "[UNK]", "[START]", "[END]"]
+    assert {"A", "##."} <= set(first)
+
+
+def test_wordpiece_round_trip_gives_the_text_back(tmp_path):
+    from trainer_module.translator import wordpiece
+
+    _, output = transform(PAIRS, tmp_path, **WORDPIECE)
+    path = output.vocabulary_file_by_name(TARGET_VOCABULARY)
+    texts = ["A man rides a bike.", "Two  men run.", " A dog rides bikes. "]
+    ids = wordpiece.tokenize(wordpiece.split_words(tf.constant(texts)), path)
+    pieces = tf.gather(tf.constant(vocabulary_tokens(output, TARGET_VOCABULARY)), ids)
+    assert [t.decode() for t in wordpiece.detokenize(pieces).numpy()] == [
+        "A man rides a bike.", "Two men run.", "A dog rides bikes."]  # whitespace normalized

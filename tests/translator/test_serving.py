@@ -8,8 +8,12 @@ from tests.conftest import PAIRS
 from trainer_module.translator.preprocessing import TARGET_VOCABULARY, vocabulary_tokens
 from trainer_module.translator.serving import detokenize, make_generate
 
-TRANSLATIONS = ["a man is running .", "a woman is sitting .",
-                "two dogs are playing in the park .", "a child is laughing ."]
+TRANSLATIONS = [target for _, target in PAIRS]  # natural text: cased, detokenized
+
+
+def joined(pieces) -> str:
+    """WordPiece pieces as text: `##` pieces join the piece before them."""
+    return "".join(p[2:] if p.startswith("##") else " " + p for p in pieces).strip()
 
 
 def example(source: str, target: str = None) -> bytes:
@@ -27,10 +31,10 @@ def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     assert {"serving_default", "translate", "transform_features", "attention"} <= set(
         loaded.signatures)
     result = loaded.signatures["translate"](source=tf.constant([s for s, _ in PAIRS]))
-    # Lower-cased and tokenized as in training, [START]/[END] and padding removed.
+    # As written (case and punctuation), [START]/[END] and padding removed.
     assert [t.decode() for t in result["translation"].numpy()] == TRANSLATIONS
     ids = result["token_ids"].numpy()
-    assert ids.shape == (4, 9)  # max_decode_length
+    assert ids.shape == (4, 11)  # max_decode_length
     assert ids[0].tolist()[:6] == translator_run.transformed[0]["target_ids"][:6].tolist()
 
 
@@ -40,13 +44,13 @@ def test_tf_examples_with_and_without_a_target(translator_run):
     # only where there is a target.
     served = loaded.signatures["serving_default"](
         examples=tf.constant([example(PAIRS[0][0], PAIRS[0][1]), example(PAIRS[1][0])]))
-    assert served["translation"].numpy().tolist() == [b"a man is running .",
-                                                      b"a woman is sitting ."]
-    assert served["target_tokens"].numpy().tolist() == [6.0, 0.0]  # 5 words + [END]
-    assert served["correct_tokens"].numpy().tolist() == [6.0, 0.0]
+    assert [t.decode() for t in served["translation"].numpy()] == TRANSLATIONS[:2]
+    pieces = float(np.count_nonzero(translator_run.transformed[0]["target_ids"]))  # + [END]
+    assert served["target_tokens"].numpy().tolist() == [pieces, 0.0]
+    assert served["correct_tokens"].numpy().tolist() == [pieces, 0.0]
     reference = loaded.signatures["transform_features"](
         examples=tf.constant([example(*PAIRS[2])]))["reference"].numpy()
-    assert reference.tolist() == [b"two dogs are playing in the park ."]
+    assert reference.tolist() == [PAIRS[2][1].encode()]  # the target as written
 
 
 def test_attention_signature_aligns_each_generated_token_with_the_source(translator_run):
@@ -58,11 +62,12 @@ def test_attention_signature_aligns_each_generated_token_with_the_source(transla
 
     source, target = text(result["source_tokens"]), text(result["target_tokens"])
     source_mask, target_mask = result["source_mask"].numpy(), result["target_mask"].numpy()
-    assert source[0][source_mask[0]].tolist() == ["ein", "mann", "läuft", "."]
-    assert target[0][target_mask[0]].tolist() == ["a", "man", "is", "running", ".", "[END]"]
-    assert target[1][target_mask[1]].tolist()[:2] == ["two", "dogs"]
+    assert joined(source[0][source_mask[0]]) == PAIRS[0][0]  # the pieces of the source
+    written = target[0][target_mask[0]].tolist()
+    assert written[-1] == "[END]" and joined(written[:-1]) == PAIRS[0][1]
     weights = result["cross_attention"].numpy()
-    assert weights.shape == (2, 1, 2, 9, 10)  # (batch, decoder layers, heads, target, source)
+    assert weights.shape[:3] == (2, 1, 2)  # (batch, decoder layers, heads, target, source)
+    assert weights.shape[3:] == (11, source.shape[1])
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-5)
     assert np.all(weights[0, ..., ~source_mask[0]] < 1e-6)  # padding gets no attention
 
@@ -75,8 +80,10 @@ def test_greedy_decoding_and_the_maximum_length(translator_run):
     layer = output.transform_features_layer()
     source_ids = tf.cast(layer({"source": tf.constant([s for s, _ in PAIRS])})["source_ids"],
                          tf.int32)
-    greedy = make_generate(model, max_decode_length=9, beam_width=1)(source_ids)[:, 1:]
+    greedy = make_generate(model, max_decode_length=11, beam_width=1)(source_ids)[:, 1:]
     assert [t.decode() for t in detokenize(greedy, words).numpy()] == TRANSLATIONS
     short = make_generate(model, max_decode_length=3, beam_width=1)(source_ids[2:3])[:, 1:]
-    assert detokenize(short, words).numpy().tolist() == [b"two dogs are"]
+    assert short.numpy().tolist() == [greedy.numpy()[2, :3].tolist()]
+    assert detokenize(short, words).numpy().tolist() == [
+        joined(words.numpy()[greedy.numpy()[2, :3]].astype(str)).encode()]
     assert np.all(short.numpy() != 3)  # cut before [END]

@@ -15,7 +15,7 @@ from trainer_module.translator.training import (BATCH_LENGTH_BOUNDARIES, make_da
 
 def test_run_fn_trains_the_steps_with_the_vocabularies_transform_kept(translator_run):
     model, fn_args = translator_run.model, translator_run.fn_args
-    assert int(model.optimizer.iterations.numpy()) == fn_args.train_steps == 150
+    assert int(model.optimizer.iterations.numpy()) == fn_args.train_steps == 250
     sizes = vocabulary_sizes(translator_run.output)
     assert (model.config.source_vocab_size, model.config.target_vocab_size) == (
         sizes["source_vocab_size"], sizes["target_vocab_size"])
@@ -23,7 +23,7 @@ def test_run_fn_trains_the_steps_with_the_vocabularies_transform_kept(translator
     assert model.target_embedding.embedding.input_dim == sizes["target_vocab_size"] + 4
     history = json.load(open(os.path.join(fn_args.model_run_dir, "history.json")))
     assert history["history"]["val_token_accuracy"][-1] == 1.0  # overfitted on purpose
-    assert history["train_steps"] == 150 and history["fit_seconds"] > 0
+    assert history["train_steps"] == 250 and history["fit_seconds"] > 0
 
 
 def test_batches_are_trimmed_to_their_longest_sentence_rounded_to_four():
@@ -35,17 +35,17 @@ def test_batches_are_trimmed_to_their_longest_sentence_rounded_to_four():
 
 
 def test_training_batches_are_bucketed_by_length_and_trimmed(translator_run, tmp_path):
-    """Sentences of 1 to 10 tokens: every training batch holds one length bucket (below 8,
-    8 to 11 ...), trimmed to its longest sentence rounded up to 4 (at most the padded 10)."""
+    """Sentences of 1 to 12 tokens: every training batch holds one length bucket (below 8,
+    8 to 11 ...), trimmed to its longest sentence rounded up to 4 (at most the padded 12)."""
     transformed = translator_run.transformed
     rows = []
-    for length in range(1, 11):
+    for length in range(1, 13):
         for copy in range(4):
             row = dict(transformed[0])
-            row["source_ids"] = np.array([7] * length + [0] * (10 - length))
+            row["source_ids"] = np.array([7] * length + [0] * (12 - length))
             words = [8] * (length - 1)
-            row["decoder_input_ids"] = np.array([2] + words + [0] * (10 - length))
-            row["target_ids"] = np.array(words + [3] + [0] * (10 - length))
+            row["decoder_input_ids"] = np.array([2] + words + [0] * (12 - length))
+            row["target_ids"] = np.array(words + [3] + [0] * (12 - length))
             rows.append(row)
     path = write_examples(rows, translator_run.output, str(tmp_path / "lengths.tfrecord"))
     dataset = make_dataset(translator_run.fn_args, [path], translator_run.output, batch_size=4,
@@ -56,10 +56,10 @@ def test_training_batches_are_bucketed_by_length_and_trimmed(translator_run, tmp
         buckets = np.searchsorted(BATCH_LENGTH_BOUNDARIES, lengths, side="right")
         assert len(set(buckets)) == 1, lengths
         width = inputs["source_ids"].shape[1]
-        assert width == min(10, math.ceil(lengths.max() / 4) * 4), (lengths, width)
+        assert width == min(12, math.ceil(lengths.max() / 4) * 4), (lengths, width)
         assert inputs["decoder_input_ids"].shape[1] == targets.shape[1] == width
         widths.add(width)
-    assert 10 in widths and widths & {4, 8}
+    assert 12 in widths and widths & {4, 8}
 
 
 def test_label_smoothed_loss_matches_a_hand_computed_value():

@@ -5,8 +5,8 @@ from typing import Mapping
 
 from trainer_module.family import Axis, PresetConfig
 
-# Ids before the vocabulary's words, in both languages.
-RESERVED_TOKENS = ("", "[UNK]", "[START]", "[END]")
+# Ids before the vocabulary's pieces or words, in both languages.
+RESERVED_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
 PAD_ID, UNK_ID, START_ID, END_ID = range(len(RESERVED_TOKENS))
 # The model's inputs and labels: Transform's outputs (preprocessing.py).
 SOURCE_IDS = "source_ids"  # int64 (B, max_source_length), 0 = padding
@@ -19,10 +19,15 @@ class TranslatorConfig(PresetConfig):
     """Every knob of the translation model, its vocabularies and its training."""
 
     # Vocabularies and lengths: shared by tf.Transform (which builds the ids) and the model.
-    # Words kept per language (top-k); the Trainer sets the numbers Transform actually kept.
+    # "wordpiece": subwords learned from the training split, case and punctuation kept, so
+    # the served model writes natural text (wordpiece.py); "word": lower-cased words with
+    # punctuation split off, the published Multi30k recipes' tokenization.
+    tokenizer: str = "wordpiece"
+    # Pieces (wordpiece: the learner's target size) or words (word: top-k) per language; the
+    # Trainer sets the numbers Transform actually kept.
     source_vocab_size: int = 10_000  # Multi30k German has ~7.8k words seen at least twice
     target_vocab_size: int = 8_000  # Multi30k English: ~5.9k words seen at least twice
-    min_frequency: int = 2  # rarer words become [UNK], as in the published Multi30k recipes
+    min_frequency: int = 2  # word: rarer words become [UNK], as in the published recipes
     shared_vocabulary: bool = False  # one vocabulary over both languages (and one embedding)
     max_source_length: int = 40  # tokens; 99.9% of Multi30k sentences are shorter
     max_target_length: int = 40  # including [START] / [END]
@@ -48,6 +53,8 @@ class TranslatorConfig(PresetConfig):
     beam_width: int = 4  # 1 = greedy; 4 as in the paper
 
     def __post_init__(self):
+        if self.tokenizer not in ("wordpiece", "word"):
+            raise ValueError(f"tokenizer must be 'wordpiece' or 'word', not {self.tokenizer!r}")
         if self.positional not in ("sinusoidal", "learned"):
             raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}")
         if self.d_model % self.num_heads:
@@ -101,5 +108,5 @@ SEARCH_SPACE = (
 def transform_config(config: TranslatorConfig) -> dict:
     """What the preprocessing_fn reads from Transform's custom_config."""
     return {name: getattr(config, name) for name in (
-        "source_vocab_size", "target_vocab_size", "min_frequency", "shared_vocabulary",
-        "max_source_length", "max_target_length")}
+        "tokenizer", "source_vocab_size", "target_vocab_size", "min_frequency",
+        "shared_vocabulary", "max_source_length", "max_target_length")}

@@ -1,13 +1,14 @@
-"""tf.Transform preprocessing for translation: word-level vocabularies, [START]/[END], shift, pad.
+"""tf.Transform preprocessing for translation: vocabularies, [START]/[END], shift, pad.
 
-Ids: 0 = padding, 1 = [UNK], 2 = [START], 3 = [END], then the analyzer's vocabulary (most
-frequent first). The decoder reads `[START] y1 ... yn` (`decoder_input_ids`) and learns to
+Ids: 0 = padding, 1 = [UNK], 2 = [START], 3 = [END], then the vocabulary. With the default
+`tokenizer` "wordpiece", the vocabulary is WordPiece pieces learned from the training split in
+this Transform (wordpiece.py), case and punctuation kept; with "word", lower-cased words with
+punctuation split off (the published Multi30k recipes' tokenization), top-k by frequency
+(`tft.vocabulary`). The decoder reads `[START] y1 ... yn` (`decoder_input_ids`) and learns to
 emit `y1 ... yn [END]` (`target_ids`), both padded with 0 to `max_target_length`.
 
-Why words, not subwords: the published Multi30k numbers this project compares with are
-word-level, lower-cased and tokenized, and a word vocabulary is what a tf.Transform analyzer
-computes in one pass (`tft.vocabulary` with a frequency threshold). A subword vocabulary would
-have to be learned before Transform (it is not an analyzer) and stored beside the data.
+`reference` is the raw target: BLEU compares it with the served model's translation, with
+sacreBLEU's tokenization (metrics.py).
 """
 from typing import Any, Mapping
 
@@ -16,6 +17,7 @@ import tensorflow_transform as tft
 
 from trainer_module import features
 from trainer_module.preprocessing.text import as_vector, length_bucket, tokenize
+from trainer_module.translator import wordpiece
 from trainer_module.translator.config import (DECODER_INPUT_IDS, END_ID, PAD_ID, RESERVED_TOKENS,
                                               SOURCE_IDS, START_ID, TARGET_IDS, UNK_ID)
 
@@ -50,11 +52,47 @@ def shift_target(ids: tf.RaggedTensor, length: int):
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
     """Raw `source`/`target` strings -> padded id sequences, the reference text and a slice key.
 
-    custom_config (config.transform_config): `source_vocab_size`, `target_vocab_size`,
-    `min_frequency`, `shared_vocabulary`, `max_source_length`, `max_target_length`.
+    custom_config (config.transform_config): `tokenizer`, `source_vocab_size`,
+    `target_vocab_size`, `min_frequency`, `shared_vocabulary`, `max_source_length`,
+    `max_target_length`.
     """
-    source_tokens = tokenize(as_vector(inputs[features.SOURCE]))
-    target_tokens = tokenize(as_vector(inputs[features.TARGET]))
+    source, target = as_vector(inputs[features.SOURCE]), as_vector(inputs[features.TARGET])
+    if custom_config.get("tokenizer", "wordpiece") == "wordpiece":
+        source_ids, target_ids, source_tokens = _wordpiece_ids(source, target, custom_config)
+    else:
+        source_ids, target_ids, source_tokens = _word_ids(source, target, custom_config)
+    decoder_input_ids, target_ids = shift_target(target_ids,
+                                                 int(custom_config["max_target_length"]))
+    return {
+        SOURCE_IDS: pad(source_ids, int(custom_config["max_source_length"])),
+        DECODER_INPUT_IDS: decoder_input_ids,
+        TARGET_IDS: target_ids,
+        # What BLEU compares with: the whole target as written (metrics.py tokenizes it).
+        features.REFERENCE: target,
+        features.SOURCE_LENGTH_BUCKET: length_bucket(source_tokens, LENGTH_BUCKETS),
+    }
+
+
+def _wordpiece_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, Any]):
+    """(source piece ids, target piece ids, source words) with learned WordPiece vocabularies."""
+    source_words, target_words = wordpiece.split_words(source), wordpiece.split_words(target)
+    if custom_config.get("shared_vocabulary"):
+        source_vocabulary = target_vocabulary = wordpiece.vocabulary(
+            tf.concat([source_words, target_words], axis=0),
+            int(custom_config["source_vocab_size"]) + int(custom_config["target_vocab_size"]),
+            TARGET_VOCABULARY)
+    else:
+        source_vocabulary = wordpiece.vocabulary(
+            source_words, int(custom_config["source_vocab_size"]), SOURCE_VOCABULARY)
+        target_vocabulary = wordpiece.vocabulary(
+            target_words, int(custom_config["target_vocab_size"]), TARGET_VOCABULARY)
+    return (wordpiece.tokenize(source_words, source_vocabulary),
+            wordpiece.tokenize(target_words, target_vocabulary), source_words)
+
+
+def _word_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, Any]):
+    """(source word ids, target word ids, source words) with top-k word vocabularies."""
+    source_tokens, target_tokens = tokenize(source), tokenize(target)
     min_frequency = int(custom_config["min_frequency"])
     min_frequency = min_frequency if min_frequency > 1 else None  # 1 keeps every word
     if custom_config.get("shared_vocabulary"):
@@ -69,25 +107,25 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         target_vocabulary = tft.vocabulary(
             target_tokens, top_k=int(custom_config["target_vocab_size"]),
             frequency_threshold=min_frequency, vocab_filename=TARGET_VOCABULARY)
-    decoder_input_ids, target_ids = shift_target(
-        apply_vocabulary(target_tokens, target_vocabulary), int(custom_config["max_target_length"]))
-    return {
-        SOURCE_IDS: pad(apply_vocabulary(source_tokens, source_vocabulary),
-                                 int(custom_config["max_source_length"])),
-        DECODER_INPUT_IDS: decoder_input_ids,
-        TARGET_IDS: target_ids,
-        # What BLEU compares with: the whole target, tokenized as the model writes it.
-        features.REFERENCE: tf.strings.reduce_join(target_tokens, axis=-1, separator=" "),
-        features.SOURCE_LENGTH_BUCKET: length_bucket(source_tokens, LENGTH_BUCKETS),
-    }
+    return (apply_vocabulary(source_tokens, source_vocabulary),
+            apply_vocabulary(target_tokens, target_vocabulary), source_tokens)
 
 
 def vocabulary_tokens(tf_transform_output: tft.TFTransformOutput, name: str) -> list:
-    """Every token the model can emit or read, by id: the reserved tokens, then the vocabulary."""
+    """Every token the model can emit or read, by id: the reserved tokens, then the vocabulary
+    (a WordPiece vocabulary file holds the reserved tokens itself)."""
     if name == SOURCE_VOCABULARY and _is_shared(tf_transform_output):
         name = TARGET_VOCABULARY
-    words = [w.decode("utf-8") for w in tf_transform_output.vocabulary_by_name(name)]
-    return list(RESERVED_TOKENS) + words
+    tokens = [w.decode("utf-8") for w in tf_transform_output.vocabulary_by_name(name)]
+    if tokens[:len(RESERVED_TOKENS)] == list(RESERVED_TOKENS):
+        return tokens
+    return list(RESERVED_TOKENS) + tokens
+
+
+def is_wordpiece(tf_transform_output: tft.TFTransformOutput) -> bool:
+    """Whether the transform graph's vocabularies are WordPiece's (wordpiece.py)."""
+    (first,) = tf_transform_output.vocabulary_by_name(TARGET_VOCABULARY)[:1]
+    return first.decode("utf-8") == RESERVED_TOKENS[0]
 
 
 def vocabulary_sizes(tf_transform_output: tft.TFTransformOutput) -> dict:

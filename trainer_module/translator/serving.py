@@ -26,8 +26,9 @@ from trainer_module.serving.archive import write_saved_model
 from trainer_module.translator.config import (DECODER_INPUT_IDS, END_ID, PAD_ID, SOURCE_IDS,
                                               START_ID, TARGET_IDS)
 from trainer_module.translator.model import Translator
+from trainer_module.translator import wordpiece
 from trainer_module.translator.preprocessing import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
-                                                     vocabulary_tokens)
+                                                     is_wordpiece, vocabulary_tokens)
 
 NEVER = -1.0e9  # a logit that no sampler picks
 
@@ -64,12 +65,15 @@ def make_generate(model: Translator, max_decode_length: int, beam_width: int):
     return generate
 
 
-def detokenize(token_ids: tf.Tensor, words: tf.Tensor) -> tf.Tensor:
-    """(B, L) ids after [START] -> (B,) strings: the words before [END], joined by spaces."""
+def detokenize(token_ids: tf.Tensor, words: tf.Tensor, pieces: bool = True) -> tf.Tensor:
+    """(B, L) ids after [START] -> (B,) strings: the tokens before [END], as text (`pieces`:
+    WordPiece pieces, joined as written; else words, joined by spaces)."""
     ended = tf.cumsum(tf.cast(tf.equal(token_ids, END_ID), tf.int32), axis=1) > 0
     keep = tf.logical_and(tf.logical_not(ended), tf.not_equal(token_ids, PAD_ID))
-    return tf.strings.reduce_join(tf.ragged.boolean_mask(tf.gather(words, token_ids), keep),
-                                  axis=-1, separator=" ")
+    tokens = tf.ragged.boolean_mask(tf.gather(words, token_ids), keep)
+    if pieces:
+        return wordpiece.detokenize(tokens)
+    return tf.strings.reduce_join(tokens, axis=-1, separator=" ")
 
 
 def until_end(token_ids: tf.Tensor) -> tf.Tensor:
@@ -95,13 +99,14 @@ def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export
                                                default_value=[""] if target_shape else ""),
     }
     words = tf.constant(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
+    pieces = is_wordpiece(tf_transform_output)
     # Traced once, called by every signature that decodes.
     generate = tf.function(make_generate(model, max_decode_length, beam_width),
                            input_signature=[tf.TensorSpec([None, None], tf.int32)])
 
     def translate_ids(source_ids):
         ids = generate(tf.cast(source_ids, tf.int32))[:, 1:]
-        return {"translation": detokenize(ids, words), "token_ids": ids}
+        return {"translation": detokenize(ids, words, pieces), "token_ids": ids}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="source")])
     def translate(source):

@@ -1,0 +1,92 @@
+"""The translator's subword vocabulary: WordPiece, learned from the training split inside the
+Transform component, applied by tensorflow-text ops in the transform graph (so serving uses
+exactly the same vocabulary) and undone when the served model writes its translation.
+
+Words are the whitespace-separated parts of the text, case and punctuation kept: `bike.`
+is a word, which WordPiece splits into `bike ##.` when `bike.` is not in the vocabulary. Every
+piece after the first of a word carries the `##` joiner, so the pieces say where the spaces
+were, and decoding gives back natural text: `A man rides a bike.`, not `a man rides a bike .`.
+
+The learner is tensorflow-text's (the BERT vocabulary tool's): word counts from the whole
+split, counted by Beam (so Dataflow counts in parallel), then one vocabulary of at most
+`vocab_size` pieces, written as an asset of the transform graph.
+"""
+import os
+from typing import List
+
+import apache_beam as beam
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as text
+import tensorflow_transform as tft
+import tensorflow_transform.beam as tft_beam
+
+from trainer_module.translator.config import RESERVED_TOKENS
+
+JOINER = "##"
+# The learner's search (tensorflow-text's defaults, but for the frequency floor, which is 1 so
+# that a small corpus still gets a vocabulary).
+LEARNER_OPTIONS = dict(upper_thresh=10_000_000, lower_thresh=1, num_iterations=4,
+                       max_input_tokens=5_000_000, max_token_length=50, max_unique_chars=1000,
+                       slack_ratio=0.05, include_joiner_token=True, joiner=JOINER)
+
+
+def split_words(texts: tf.Tensor) -> tf.RaggedTensor:
+    """(B,) strings -> (B, None) words: split on whitespace, nothing else changed."""
+    return tf.strings.split(texts)
+
+
+def learn(word_counts, vocab_size: int) -> List[str]:
+    """The vocabulary, by id: the reserved tokens, then the learned pieces. `word_counts`:
+    (word, count) pairs; the result depends on the counts alone, not their order."""
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+    ordered = sorted(word_counts, key=lambda pair: (-pair[1], pair[0]))
+    return learner.learn(ordered, vocab_size, list(RESERVED_TOKENS), **LEARNER_OPTIONS)
+
+
+class LearnVocabulary(tft_beam.experimental.PTransformAnalyzer):
+    """Beam: batches of words -> the path of a vocabulary file (one piece per line)."""
+
+    def __init__(self, vocab_size: int, filename: str):
+        super().__init__()
+        self.vocab_size, self.filename = vocab_size, filename
+
+    def expand(self, batches):
+        return (batches
+                | "Words" >> beam.FlatMap(lambda batch: (w.decode("utf-8") for w in batch[0]))
+                | "Count" >> beam.combiners.Count.PerElement()
+                | "AllCounts" >> beam.combiners.ToList()
+                | "Learn" >> beam.Map(self._write))
+
+    def _write(self, word_counts) -> np.ndarray:
+        vocabulary = learn(word_counts, self.vocab_size)
+        tf.io.gfile.makedirs(self.base_temp_dir)
+        path = os.path.join(self.base_temp_dir, self.filename)
+        with tf.io.gfile.GFile(path, "w") as f:
+            f.write("".join(f"{piece}\n" for piece in vocabulary))
+        return np.array(path.encode("utf-8"), dtype=object)
+
+
+def vocabulary(words: tf.RaggedTensor, vocab_size: int, filename: str) -> tf.Tensor:
+    """A tf.Transform analyzer: the learned vocabulary's file (an asset named `filename`)."""
+    placeholder = "".join(f"{token}\n" for token in RESERVED_TOKENS).encode("utf-8")
+    (path,) = tft.experimental.ptransform_analyzer(
+        [words.flat_values], LearnVocabulary(vocab_size, filename), [tf.string], [[]],
+        output_asset_default_values=[placeholder], name=filename)
+    return path
+
+
+def tokenize(words: tf.RaggedTensor, vocabulary_path) -> tf.RaggedTensor:
+    """(B, None) words -> (B, None) piece ids; a word with a character outside the vocabulary
+    becomes [UNK]."""
+    tokenizer = text.WordpieceTokenizer(vocabulary_path, suffix_indicator=JOINER,
+                                        token_out_type=tf.int64,
+                                        unknown_token=RESERVED_TOKENS[1])
+    return tokenizer.tokenize(words).merge_dims(-2, -1)
+
+
+def detokenize(pieces: tf.RaggedTensor) -> tf.Tensor:
+    """(B, None) pieces -> (B,) text: a space before each piece that starts a word."""
+    joined = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
+    return tf.strings.regex_replace(joined, " " + JOINER, "")
