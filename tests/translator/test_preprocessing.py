@@ -79,6 +79,20 @@ def test_wordpiece_ids_keep_case_and_mark_attached_pieces(tmp_path):
     assert pieces[:4] == ["[PAD]", "[UNK]", "[START]", "[END]"]
     assert "A" in pieces and "##." in pieces  # case kept; the full stop joins its word
     first = transformed[0]
+    # Exact ids: frequent words are pieces of their own, the full stop kept on its word.
+    assert first["target_ids"].tolist()[:7] == [5, 25, 28, 7, 22, 3, 0]
+    assert [pieces[i] for i in first["target_ids"][:6]] == [
+        "A", "man", "rides", "a", "bike.", "[END]"]
+    source_pieces = vocabulary_tokens(output, SOURCE_VOCABULARY)
+    assert first["source_ids"].tolist()[:5] == [22, 24, 29, 26, 0]
+    assert [source_pieces[i] for i in first["source_ids"][:4]] == ["Ein", "Mann", "fährt", "Rad."]
+    # A word never seen whole is spelled from pieces, the first without `##`, the rest with.
+    unseen = output.transform_features_layer()({
+        "source": tf.constant(["Männerrad."]), "target": tf.constant([""])})["source_ids"]
+    spelled = [source_pieces[i] for i in unseen.numpy()[0] if i]
+    assert len(spelled) > 1 and not spelled[0].startswith("##")
+    assert all(p.startswith("##") for p in spelled[1:])
+    assert "".join(p.removeprefix("##") for p in spelled) == "Männerrad."
     written = [pieces[i] for i in first["target_ids"] if i > 3]
     assert "".join(p if p.startswith("##") else " " + p for p in written).replace(
         "##", "").strip() == "A man rides a bike."
