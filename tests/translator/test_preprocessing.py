@@ -113,6 +113,11 @@ def test_the_learner_is_deterministic_and_keeps_the_reserved_tokens_first():
     assert first == learn(list(reversed(counts)), 30)
     assert first[:4] == ["[PAD]", "[UNK]", "[START]", "[END]"]
     assert {"A", "##."} <= set(first)
+    # Many rare words: the vocabulary still fits the size asked for (reserved tokens aside).
+    syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "po"]
+    rare = [(a + b + c, 1 + (i % 3)) for i, (a, b, c) in enumerate(
+        (a, b, c) for a in syllables for b in syllables for c in syllables)]
+    assert len(rare) == 512 and len(learn(rare, 60)) <= 60 + 4
 
 
 def test_wordpiece_round_trip_gives_the_text_back(tmp_path):
