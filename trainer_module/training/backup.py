@@ -68,6 +68,9 @@ class Backup(keras.callbacks.BackupAndRestore):
             return int(json.load(f).get("epoch", 0))
 
     def _save_model(self):
+        # Keras creates the folder when it does not exist yet, failing when another worker
+        # created it in between (seen with two workers on a busy machine); this tolerates it.
+        tf.io.gfile.makedirs(self.backup_dir)
         if self.chief:
             return super()._save_model()
         self._use(self.scratch)
