@@ -55,16 +55,21 @@ def learn(word_counts, vocab_size: int) -> List[str]:
                                     params.max_input_tokens)
     limit = vocab_size + len(RESERVED_TOKENS)
     # Vocabularies shrink as the threshold rises; above every piece's count (at most the
-    # characters' occurrences), only the characters are left.
-    low, high = 1, sum(count * len(word) for word, count in counts) + 1
+    # characters' occurrences), only the characters are left. The threshold that fits is
+    # usually small: double it until the vocabulary fits, then bisect.
+    ceiling = sum(count * len(word) for word, count in counts) + 1
+    low, high = 0, 1  # the vocabulary at `low` is too large (0: not tried)
     best = lib.learn_with_thresh(counts, high, params)
-    while low < high:
+    while len(best) > limit and high < ceiling:
+        low, high = high, min(2 * high, ceiling)
+        best = lib.learn_with_thresh(counts, high, params)
+    while high - low > 1:
         middle = (low + high) // 2
         vocabulary = lib.learn_with_thresh(counts, middle, params)
         if len(vocabulary) <= limit:
             best, high = vocabulary, middle
         else:
-            low = middle + 1
+            low = middle
     return best
 
 
