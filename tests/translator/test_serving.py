@@ -6,7 +6,8 @@ import tensorflow as tf
 
 from tests.conftest import PAIRS
 from trainer_module.translator.preprocessing import TARGET_VOCABULARY, vocabulary_tokens
-from trainer_module.translator.serving import detokenize, make_generate
+from trainer_module.translator.decoding import make_generate
+from trainer_module.translator.serving import detokenize
 
 TRANSLATIONS = [target for _, target in PAIRS]  # natural text: cased, detokenized
 

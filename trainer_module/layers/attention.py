@@ -52,9 +52,10 @@ class MultiHeadAttention(keras.layers.Layer):
         self.weights_dropout = keras.layers.Dropout(self.dropout)
 
     def _split_heads(self, x):
-        # (B, T, H*Dk) -> (B, H, T, Dk)
-        batch, length = ops.shape(x)[0], ops.shape(x)[1]
-        x = ops.reshape(x, (batch, length, self.num_heads, self.key_dim))
+        # (B, T, H*Dk) -> (B, H, T, Dk); a static length (1 in a decoding step) needs no
+        # shape computation in the graph.
+        length = x.shape[1] if x.shape[1] is not None else ops.shape(x)[1]
+        x = ops.reshape(x, (-1, length, self.num_heads, self.key_dim))
         return ops.transpose(x, (0, 2, 1, 3))
 
     def project_key_value(self, value):
@@ -75,8 +76,8 @@ class MultiHeadAttention(keras.layers.Layer):
         dropped = self.weights_dropout(ops.cast(weights, values.dtype), training=training)
         context = ops.matmul(dropped, values)
         context = ops.transpose(context, (0, 2, 1, 3))  # (B, Tq, H, Dk)
-        batch, length = ops.shape(context)[0], ops.shape(context)[1]
-        context = ops.reshape(context, (batch, length, self.num_heads * self.key_dim))
+        length = query.shape[1] if query.shape[1] is not None else ops.shape(context)[1]
+        context = ops.reshape(context, (-1, length, self.num_heads * self.key_dim))
         return self.output_dense(context), weights
 
     def call(self, query, value=None, attention_mask=None, training=None):

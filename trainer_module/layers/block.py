@@ -149,9 +149,13 @@ class TransformerBlock(keras.layers.Layer):
         """
         def self_attend(h):
             new_keys, new_values = self.self_attention.project_key_value(h)  # (B, H, 1, Dk)
-            keys = ops.slice_update(self_cache[0], (0, 0, index, 0), new_keys)
-            values = ops.slice_update(self_cache[1], (0, 0, index, 0), new_values)
-            visible = ops.arange(ops.shape(keys)[2]) <= index  # causal: positions <= index
+            # Write position `index` with a select rather than ops.slice_update, which
+            # TensorFlow runs as a separately compiled XLA cluster per call.
+            positions = ops.arange(ops.shape(self_cache[0])[2])
+            here = ops.equal(positions, index)[None, None, :, None]
+            keys = ops.where(here, new_keys, self_cache[0])
+            values = ops.where(here, new_values, self_cache[1])
+            visible = positions <= index  # causal: positions <= index
             out, _ = self.self_attention.attend(h, keys, values, visible[None, None, :])
             return out, (keys, values)
 

@@ -89,19 +89,28 @@ class Translator(keras.Model):
             cross_attention.append(cross_weights)
         return self._project(x), self_attention, cross_attention
 
-    def start_decoding(self, memory, source_mask, max_length: int) -> tuple:
-        """The decoding cache: per decoder block, the encoder output's projected keys and
-        values, and empty (B, H, max_length, Dk) self-attention keys and values; then the
-        source mask. Batch first everywhere, so a beam search can reorder it."""
-        cache = []
+    def start_decoding(self, memory, source_mask, max_length: int) -> dict:
+        """The decoding cache, batch first everywhere:
+        - "history": per decoder block, empty (B, H, max_length, Dk) self-attention keys and
+          values, filled one position per step; they belong to the hypothesis being decoded,
+          so a beam search reorders them with it;
+        - "memory": per decoder block, the encoder output's projected keys and values, and
+          "source_mask": fixed for a source sentence;
+        - "output_table" (tied output embedding): the projection, transposed once.
+        """
+        history, projected = [], []
         batch = ops.shape(memory)[0]
         for block in self.decoder_blocks:
             attention = block.self_attention
             empty = ops.zeros((batch, attention.num_heads, max_length, attention.key_dim),
                               dtype=memory.dtype)
-            cache.extend([*block.memory_attention.project_key_value(memory), empty, empty])
-        # The mask as numbers: a beam search gathers the cache with take_along_axis.
-        return tuple(cache) + (ops.cast(source_mask, memory.dtype),)
+            history.extend([empty, empty])
+            projected.extend(block.memory_attention.project_key_value(memory))
+        cache = {"history": tuple(history), "memory": tuple(projected),
+                 "source_mask": ops.cast(source_mask, memory.dtype)}
+        if self.output_projection is None:
+            cache["output_table"] = self._output_table(memory.dtype)
+        return cache
 
     def decode_step(self, token_ids, index, cache):
         """(B, 1) ids at position `index` -> (logits (B, 1, V), the updated cache).
@@ -109,27 +118,32 @@ class Translator(keras.Model):
         Costs one position per block instead of the whole prefix: decode(prefix)[:, -1] without
         recomputing earlier positions.
         """
-        source_mask = cache[-1]
         x = self.target_positions(self.target_embedding(token_ids), offset=index)
-        updated = []
+        history = []
         for i, block in enumerate(self.decoder_blocks):
-            cross_keys, cross_values, self_keys, self_values = cache[4 * i: 4 * i + 4]
-            x, (self_keys, self_values) = block.step(
-                x, index, (self_keys, self_values), (cross_keys, cross_values), source_mask)
-            updated.extend([cross_keys, cross_values, self_keys, self_values])
-        return self._project(x), tuple(updated) + (source_mask,)
+            x, keys_values = block.step(x, index, cache["history"][2 * i: 2 * i + 2],
+                                        cache["memory"][2 * i: 2 * i + 2], cache["source_mask"])
+            history.extend(keys_values)
+        return (self._project(x, cache.get("output_table")),
+                {**cache, "history": tuple(history)})
 
-    def _project(self, x):
+    def _project(self, x, output_table=None):
         """Final LayerNorm (pre-norm) and the projection onto the target vocabulary (float32
-        logits)."""
+        logits). `output_table`: the tied embedding already transposed to (D, V) and cast, as a
+        decoding cache holds it (transposing it costs more than a decoding step's matmul)."""
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
         if self.output_projection is not None:
             return ops.cast(self.output_projection(x), "float32")
-        table = self.target_embedding.embedding.embeddings  # (V, D)
-        logits = ops.matmul(x, ops.transpose(ops.cast(table, x.dtype)))  # compute dtype
+        if output_table is None:
+            output_table = self._output_table(x.dtype)
+        logits = ops.matmul(x, output_table)  # compute dtype
         # Logits in float32 whatever the compute dtype: the softmax and the beam scores use them.
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+
+    def _output_table(self, dtype):
+        """The tied output projection: the target embedding transposed, (D, V)."""
+        return ops.transpose(ops.cast(self.target_embedding.embedding.embeddings, dtype))
 
     def call(self, inputs, training=None):
         memory, source_mask, _ = self.encode(inputs[SOURCE_IDS], training=training)

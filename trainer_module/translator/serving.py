@@ -10,60 +10,23 @@ Signatures:
                                             translation's tokens), their masks, and each decoder
                                             layer's cross-attention (B, layers, heads, L, S)
 
-Decoding is greedy (beam_width 1) or beam search (KerasHub's samplers, run in the graph) with
-a key/value cache (each step computes one position): it starts from [START], stops at [END] (a
-finished hypothesis only appends padding, at no cost to its score) or after max_decode_length
-tokens.
+Decoding is beam search (greedy at beam_width 1) in the graph, one cached position per step
+(decoding.py): it starts from [START] and stops at [END] or after max_decode_length tokens.
 """
 from typing import Optional
 
-import keras_hub
 import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
 from trainer_module.serving.archive import write_saved_model
 from trainer_module.translator.config import (DECODER_INPUT_IDS, END_ID, PAD_ID, SOURCE_IDS,
-                                              START_ID, TARGET_IDS)
+                                              TARGET_IDS)
+from trainer_module.translator.decoding import make_generate
 from trainer_module.translator.model import Translator
 from trainer_module.translator import wordpiece
 from trainer_module.translator.preprocessing import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
                                                      is_wordpiece, vocabulary_tokens)
-
-NEVER = -1.0e9  # a logit that no sampler picks
-
-
-def make_generate(model: Translator, max_decode_length: int, beam_width: int):
-    """(B, S) source ids -> (B, max_decode_length + 1) ids: [START], tokens, [END], padding."""
-    sampler = (keras_hub.samplers.GreedySampler() if beam_width == 1
-               else keras_hub.samplers.BeamSampler(num_beams=beam_width))
-
-    def next_token_logits(prompt, cache, index):
-        # One position per step: the decoder keeps every earlier position's keys and values.
-        logits, cache = model.decode_step(prompt[:, index - 1:index], index - 1, cache)
-        logits = tf.cast(logits[:, 0, :], tf.float32)  # (B, V)
-        vocab = tf.shape(logits)[-1]
-        # Never emit padding or [START] while unfinished; only padding once [END] is out.
-        banned = tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab)
-        logits = logits + NEVER * banned[None, :]
-        finished = tf.reduce_any(tf.equal(prompt[:, :index], END_ID), axis=1)
-        pad_only = NEVER * (1.0 - tf.one_hot(PAD_ID, vocab))
-        logits = tf.where(finished[:, None], pad_only[None, :], logits)
-        return logits, None, cache
-
-    def generate(source_ids):
-        memory, source_mask, _ = model.encode(source_ids, training=False)
-        batch = tf.shape(source_ids)[0]
-        prompt = tf.concat([tf.fill([batch, 1], START_ID),
-                            tf.zeros([batch, max_decode_length], tf.int32)], axis=1)
-        mask = tf.concat([tf.ones([batch, 1], tf.bool),
-                          tf.zeros([batch, max_decode_length], tf.bool)], axis=1)
-        cache = model.start_decoding(memory, source_mask, max_decode_length + 1)
-        return sampler(next_token_logits, prompt, cache=cache, index=1, mask=mask,
-                       stop_token_ids=[END_ID])
-
-    return generate
-
 
 def detokenize(token_ids: tf.Tensor, words: tf.Tensor, pieces: bool = True) -> tf.Tensor:
     """(B, L) ids after [START] -> (B,) strings: the tokens before [END], as text (`pieces`:

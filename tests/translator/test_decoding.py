@@ -1,0 +1,123 @@
+"""Beam search against exhaustive search, its stopping rule, greedy decoding, and one sentence at
+a time against a batch."""
+import itertools
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from keras import ops
+
+from trainer_module.translator.config import END_ID, PAD_ID, START_ID, TranslatorConfig
+from trainer_module.translator.decoding import make_generate
+from trainer_module.translator.model import Translator
+
+SOURCES = np.array([[4, 5, 6, 0], [7, 5, 0, 0], [6, 6, 4, 7]], "int32")
+VOCAB = 7  # 0 [PAD], 1 [UNK], 2 [START], 3 [END], 4-6 words
+WRITABLE = (1, 4, 5, 6)  # what a translation may hold before its [END]
+
+
+class TableModel:
+    """A stand-in translator whose next-token logits are a table lookup: by the source's first id
+    and a running state (the sum of the tokens written so far, modulo VOCAB) that the decoding
+    cache carries, so a search that reorders its cache wrongly decodes wrongly."""
+
+    def __init__(self, table, end_bias=0.0):
+        self.table = tf.constant(table + end_bias * np.eye(VOCAB)[END_ID], tf.float32)
+        self.steps = 0  # decode_step calls (eager only)
+
+    def encode(self, source_ids, training=False):
+        return tf.cast(source_ids[:, :1], tf.float32)[..., None], source_ids > 0, []
+
+    def start_decoding(self, memory, source_mask, max_length):
+        rows = tf.shape(memory)[0]
+        return {"history": (tf.zeros([rows], tf.int32),),
+                "memory": (tf.cast(memory[:, 0, 0], tf.int32),), "source_mask": source_mask}
+
+    def decode_step(self, token_ids, index, cache):
+        self.steps += 1
+        state = (cache["history"][0] + token_ids[:, 0] * tf.cast(index > 0, tf.int32)) % VOCAB
+        logits = tf.gather_nd(self.table, tf.stack([cache["memory"][0] % len(self.table.numpy()),
+                                                     state], axis=1))
+        return logits[:, None, :], {**cache, "history": (state,)}
+
+    def log_probability(self, source, tokens) -> float:
+        table = self.table.numpy()
+        log_probs = table - np.log(np.exp(table).sum(-1, keepdims=True))
+        row, state, total = source[0] % len(table), 0, 0.0
+        for token in tokens:
+            total += log_probs[row, state, token]
+            state = (state + token) % VOCAB
+        return total
+
+
+def best_by_enumeration(model, source, max_length):
+    """The highest-scoring translation that ends with [END] within max_length tokens."""
+    candidates = [words + (END_ID,) for n in range(max_length)
+                  for words in itertools.product(WRITABLE, repeat=n)]
+    return max(candidates, key=lambda tokens: model.log_probability(source, tokens))
+
+
+def small_model() -> Translator:
+    """A random 1+1-layer translator over 4 source and 3 target words."""
+    keras.utils.set_random_seed(3)
+    config = TranslatorConfig(source_vocab_size=4, target_vocab_size=3, max_source_length=4,
+                              max_target_length=5, max_decode_length=4, d_model=16, num_heads=2,
+                              ff_dim=32, encoder_layers=1, decoder_layers=1, dropout=0.0)
+    model = Translator(config)
+    ids = np.ones((1, 2), dtype="int32")
+    model({"source_ids": ids, "decoder_input_ids": ids})
+    return model
+
+
+def written(row) -> tuple:
+    """Generated ids after [START], up to and including [END]; then only padding."""
+    row = list(row)
+    assert row[0] == START_ID
+    end = row.index(END_ID) if END_ID in row else len(row) - 1
+    assert all(t == PAD_ID for t in row[end + 1:])
+    return tuple(row[1:end + 1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_beam_as_wide_as_every_prefix_finds_the_exhaustive_best(seed):
+    """96 beams hold every translation of up to 3 tokens (64 unfinished, 21 ended), so the
+    search must return exactly the best-scoring one that ends, wherever it stops."""
+    table = np.random.default_rng(seed).normal(0.0, 3.0, (4, VOCAB, VOCAB))
+    model = TableModel(table, end_bias=-2.0)
+    generated = make_generate(model, 3, beam_width=96)(tf.constant(SOURCES)).numpy()
+    for source, row in zip(SOURCES, generated):
+        assert written(row) == best_by_enumeration(model, source, 3)
+
+
+@pytest.mark.parametrize("beam_width", [1, 4])
+def test_decoding_stops_once_every_sentence_is_decided(beam_width):
+    """[END] is certain at once: one step decides every sentence, whatever max_decode_length."""
+    model = TableModel(np.zeros((4, VOCAB, VOCAB)), end_bias=30.0)
+    generated = make_generate(model, 20, beam_width)(tf.constant(SOURCES)).numpy()
+    assert model.steps == 1
+    assert generated[:, :2].tolist() == [[START_ID, END_ID]] * 3
+    assert np.all(generated[:, 2:] == PAD_ID)
+
+
+def test_width_one_is_greedy_step_by_step():
+    model = small_model()
+    generated = ops.convert_to_numpy(make_generate(model, 4, beam_width=1)(SOURCES))
+    for source, row in zip(SOURCES, generated):
+        prefix = [START_ID]
+        while len(prefix) <= 4 and END_ID not in prefix:
+            logits = ops.convert_to_numpy(model({"source_ids": source[None],
+                                                 "decoder_input_ids": np.array([prefix])}))
+            logits[0, -1, [PAD_ID, START_ID]] = -np.inf
+            prefix.append(int(logits[0, -1].argmax()))
+        assert tuple(prefix[1:]) == written(row)
+
+
+@pytest.mark.parametrize("beam_width", [1, 4])
+def test_a_sentence_decodes_the_same_alone_as_in_a_batch(beam_width):
+    model = small_model()
+    generate = tf.function(make_generate(model, 4, beam_width),
+                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    together = generate(tf.constant(SOURCES)).numpy()
+    for i, source in enumerate(SOURCES):
+        np.testing.assert_array_equal(generate(tf.constant(source[None])).numpy()[0], together[i])
