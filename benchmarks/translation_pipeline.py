@@ -2,20 +2,25 @@
 
     .venv/bin/python benchmarks/translation_pipeline.py [--data DIR] [--output DIR]
         [--epochs 10] [--preset base] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/translation_pipeline.py --serving MODEL_DIR [--data DIR]
+        [--intra-op-threads N]    # serving speed of any exported translator, as JSON
 
 Reads `train.{de,en}.gz` and `val.{de,en}.gz` from `../shared/data/multi30k/` (Multi30k task 1;
 the 1,014 `val` pairs are the evaluation split; test2016 is not included there). Runs every
 component with LocalDagRunner in this process and prints both BLEUs on val (TFMA, decoded with
 the preset's beam width: cased with sacreBLEU's 13a tokenization, and lower-cased with
 punctuation split off, sacreBLEU `tokenize="none"`, the published recipes' BLEU), masked token
-accuracy, the vocabulary sizes, target words per second in training, serving speed, wall time
+accuracy, the vocabulary sizes, target words per second in training, serving speed (in a fresh
+process, with TensorFlow's default threads and with one thread per op), wall time
 per component and peak memory, each beside its target or published anchor with the ratio.
 Writes the same as JSON to <output>/translation_benchmark.json.
 """
 import argparse
 import gzip
+import json
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -38,6 +43,10 @@ REFERENCES = [
     ("serving, one sentence (ms)", "latency_ms_batch_1", 50.0, "target (lower is better)"),
     ("serving, batches of 64 (sentences/s)", "sentences_per_second_batch_64", 30.0,
      "target (higher is better)"),
+    ("serving, one sentence, 1 thread/op (ms)", "latency_ms_batch_1_one_thread", 50.0,
+     "target (lower is better)"),
+    ("serving, batches of 64, 1 thread/op (/s)", "sentences_per_second_batch_64_one_thread",
+     30.0, "target (higher is better)"),
 ]
 
 
@@ -48,13 +57,25 @@ def target_tokens(data_dir: str) -> int:
         return sum(len(re.sub(r"([^\w\s])", r" \1 ", line.lower()).split()) + 1 for line in f)
 
 
-def serving_speed(model_dir: str, data_dir: str) -> dict:
-    """The pushed model's `translate` signature on raw val sentences: median latency of one
-    sentence, and sentences per second in batches of 64."""
+def serving_speed(model_dir: str, data_dir: str, intra_op_threads: int = 0) -> dict:
+    """The `translate` signature of the SavedModel at model_dir on raw val sentences: median
+    latency of one sentence, and sentences per second in batches of 64. Measured in a fresh
+    process, as a server would load it: TensorFlow fixes its thread pools when it starts
+    (`intra_op_threads` 0: its default, one per core)."""
+    command = [sys.executable, os.path.abspath(__file__), "--serving", model_dir, "--data",
+               data_dir, "--intra-op-threads", str(intra_op_threads)]
+    finished = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(finished.stdout.strip().splitlines()[-1])
+
+
+def _measure_serving(model_dir: str, data_dir: str, intra_op_threads: int) -> dict:
     import statistics
 
     import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the WordPiece ops)
 
+    if intra_op_threads:
+        tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
     with gzip.open(os.path.join(data_dir, "val.de.gz"), "rt", encoding="utf-8") as f:
         sentences = [line.strip() for line in f][:256]
     translate = tf.saved_model.load(model_dir).signatures["translate"]
@@ -71,12 +92,25 @@ def serving_speed(model_dir: str, data_dir: str) -> dict:
             "sentences_per_second_batch_64": round(len(sentences) / (time.perf_counter() - started), 1)}
 
 
+def serving_measures(model_dir: str, data_dir: str) -> dict:
+    """serving_speed with TensorFlow's default threads, and with one thread per op (on few
+    cores a single sentence's small ops lose more to splitting than they gain)."""
+    default, one = serving_speed(model_dir, data_dir), serving_speed(model_dir, data_dir, 1)
+    return {**default, **{f"{key}_one_thread": value for key, value in one.items()}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA)
     report.add_pipeline_arguments(
         parser, os.path.join(REPO, "benchmarks", "results", "translation"), 10.0, "base")
+    parser.add_argument("--serving", metavar="MODEL_DIR",
+                        help="only measure serving of this SavedModel (prints JSON)")
+    parser.add_argument("--intra-op-threads", type=int, default=0)
     args = parser.parse_args()
+    if args.serving:
+        print(json.dumps(_measure_serving(args.serving, args.data, args.intra_op_threads)))
+        return 0
 
     overrides = report.overrides(args)
     config = report.model_config("translation", args)
@@ -96,7 +130,7 @@ def main() -> int:
         "peak_memory_gb": report.peak_memory_gb(),
     }
     if summary["pushed_model"]:
-        measured.update(serving_speed(summary["pushed_model"], args.data))
+        measured.update(serving_measures(summary["pushed_model"], args.data))
     print(f"\nTranslation pipeline benchmark, Multi30k de->en ({report.machine()}): preset "
           f"{args.preset} {overrides or ''}, {train_steps} steps ({args.epochs} epochs), "
           f"{int(summary['metrics'].get('example_count') or 0)} val pairs, beam width "
@@ -108,8 +142,11 @@ def main() -> int:
           f"training {measured['target_words_per_second']}; pipeline wall time "
           f"{measured['wall_seconds']:.0f} s")
     if "latency_ms_batch_1" in measured:
-        print(f"serving (translate, raw strings): {measured['latency_ms_batch_1']} ms for one "
-              f"sentence, {measured['sentences_per_second_batch_64']} sentences/s in batches of 64")
+        for threads, suffix in (("default threads", ""), ("one thread per op", "_one_thread")):
+            print(f"serving (translate, raw strings, {threads}): "
+                  f"{measured['latency_ms_batch_1' + suffix]} ms for one sentence, "
+                  f"{measured['sentences_per_second_batch_64' + suffix]} sentences/s in "
+                  f"batches of 64")
     report.print_components(summary["components"])
     report.save({"preset": args.preset, "overrides": overrides, "train_steps": train_steps,
                  "measured": measured, "metrics": summary["metrics"],

@@ -41,6 +41,11 @@ class TableModel:
                                                      state], axis=1))
         return logits[:, None, :], {**cache, "history": (state,)}
 
+    def score(self, source, tokens, length_penalty=0.0) -> float:
+        """The search's ranking of a finished translation."""
+        return (self.log_probability(source, tokens)
+                / ((5.0 + len(tokens)) / 6.0) ** length_penalty)
+
     def log_probability(self, source, tokens) -> float:
         table = self.table.numpy()
         log_probs = table - np.log(np.exp(table).sum(-1, keepdims=True))
@@ -51,11 +56,11 @@ class TableModel:
         return total
 
 
-def best_by_enumeration(model, source, max_length):
-    """The highest-scoring translation that ends with [END] within max_length tokens."""
+def best_by_enumeration(model, source, max_length, length_penalty):
+    """The best-ranked translation that ends with [END] within max_length tokens."""
     candidates = [words + (END_ID,) for n in range(max_length)
                   for words in itertools.product(WRITABLE, repeat=n)]
-    return max(candidates, key=lambda tokens: model.log_probability(source, tokens))
+    return max(candidates, key=lambda tokens: model.score(source, tokens, length_penalty))
 
 
 def small_model() -> Translator:
@@ -79,15 +84,16 @@ def written(row) -> tuple:
     return tuple(row[1:end + 1])
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_a_beam_as_wide_as_every_prefix_finds_the_exhaustive_best(seed):
-    """96 beams hold every translation of up to 3 tokens (64 unfinished, 21 ended), so the
-    search must return exactly the best-scoring one that ends, wherever it stops."""
+@pytest.mark.parametrize("length_penalty", [0.0, 0.6, 2.0])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_beam_as_wide_as_every_prefix_finds_the_exhaustive_best(seed, length_penalty):
+    """64 beams hold every open translation of up to 3 tokens, so the search must return
+    exactly the best-ranked one that ends, wherever it stops."""
     table = np.random.default_rng(seed).normal(0.0, 3.0, (4, VOCAB, VOCAB))
     model = TableModel(table, end_bias=-2.0)
-    generated = make_generate(model, 3, beam_width=96)(tf.constant(SOURCES)).numpy()
+    generated = make_generate(model, 3, 64, length_penalty)(tf.constant(SOURCES)).numpy()
     for source, row in zip(SOURCES, generated):
-        assert written(row) == best_by_enumeration(model, source, 3)
+        assert written(row) == best_by_enumeration(model, source, 3, length_penalty)
 
 
 @pytest.mark.parametrize("beam_width", [1, 4])
@@ -121,3 +127,18 @@ def test_a_sentence_decodes_the_same_alone_as_in_a_batch(beam_width):
     together = generate(tf.constant(SOURCES)).numpy()
     for i, source in enumerate(SOURCES):
         np.testing.assert_array_equal(generate(tf.constant(source[None])).numpy()[0], together[i])
+
+
+@pytest.mark.parametrize("beam_width", [1, 2])
+def test_the_length_penalty_lets_a_longer_translation_win_and_is_searched_for(beam_width):
+    """[END] at once (probability ~0.52) against "4 5 [END]" (~0.48, then certain): the score
+    alone prefers the short one; penalty 2 divides the long one's by (8/6)^2 and prefers it, and
+    the search must keep looking after the short one has finished to find it."""
+    table = np.full((VOCAB, VOCAB), -30.0)
+    table[0, END_ID], table[0, 4] = 0.1, 0.0  # first token: [END] or 4
+    table[4, 5] = 30.0  # after 4: 5 (state 4)
+    table[(4 + 5) % VOCAB, END_ID] = 30.0  # after 4 5: [END]
+    model = TableModel(np.repeat(table[None], 4, axis=0))
+    for length_penalty, expected in ((0.0, (END_ID,)), (2.0, (4, 5, END_ID))):
+        generated = make_generate(model, 6, beam_width, length_penalty)(tf.constant(SOURCES))
+        assert [written(row) for row in generated.numpy()] == [expected] * len(SOURCES)

@@ -64,7 +64,8 @@ def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export
     words = tf.constant(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
     pieces = is_wordpiece(tf_transform_output)
     # Traced once, called by every signature that decodes.
-    generate = tf.function(make_generate(model, max_decode_length, beam_width),
+    generate = tf.function(make_generate(model, max_decode_length, beam_width,
+                                         model.config.length_penalty),
                            input_signature=[tf.TensorSpec([None, None], tf.int32)])
 
     def translate_ids(source_ids):
