@@ -47,6 +47,20 @@ def test_the_image_dataset_batches_one_hot_labels_and_augments_training_only(vit
                                                     for i in (0, 1)], atol=1e-6)
 
 
+def test_mixed_training_batches_have_soft_labels_and_evaluation_batches_do_not(vit_run):
+    config = vit_run.model.config.replace(batch_size=6, mixup_alpha=0.8, cutmix_alpha=1.0)
+    soft = 0
+    for _, labels in image_dataset(vit_run.fn_args, vit_run.fn_args.train_files, vit_run.output,
+                                   config, 3, training=True).take(8):
+        labels = labels.numpy()
+        np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-5)
+        soft += int(((labels > 0) & (labels < 1)).any())
+    assert soft >= 6  # Beta draws of exactly 0 or 1 are rare
+    _, labels = next(iter(image_dataset(vit_run.fn_args, vit_run.fn_args.eval_files,
+                                        vit_run.output, config, 3, training=False)))
+    assert set(np.unique(labels.numpy())) == {0.0, 1.0}
+
+
 def test_crops_shift_the_image_within_the_padding_and_flips_mirror_it():
     config = get_preset("tiny", {"image_size": 8, "crop_padding": 2})
     image = np.arange(8 * 8 * 3, dtype="float32").reshape(8, 8, 3) + 1.0

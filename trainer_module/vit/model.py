@@ -5,6 +5,8 @@ import keras
 from keras import ops
 
 from trainer_module.layers import LearnedPositionalEmbedding, TransformerBlock
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.schedules import WarmupCosineDecay
 from trainer_module.vit.config import VitConfig
 
 
@@ -104,3 +106,20 @@ class VitClassifier(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         return cls(VitConfig.from_dict(config.pop("config")), **config)
+
+
+def build_model(config: VitConfig, train_steps: int) -> keras.Model:
+    """The classifier, built and compiled with its training recipe: AdamW on a warmup-cosine
+    schedule over train_steps, cross-entropy on (possibly mixed) soft labels with smoothing."""
+    model = VitClassifier(config)
+    schedule = WarmupCosineDecay(config.peak_learning_rate,
+                                 round(config.warmup_fraction * train_steps), train_steps)
+    model.compile(
+        optimizer=adamw(schedule, config.weight_decay, config.ema_momentum),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
+                                                  label_smoothing=config.label_smoothing),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy"),
+                 keras.metrics.TopKCategoricalAccuracy(k=3, name="top3_accuracy")],
+    )
+    model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
+    return model

@@ -2,8 +2,8 @@
 Tuner's entry points.
 
 Augmentation (a random crop after zero-padding, which is the channel mean after normalization,
-and a horizontal flip) happens here, on training batches only: Transform runs once, so there
-it would freeze one crop per image.
+a horizontal flip, and mixup or CutMix of whole batches) happens here, on training batches only:
+Transform runs once, so there it would freeze one crop per image.
 """
 
 import keras
@@ -16,12 +16,11 @@ from tfx_bsl.public import tfxio
 from trainer_module import features
 from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, start_run
-from trainer_module.training.optimizers import adamw
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
-from trainer_module.training.schedules import WarmupCosineDecay
 from trainer_module.vit import FAMILY
+from trainer_module.vit.augment import mix_batch
 from trainer_module.vit.config import VitConfig
-from trainer_module.vit.model import VitClassifier
+from trainer_module.vit.model import build_model
 from trainer_module.vit.preprocessing import PIXELS, class_names
 from trainer_module.vit.serving import export
 
@@ -40,10 +39,28 @@ def augment(image: tf.Tensor, config: VitConfig, seed: int) -> tf.Tensor:
     return image
 
 
+def beta(alpha: float) -> tf.Tensor:
+    """One draw from Beta(alpha, alpha), as a ratio of two Gamma(alpha) draws."""
+    a, b = tf.random.gamma([], alpha), tf.random.gamma([], alpha)
+    return a / (a + b)
+
+
+def mix(images: tf.Tensor, labels: tf.Tensor, config: VitConfig):
+    """augment.mix_batch with tf.random's draws: CutMix or mixup, each with probability 1/2
+    when both are on."""
+    if config.mixup_alpha and config.cutmix_alpha:
+        use_cutmix = tf.random.uniform([]) < 0.5
+    else:
+        use_cutmix = tf.constant(config.cutmix_alpha > 0)
+    lam = tf.where(use_cutmix, beta(config.cutmix_alpha or 1.0), beta(config.mixup_alpha or 1.0))
+    return mix_batch(images, labels, lam, use_cutmix, tf.random.uniform([2]))
+
+
 def image_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
                   config: VitConfig, num_classes: int, training: bool, seed: int = 0):
     """Repeated batches of (pixels (B, S, S, 3), one-hot labels (B, C)), read once and cached in
-    memory; training batches are reshuffled every epoch and augmented."""
+    memory; training batches are reshuffled every epoch and augmented (their labels are soft
+    when batches are mixed)."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(batch_size=READ_BATCH, num_epochs=1, shuffle=False,
@@ -58,24 +75,13 @@ def image_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTran
             num_parallel_calls=tf.data.AUTOTUNE)
     else:
         dataset = dataset.repeat()
-    dataset = dataset.batch(config.batch_size, drop_remainder=training)
-    return dataset.map(lambda image, label: (image, tf.one_hot(label, num_classes)),
-                       num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
-
-
-def build_model(config: VitConfig, train_steps: int) -> keras.Model:
-    model = VitClassifier(config)
-    schedule = WarmupCosineDecay(config.peak_learning_rate,
-                                 round(config.warmup_fraction * train_steps), train_steps)
-    model.compile(
-        optimizer=adamw(schedule, config.weight_decay),
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
-                                                  label_smoothing=config.label_smoothing),
-        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy"),
-                 keras.metrics.TopKCategoricalAccuracy(k=3, name="top3_accuracy")],
-    )
-    model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
-    return model
+    dataset = dataset.batch(config.batch_size, drop_remainder=training).map(
+        lambda image, label: (image, tf.one_hot(label, num_classes)),
+        num_parallel_calls=tf.data.AUTOTUNE)
+    if training and (config.mixup_alpha or config.cutmix_alpha):
+        dataset = dataset.map(lambda image, label: mix(image, label, config),
+                              num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def prepare(fn_args: FnArgs) -> Prepared:

@@ -1,0 +1,178 @@
+"""Benchmark: CIFAR-10 training recipes for the ViT family, under any Keras backend.
+
+    KERAS_BACKEND=jax python benchmarks/cifar10_recipes.py --data cifar10_train_jpeg.tar.gz \\
+        --epochs 55 --recipe cct --recipe mix:mixup_alpha=0.8,cutmix_alpha=1.0
+
+The CPU budget of the pipeline (`cifar10_pipeline.py`: at most 90 minutes of training) allows
+one run of one recipe; on a GPU (JAX) this trains several at the pipeline's step count in
+minutes, to choose which one the CPU run is spent on. A recipe is `NAME[:FIELD=VALUE,...]`:
+preset `cct` with VitConfig fields replaced (`epochs=E` replaces --epochs for that recipe).
+
+Data: the tarball's `train/<class>/*.jpg`, split as ImageExampleGen splits it (seeded hash of
+the image's id, seed 42, 10% validation). The recipe is chosen on a *selection* split carved
+out of the pipeline's training split by another seeded hash (seed 7, 10%), so that the
+pipeline's validation accuracy is not what picks it; both are printed. Pixels are normalized
+by the training split's channel statistics (as Transform does); the random crop and flip are
+numpy's (training.py's `augment` does the same in TensorFlow); mixup and CutMix are the
+trainer's own `trainer_module/vit/augment.py`; the model and its compile are the trainer's
+(`trainer_module/vit/model.py: build_model`), under `mixed_bfloat16` as on this CPU. The
+schedule has the pipeline's step count: epochs x 45,000 / batch size.
+
+Writes one JSON line per recipe to stdout and `--output`.
+"""
+import argparse
+import hashlib
+import io
+import json
+import os
+import sys
+import tarfile
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+PIPELINE_TRAIN_IMAGES = 45_000  # what the pipeline's training split holds, about
+CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+           "truck")
+
+
+def bucket(image_id: str, seed: int) -> int:
+    """components/seeded_split.py's bucket of an id, out of 100."""
+    return int(hashlib.sha256(f"{seed}:".encode() + image_id.encode()).hexdigest(), 16) % 100
+
+
+def load(tarball: str, cache: str):
+    """{split: (uint8 images (N, 32, 32, 3), labels (N,))} for train, selection and val."""
+    if os.path.exists(cache):
+        with np.load(cache) as arrays:
+            return {split: (arrays[f"{split}_x"], arrays[f"{split}_y"])
+                    for split in ("train", "selection", "val")}
+    from PIL import Image
+
+    parts = {"train": ([], []), "selection": ([], []), "val": ([], [])}
+    with tarfile.open(tarball) as archive:
+        for member in archive:
+            if not member.isfile() or not member.name.lower().endswith((".jpg", ".jpeg", ".png")):
+                continue
+            name = member.name.lstrip("./")
+            label = CLASSES.index(name.split("/")[-2])
+            image = np.asarray(Image.open(io.BytesIO(archive.extractfile(member).read()))
+                               .convert("RGB"))
+            split = ("val" if bucket(name, 42) >= 90 else
+                     "selection" if bucket(name, 7) < 10 else "train")
+            parts[split][0].append(image)
+            parts[split][1].append(label)
+    data = {split: (np.stack(x), np.asarray(y, np.int32)) for split, (x, y) in parts.items()}
+    np.savez(cache, **{f"{split}_{k}": v for split, (x, y) in data.items()
+                       for k, v in (("x", x), ("y", y))})
+    return data
+
+
+def batches(images, labels, config, rng):
+    """Endless augmented training batches: (pixels (B, S, S, 3), soft labels (B, 10))."""
+    from trainer_module.vit.augment import mix_batch
+
+    size, pad, count = images.shape[1], config.crop_padding, config.batch_size
+    padded = np.pad(images, ((0, 0), (pad, pad), (pad, pad), (0, 0)))  # 0 = the channel mean
+    grid = np.arange(size)
+    while True:
+        order = rng.permutation(len(images))
+        for start in range(0, len(order) - count + 1, count):
+            index = order[start:start + count]
+            rows = rng.integers(0, 2 * pad + 1, count)[:, None] + grid
+            columns = rng.integers(0, 2 * pad + 1, count)[:, None] + grid
+            batch = padded[index[:, None, None], rows[:, :, None], columns[:, None, :]]
+            if config.horizontal_flip:
+                flip = rng.random(count) < 0.5
+                batch[flip] = batch[flip, :, ::-1]
+            onehot = np.eye(len(CLASSES), dtype="float32")[labels[index]]
+            if config.mixup_alpha or config.cutmix_alpha:
+                cutmix = (rng.random() < 0.5 if config.mixup_alpha and config.cutmix_alpha
+                          else config.cutmix_alpha > 0)
+                alpha = (config.cutmix_alpha if cutmix else config.mixup_alpha) or 1.0
+                batch, onehot = (np.asarray(t) for t in mix_batch(
+                    batch, onehot, rng.beta(alpha, alpha), cutmix, rng.random(2)))
+            yield batch, onehot
+
+
+def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dict:
+    import keras
+
+    from trainer_module.vit.config import PRESETS
+    from trainer_module.vit.model import build_model
+
+    epochs = float(overrides.pop("epochs", epochs))
+    config = PRESETS["cct"].replace(**overrides)
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    keras.utils.set_random_seed(seed)
+    mean = data["train"][0].reshape(-1, 3).mean(0) / 255.0
+    std = data["train"][0].reshape(-1, 3).std(0) / 255.0
+    normalized = {split: (((x / 255.0 - mean) / std).astype("float32"), y)
+                  for split, (x, y) in data.items()}
+    steps = round(epochs * PIPELINE_TRAIN_IMAGES / config.batch_size)
+    model = build_model(config, steps)
+    selection_x, selection_y = normalized["selection"]
+    started = time.perf_counter()
+    history = model.fit(
+        batches(*normalized["train"], config, np.random.default_rng(seed)),
+        steps_per_epoch=steps // config.evaluations, epochs=config.evaluations,
+        validation_data=(selection_x, np.eye(len(CLASSES), dtype="float32")[selection_y]),
+        verbose=0)
+    seconds = time.perf_counter() - started
+
+    def accuracy(split):
+        x, y = normalized[split]
+        return round(float((model.predict(x, batch_size=1000, verbose=0).argmax(-1) == y)
+                           .mean()), 4)
+
+    return {"recipe": name, "overrides": overrides, "epochs": epochs, "steps": steps,
+            "parameters": model.count_params(),
+            "selection_accuracy": accuracy("selection"), "val_accuracy": accuracy("val"),
+            "train_accuracy_by_quarter": [round(a, 4) for a in history.history["accuracy"]],
+            "selection_accuracy_by_quarter": [round(a, 4)
+                                              for a in history.history["val_accuracy"]],
+            "fit_seconds": round(seconds, 1),
+            "images_per_second": round(steps * config.batch_size / seconds),
+            "backend": keras.backend.backend(), "seed": seed}
+
+
+def parse_recipe(text: str):
+    name, _, fields = text.partition(":")
+    overrides = {}
+    for field in filter(None, fields.split(",")):
+        key, value = field.split("=", 1)
+        overrides[key] = int(value) if value.isdigit() else (
+            value if value.isalpha() else float(value))
+    return name, overrides
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=os.path.join(REPO, "..", "shared", "data", "cifar10",
+                                                       "cifar10_train_jpeg.tar.gz"))
+    parser.add_argument("--cache", default="/tmp/cifar10_recipes.npz",
+                        help="decoded images, written on the first run")
+    parser.add_argument("--epochs", type=float, default=55)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--recipe", action="append", default=[],
+                        help="NAME[:FIELD=VALUE,...], repeatable (default: cct)")
+    parser.add_argument("--prepare-only", action="store_true", help="decode and cache, then stop")
+    parser.add_argument("--output", help="a JSON-lines file to append the results to")
+    args = parser.parse_args(argv)
+    data = load(args.data, args.cache)
+    print({split: len(y) for split, (_, y) in data.items()}, flush=True)
+    if args.prepare_only:
+        return
+    for recipe in args.recipe or ["cct"]:
+        result = run(*parse_recipe(recipe), data, args.epochs, args.seed)
+        print(json.dumps(result), flush=True)
+        if args.output:
+            with open(args.output, "a") as f:
+                f.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()
