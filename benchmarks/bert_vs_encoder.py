@@ -63,7 +63,8 @@ def bert(length):
 
 def encoder(length, **shape):
     config = text_encoder.FAMILY.config("small", {
-        "max_length": length, "truncation_head": length, "vocab_size": VOCABULARY - 2, **shape})
+        "max_length": length, "truncation_head": length, "vocab_size": VOCABULARY - 2,
+        "ngram_buckets": 0, **shape})  # the encoder alone, against BERT
     model = TextEncoderClassifier(config)
 
     def inputs(batch):
@@ -117,7 +118,7 @@ def serving_latency(length, workdir):
     _, bert_tft = analyze_and_transform(rows, bert_preprocessing.preprocessing_fn, bert_config,
                                         os.path.join(workdir, "bert_tft"), FEATURE_SPEC)
     encoder_model = TextEncoderClassifier(text_encoder.FAMILY.config("small", {
-        "max_length": length, "truncation_head": length // 4,
+        "max_length": length, "truncation_head": length // 4, "ngram_buckets": 0,
         "vocab_size": text_preprocessing.vocabulary_size(encoder_tft)}))
     encoder_model(np.zeros((1, length), dtype="int32"))
     bert_model = bert_classifier(bert_family.FAMILY.config("default", bert_config))

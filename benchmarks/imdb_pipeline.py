@@ -48,17 +48,14 @@ def extract(tarball: str, into: str) -> str:
 def efficiency_of(model: str, history: dict) -> dict:
     """The text encoder Trainer's FLOP/s against the machine's peak ({} for BERT, or without
     history or hardware.json)."""
-    import numpy as np
-
     from trainer_module.text_encoder.config import TextEncoderConfig
     from trainer_module.text_encoder.model import TextEncoderClassifier
 
     if model != "text_encoder" or not history or not os.path.exists(report.HARDWARE_RESULT):
         return {}
     config = TextEncoderConfig.from_dict(history["config"])
-    ids = np.random.default_rng(0).integers(1, config.vocab_size,
-                                            size=(config.batch_size, config.max_length))
-    return report.training_efficiency(TextEncoderClassifier, config, history, ids)
+    return report.training_efficiency(TextEncoderClassifier, config, history,
+                                      report.text_encoder_inputs(config))
 
 
 def main() -> int:

@@ -135,6 +135,18 @@ def run_pipeline(args, task: str, data_dir: str, eval_steps: int,
         return summary, json.load(f)
 
 
+def text_encoder_inputs(config, seed: int = 0):
+    """Random inputs of one text encoder batch: token ids, and n-gram ids for the wide path."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1, config.vocab_size, size=(config.batch_size, config.max_length))
+    if not config.ngram_buckets:
+        return ids
+    return {"token_ids": ids, "ngram_ids": rng.integers(
+        1, config.ngram_buckets + 1, size=(config.batch_size, config.max_ngrams))}
+
+
 def training_efficiency(build, config, history: dict, inputs) -> dict:
     """The Trainer's achieved arithmetic rate against this machine's matmul peak
     (benchmarks/hardware.py): the FLOPs of one training step of the same model (build(config)),

@@ -37,16 +37,13 @@ def batched(config):
 
 
 def text_encoder():
-    import numpy as np
     import keras
 
     from trainer_module.text_encoder.config import PRESETS
     from trainer_module.text_encoder.model import TextEncoderClassifier
 
     config = batched(PRESETS["small"])
-    ids = np.random.default_rng(0).integers(1, config.vocab_size,
-                                            size=(config.batch_size, config.max_length))
-    return (TextEncoderClassifier, config, ids, one_hot(config),
+    return (TextEncoderClassifier, config, report.text_encoder_inputs(config), one_hot(config),
             keras.losses.CategoricalCrossentropy(from_logits=True))
 
 

@@ -37,7 +37,8 @@ def step(model, x, y, loss, metrics=()):
 
 
 text = TextEncoderClassifier(TEXT["tiny"].replace(vocab_size=20))
-ids = np.random.randint(0, 22, size=(4, 32))
+ids = {"token_ids": np.random.randint(0, 22, size=(4, 32)),
+       "ngram_ids": np.random.randint(0, 257, size=(4, 32))}  # the wide path too
 report["text_encoder"] = step(text, ids, np.eye(2)[[0, 1, 0, 1]],
                               keras.losses.CategoricalCrossentropy(from_logits=True))
 report["text_encoder"]["logits"] = list(ops.shape(text(ids)))

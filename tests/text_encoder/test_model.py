@@ -4,7 +4,8 @@ import pytest
 from keras import ops
 
 from trainer_module.text_encoder.config import PRESETS, TextEncoderConfig
-from trainer_module.text_encoder.model import TextEncoderClassifier
+from trainer_module.text_encoder.model import (NgramLogit, TextEncoderClassifier, build_model,
+                                               example_inputs, naive_bayes_ratios)
 
 
 def tiny(**overrides) -> TextEncoderClassifier:
@@ -67,7 +68,7 @@ def test_presets_build_and_reject_unknown_fields():
     config = FAMILY.config("tiny", {"num_layers": 3})
     assert config.num_layers == 3 and PRESETS["tiny"].num_layers == 1
     model = TextEncoderClassifier(config.replace(vocab_size=20))
-    assert tuple(model(np.ones((2, config.max_length), dtype="int32")).shape) == (2, 2)
+    assert tuple(model(example_inputs(config, batch_size=2)).shape) == (2, 2)
     with pytest.raises(ValueError, match="unknown TextEncoderConfig fields"):
         FAMILY.config("tiny", {"n_layers": 3})
     with pytest.raises(ValueError, match="unknown text_encoder preset 'huge'"):
@@ -92,3 +93,70 @@ def test_tiny_model_overfits_a_handful_of_sequences():
         model.train_on_batch(ids, labels)
     predicted = ops.convert_to_numpy(ops.argmax(model(ids), axis=-1))
     assert predicted.tolist() == labels.tolist()
+
+
+@pytest.mark.parametrize("decay, rate_at_end", [("inverse_sqrt", 1e-3 * (10 / 101) ** 0.5),
+                                                 ("linear", 0.0), ("cosine", 0.0)])
+def test_build_model_decays_the_learning_rate_as_configured(decay, rate_at_end):
+    config = PRESETS["tiny"].replace(decay=decay, peak_learning_rate=1e-3, warmup_steps=10,
+                                     ngram_buckets=0)
+    optimizer = build_model(config, train_steps=100).optimizer
+
+    def rate_at(step):
+        optimizer.iterations.assign(step)
+        return float(optimizer.learning_rate)
+
+    assert rate_at(9) == pytest.approx(1e-3)  # the peak at the end of warmup
+    assert rate_at(100) == pytest.approx(rate_at_end, abs=1e-9)
+
+
+def test_an_unknown_decay_is_refused():
+    with pytest.raises(ValueError, match="decay must be one of"):
+        PRESETS["tiny"].replace(decay="step")
+
+
+def test_ngram_logit_sums_ratio_times_coefficient_over_the_ids():
+    layer = NgramLogit(4)
+    layer.build((None, 3))
+    layer.set_ratios([0.0, 1.0, -2.0, 0.5, 3.0])
+    layer.coefficients.assign([9.0, 2.0, 1.0, 4.0, 0.0])
+    out = ops.convert_to_numpy(layer(np.array([[1, 2, 0], [3, 3, 0], [0, 0, 0]])))
+    np.testing.assert_allclose(out, [1 * 2 - 2 * 1, 2 * 0.5 * 4, 0.0])
+
+
+def test_naive_bayes_ratios_are_smoothed_log_count_ratios_with_padding_at_zero():
+    counts = np.array([[7, 1, 0, 3],    # class 0: reviews holding ids 0..3
+                       [7, 3, 1, 0]])  # class 1
+    p, q = np.array([8, 4, 2, 1.0]), np.array([8, 2, 1, 4.0])
+    expected = np.log(p / p.sum()) - np.log(q / q.sum())
+    expected[0] = 0
+    np.testing.assert_allclose(naive_bayes_ratios(counts), expected, rtol=1e-6)
+
+
+def test_the_wide_path_adds_half_its_logit_to_each_class():
+    config = PRESETS["tiny"].replace(vocab_size=20, dropout=0.0)
+    counts = np.zeros((2, config.ngram_buckets + 1), np.int64)
+    counts[1, 5], counts[0, 9] = 30, 30
+    model = build_model(config, train_steps=10, ngram_counts=counts)
+    ratios = naive_bayes_ratios(counts)
+    model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
+    token_ids = np.array([[3, 4] + [0] * 30])
+    without = ops.convert_to_numpy(model({"token_ids": token_ids,
+                                          "ngram_ids": np.zeros((1, 32), "int32")}))
+    grams = np.zeros((1, 32), "int32")
+    grams[0, :2] = [5, 9]
+    wide = 0.5 * (ratios[5] + ratios[9])
+    assert ratios[5] > 0 > ratios[9]
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(model({"token_ids": token_ids, "ngram_ids": grams})) - without,
+        [[-wide / 2, wide / 2]], rtol=1e-5, atol=1e-6)
+
+
+def test_the_wide_path_needs_its_inputs_and_counts():
+    config = PRESETS["tiny"].replace(vocab_size=20)
+    with pytest.raises(ValueError, match="dict of token_ids and ngram_ids"):
+        TextEncoderClassifier(config)(np.ones((1, config.max_length), "int32"))
+    with pytest.raises(ValueError, match="n-gram class counts"):
+        build_model(config, train_steps=10)
+    with pytest.raises(ValueError, match="two classes"):
+        config.replace(num_classes=3)

@@ -31,9 +31,11 @@ def text_encoder():
     from trainer_module.text_encoder.config import PRESETS
     from trainer_module.text_encoder.model import TextEncoderClassifier
 
-    ids = np.random.default_rng(0).integers(1, 22, size=(8, 32))
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1, 22, size=(8, 32))
     ids[:, 20:] = 0
-    return (lambda: TextEncoderClassifier(PRESETS["tiny"].replace(vocab_size=20)), ids,
+    inputs = {"token_ids": ids, "ngram_ids": rng.integers(0, 257, size=(8, 32))}
+    return (lambda: TextEncoderClassifier(PRESETS["tiny"].replace(vocab_size=20)), inputs,
             np.eye(2)[np.arange(8) % 2], keras.losses.CategoricalCrossentropy(from_logits=True))
 
 

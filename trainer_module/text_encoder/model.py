@@ -1,9 +1,14 @@
-"""A from-scratch Transformer encoder classifier (token ids in, class logits out)."""
+"""A from-scratch Transformer encoder classifier (token ids in, class logits out), with an
+optional wide path over hashed word n-grams (NBSVM) whose logit is added to the encoder's."""
 import keras
+import numpy as np
 from keras import ops
 
 from trainer_module.layers import TokenDropout, TokenEmbedding, TransformerBlock, position_layer
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.schedules import (WarmupCosineDecay, WarmupInverseSqrt,
+                                                WarmupLinearDecay)
 
 
 class TextEncoderClassifier(keras.Model):
@@ -15,7 +20,9 @@ class TextEncoderClassifier(keras.Model):
             vector prepended to the sequence) and the number of classes.
 
     Call arguments:
-        token_ids: int (B, T), T <= config.max_length; 0 pads.
+        inputs: int token ids (B, T), T <= config.max_length, 0 pads; with
+            config.ngram_buckets, a dict of those (`token_ids`) and `ngram_ids` (B, M), each
+            review's distinct hashed uni- and bigrams, 0 pads (preprocessing.py).
 
     Returns:
         Logits (B, num_classes).
@@ -48,6 +55,8 @@ class TextEncoderClassifier(keras.Model):
         self.head_dropout = keras.layers.Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
+        self.ngram_logit = (NgramLogit(config.ngram_buckets, name="ngram_logit")
+                            if config.ngram_buckets else None)
 
     def build(self, input_shape):
         if self.config.pooling == "cls":
@@ -79,13 +88,21 @@ class TextEncoderClassifier(keras.Model):
             x = self.final_norm(x)
         return x, padding_mask, attention
 
-    def call(self, token_ids, training=None):
+    def call(self, inputs, training=None):
+        token_ids = inputs["token_ids"] if isinstance(inputs, dict) else inputs
         hidden, padding_mask, _ = self.encode(token_ids, training=training)
         if self.config.pooling == "cls":
             pooled = ops.cast(hidden[:, 0, :], "float32")  # (B, D)
         else:
             pooled = masked_mean(hidden, padding_mask)
-        return self.head(self.head_dropout(pooled, training=training))  # (B, C) logits
+        logits = self.head(self.head_dropout(pooled, training=training))  # (B, C)
+        if self.ngram_logit is None:
+            return logits
+        if not isinstance(inputs, dict) or "ngram_ids" not in inputs:
+            raise ValueError("with ngram_buckets the model takes a dict of token_ids and "
+                             "ngram_ids")
+        wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1
+        return logits + ops.stack([-wide / 2, wide / 2], axis=-1)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -96,9 +113,84 @@ class TextEncoderClassifier(keras.Model):
         return cls(TextEncoderConfig.from_dict(config.pop("config")), **config)
 
 
+class NgramLogit(keras.layers.Layer):
+    """NBSVM's logistic regression (Wang and Manning, 2012): (B, M) n-gram ids -> (B,) logits
+    sum_j r[id_j] * w[id_j] over each review's distinct ids. r (`ratios`, not trained) holds
+    the naive-Bayes log-count ratios, set once from Transform's counts (`set_ratios`); w starts
+    at zero, so the scaling makes the trained weights move most for the n-grams whose counts
+    already separate the classes. Id 0 (padding) has ratio 0. Kept in float32."""
+
+    def __init__(self, buckets: int, **kwargs):
+        super().__init__(dtype="float32", **kwargs)
+        self.buckets = buckets
+
+    def build(self, input_shape):
+        self.ratios = self.add_weight(name="ratios", shape=(self.buckets + 1,),
+                                      initializer="zeros", trainable=False)
+        self.coefficients = self.add_weight(name="coefficients", shape=(self.buckets + 1,),
+                                            initializer="zeros")
+
+    def set_ratios(self, ratios: np.ndarray) -> None:
+        self.ratios.assign(np.asarray(ratios, "float32"))
+
+    def call(self, ngram_ids):
+        return ops.sum(ops.take(self.ratios, ngram_ids) * ops.take(self.coefficients, ngram_ids),
+                       axis=1)
+
+    def get_config(self):
+        return {**super().get_config(), "buckets": self.buckets}
+
+
+def naive_bayes_ratios(counts: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """(2, V) reviews per class holding each id -> (V,) log(p / |p|) - log(q / |q|) with
+    p = alpha + the class-1 counts, q = alpha + the class-0 counts; id 0 (padding) gets 0."""
+    positive, negative = counts[1] + alpha, counts[0] + alpha
+    ratios = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
+    ratios[0] = 0.0
+    return ratios.astype("float32")
+
+
 def masked_mean(values, mask):
     """(B, T, D) values, (B, T) bool mask -> (B, D) mean over the kept positions, in float32
     (a sum over hundreds of positions, whatever the compute dtype)."""
     values = ops.cast(values, "float32")
     mask = ops.cast(mask, "float32")[:, :, None]  # (B, T, 1)
     return ops.sum(values * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
+
+
+def build_model(config: TextEncoderConfig, train_steps: int,
+                ngram_counts: np.ndarray = None) -> keras.Model:
+    """The classifier, built and compiled with its training recipe: AdamW after a linear
+    warmup with config.decay over train_steps, cross-entropy on one-hot labels. With
+    config.ngram_buckets, `ngram_counts` (Transform's, preprocessing.ngram_counts) set the
+    wide path's ratios."""
+    model = TextEncoderClassifier(config)
+    # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
+    # quarter of the steps.
+    warmup = min(config.warmup_steps, max(1, train_steps // 4))
+    if config.decay == "inverse_sqrt":
+        schedule = WarmupInverseSqrt(config.peak_learning_rate, warmup)
+    else:
+        decay = WarmupLinearDecay if config.decay == "linear" else WarmupCosineDecay
+        schedule = decay(config.peak_learning_rate, warmup, train_steps)
+    model.compile(
+        optimizer=adamw(schedule, config.weight_decay, config.ema_momentum),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
+                                                  label_smoothing=config.label_smoothing),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+    )
+    model(example_inputs(config))  # build the weights
+    if config.ngram_buckets:
+        if ngram_counts is None:
+            raise ValueError("ngram_buckets needs Transform's n-gram class counts")
+        model.ngram_logit.set_ratios(naive_bayes_ratios(ngram_counts))
+    return model
+
+
+def example_inputs(config: TextEncoderConfig, batch_size: int = 1):
+    """Zero inputs of the shape the model takes (padding only)."""
+    token_ids = ops.zeros((batch_size, config.max_length), dtype="int32")
+    if not config.ngram_buckets:
+        return token_ids
+    return {"token_ids": token_ids,
+            "ngram_ids": ops.zeros((batch_size, config.max_ngrams), dtype="int32")}

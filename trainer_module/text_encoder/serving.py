@@ -6,14 +6,17 @@ import tensorflow_transform as tft
 from trainer_module import features
 from trainer_module.serving.classifier import export_classifier
 from trainer_module.text_encoder.model import TextEncoderClassifier
-from trainer_module.text_encoder.preprocessing import TOKEN_IDS, VOCABULARY_NAME
+from trainer_module.text_encoder.preprocessing import NGRAM_IDS, TOKEN_IDS, VOCABULARY_NAME
 
 PAD_TOKEN, OOV_TOKEN, CLS_TOKEN = "[PAD]", "[UNK]", "[CLS]"
 
 
 def model_inputs(transformed: dict):
-    """The model's input from Transform's outputs: the padded token ids."""
-    return transformed[TOKEN_IDS]
+    """The model's input from Transform's outputs: the padded token ids, and with the wide
+    path the n-gram ids beside them."""
+    if NGRAM_IDS not in transformed:
+        return transformed[TOKEN_IDS]
+    return {"token_ids": transformed[TOKEN_IDS], "ngram_ids": transformed[NGRAM_IDS]}
 
 
 def id_tokens(tf_transform_output: tft.TFTransformOutput) -> list:

@@ -6,30 +6,12 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module.text_encoder import FAMILY
 from trainer_module.text_encoder.config import TextEncoderConfig
-from trainer_module.text_encoder.model import TextEncoderClassifier
-from trainer_module.text_encoder.preprocessing import vocabulary_size
+from trainer_module.text_encoder.model import build_model
+from trainer_module.text_encoder.preprocessing import ngram_counts, vocabulary_size
 from trainer_module.text_encoder.serving import export, model_inputs
 from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, make_dataset, start_run
-from trainer_module.training.optimizers import adamw
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
-from trainer_module.training.schedules import WarmupInverseSqrt
-
-
-def build_model(config: TextEncoderConfig, train_steps: int) -> keras.Model:
-    model = TextEncoderClassifier(config)
-    # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
-    # quarter of the steps.
-    warmup = min(config.warmup_steps, max(1, train_steps // 4))
-    model.compile(
-        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay,
-                        config.ema_momentum),
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
-                                                  label_smoothing=config.label_smoothing),
-        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
-    )
-    model(keras.ops.zeros((1, config.max_length), dtype="int32"))  # build the weights
-    return model
 
 
 def prepare(fn_args: FnArgs) -> Prepared:
@@ -40,8 +22,9 @@ def prepare(fn_args: FnArgs) -> Prepared:
         make_dataset(fn_args, files, tf_transform_output, model_inputs, config.batch_size,
                      config.num_classes, shuffle)
         for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
+    counts = ngram_counts(tf_transform_output) if config.ngram_buckets else None
     return Prepared(config, tf_transform_output, train, evaluation,
-                    build=lambda c: build_model(c, fn_args.train_steps),
+                    build=lambda c: build_model(c, fn_args.train_steps, counts),
                     objective="val_accuracy")
 
 

@@ -1,0 +1,219 @@
+"""Benchmark: IMDB training recipes for the text encoder, under any Keras backend.
+
+    KERAS_BACKEND=jax python benchmarks/imdb_recipes.py --data aclImdb_train.tar.gz \\
+        --recipe small --recipe linear:decay=linear
+
+The pipeline's budget (`imdb_pipeline.py`: the whole pipeline in at most 5 minutes on 2 cores)
+allows one recipe per run; on a GPU (JAX) this trains many at the pipeline's step count at once,
+to choose which one the CPU run is spent on. A recipe is `NAME[:FIELD=VALUE,...]`: preset
+`small` with TextEncoderConfig fields replaced (`epochs=E` replaces --epochs for that recipe).
+
+Data: the tarball's 25,000 labelled training reviews, split as ReviewsExampleGen splits them
+(seeded hash of `train/<pos|neg>/<id>`, seed 42, 20% validation). The recipe is chosen on a
+*selection* split carved out of the pipeline's training split by another seeded hash (seed 7,
+10%), so that the pipeline's validation accuracy is not what picks it; both are printed.
+Tokens as the transform graph makes them (`trainer_module/preprocessing/text.py`: lower case,
+`<br />` removed, punctuation and symbols split off, whitespace), the `vocab_size` most
+frequent training words, head-and-tail truncation; the model and its compile are the
+trainer's (`trainer_module/text_encoder/model.py: build_model`), under `mixed_bfloat16` as on
+this CPU. Steps: epochs x the pipeline's 19,963 training reviews / batch size.
+
+`--ngram-anchor` also fits the classic non-neural anchor on the same splits (scikit-learn, no
+backend): logistic regression over binary word uni- and bigrams (seen at least twice) scaled
+by their naive-Bayes log-count ratios (Wang and Manning, 2012, "NBSVM"; a logistic loss here).
+
+Writes one JSON line per recipe to stdout and `--output`.
+"""
+import argparse
+import collections
+import hashlib
+import json
+import os
+import pickle
+import sys
+import tarfile
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+PIPELINE_TRAIN_REVIEWS = 19_963
+
+
+def bucket(review_id: str, seed: int) -> int:
+    """components/seeded_split.py's bucket of an id, out of 100."""
+    return int(hashlib.sha256(f"{seed}:".encode() + review_id.encode()).hexdigest(), 16) % 100
+
+
+def tokenize(text: str) -> list:
+    """trainer_module/preprocessing/text.py's tokens, in Python (`regex` has \\p classes)."""
+    import regex
+
+    text = regex.sub(r"<br\s*/?>", " ", text.lower())
+    return regex.sub(r"([\p{P}\p{S}])", r" \1 ", text).split()
+
+
+def load(tarball: str, cache: str):
+    """{split: (token lists, labels (N,))} for train, selection and val."""
+    if os.path.exists(cache):
+        with open(cache, "rb") as f:
+            return pickle.load(f)
+    parts = {"train": ([], []), "selection": ([], []), "val": ([], [])}
+    with tarfile.open(tarball) as archive:
+        for member in archive:
+            name = member.name
+            if not (member.isfile() and name.endswith(".txt")
+                    and ("/pos/" in name or "/neg/" in name)):
+                continue
+            review_id = name[name.index("train/"):-len(".txt")]
+            split = ("val" if bucket(review_id, 42) >= 80 else
+                     "selection" if bucket(review_id, 7) < 10 else "train")
+            text = archive.extractfile(member).read().decode("utf-8")
+            parts[split][0].append(tokenize(text))
+            parts[split][1].append(int("/pos/" in name))
+    data = {split: (tokens, np.asarray(labels, np.int32))
+            for split, (tokens, labels) in parts.items()}
+    with open(cache, "wb") as f:
+        pickle.dump(data, f)
+    return data
+
+
+def encode(data: dict, config) -> dict:
+    """Token lists -> (B, max_length) ids as the transform graph writes them: 0 pads, 1 + rank
+    for the vocab_size most frequent training words, 1 + vocab_size for the rest."""
+    counts = collections.Counter(t for tokens in data["train"][0] for t in tokens)
+    vocabulary = {w: i + 1 for i, (w, _) in enumerate(counts.most_common(config.vocab_size))}
+    oov, head = len(vocabulary) + 1, config.truncation_head
+    tail = config.max_length - head
+    encoded = {}
+    for split, (reviews, labels) in data.items():
+        ids = np.zeros((len(reviews), config.max_length), np.int32)
+        for row, tokens in enumerate(reviews):
+            if len(tokens) > config.max_length:
+                tokens = tokens[:head] + (tokens[-tail:] if tail else [])
+            ids[row, :len(tokens)] = [vocabulary.get(t, oov) for t in tokens]
+        encoded[split] = (ids, labels)
+    return encoded, len(vocabulary)
+
+
+def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dict:
+    import keras
+
+    from trainer_module.text_encoder.config import PRESETS
+    from trainer_module.text_encoder.model import build_model
+
+    epochs = float(overrides.pop("epochs", epochs))
+    # The encoder alone: the wide path's hashed n-grams need TensorFlow's hash (--ngram-anchor
+    # measures the n-gram model on its own).
+    config = PRESETS["small"].replace(ngram_buckets=0, **overrides)
+    encoded, kept = encode(data, config)
+    config = config.replace(vocab_size=kept)
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    keras.utils.set_random_seed(seed)
+    steps = round(epochs * PIPELINE_TRAIN_REVIEWS / config.batch_size)
+    model = build_model(config, steps)
+    x, y = encoded["train"]
+    rng = np.random.default_rng(seed)
+
+    def batches():
+        while True:
+            order = rng.permutation(len(y))
+            for start in range(0, len(order) - config.batch_size + 1, config.batch_size):
+                index = order[start:start + config.batch_size]
+                yield x[index], np.eye(2, dtype="float32")[y[index]]
+
+    selection_x, selection_y = encoded["selection"]
+    started = time.perf_counter()
+    history = model.fit(batches(), steps_per_epoch=steps // config.evaluations,
+                        epochs=config.evaluations, verbose=0,
+                        validation_data=(selection_x, np.eye(2, dtype="float32")[selection_y]))
+    seconds = time.perf_counter() - started
+
+    def accuracy(split):
+        inputs, labels = encoded[split]
+        return round(float((model.predict(inputs, batch_size=500, verbose=0).argmax(-1)
+                            == labels).mean()), 4)
+
+    return {"recipe": name, "overrides": overrides, "epochs": epochs, "steps": steps,
+            "parameters": model.count_params(),
+            "selection_accuracy": accuracy("selection"), "val_accuracy": accuracy("val"),
+            "selection_accuracy_by_quarter": [round(a, 4)
+                                              for a in history.history["val_accuracy"]],
+            "selection_loss_by_quarter": [round(a, 4) for a in history.history["val_loss"]],
+            "fit_seconds": round(seconds, 1), "backend": keras.backend.backend(), "seed": seed}
+
+
+def ngram_anchor(data: dict, c: float = 1.0) -> dict:
+    """NB-weighted logistic regression over binary uni- and bigrams: selection and validation
+    accuracy."""
+    from scipy.sparse import diags
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    started = time.perf_counter()
+    vectorizer = CountVectorizer(analyzer=lambda t: t + [f"{a} {b}" for a, b in zip(t, t[1:])],
+                                 binary=True, min_df=2)
+    features = vectorizer.fit_transform(data["train"][0])
+    labels = data["train"][1]
+    positive = 1 + np.asarray(features[labels == 1].sum(0)).ravel()
+    negative = 1 + np.asarray(features[labels == 0].sum(0)).ravel()
+    ratios = diags(np.log(positive / positive.sum()) - np.log(negative / negative.sum()))
+    model = LogisticRegression(C=c, solver="liblinear", dual=True, max_iter=1000)
+    model.fit(features @ ratios, labels)
+
+    def accuracy(split):
+        tokens, split_labels = data[split]
+        return round(float(model.score(vectorizer.transform(tokens) @ ratios, split_labels)), 4)
+
+    return {"recipe": "ngram_anchor", "features": features.shape[1], "C": c,
+            "selection_accuracy": accuracy("selection"), "val_accuracy": accuracy("val"),
+            "fit_seconds": round(time.perf_counter() - started, 1)}
+
+
+def parse_recipe(text: str):
+    name, _, fields = text.partition(":")
+    overrides = {}
+    for field in filter(None, fields.split(",")):
+        key, value = field.split("=", 1)
+        overrides[key] = int(value) if value.isdigit() else (
+            value if value.replace("_", "").isalpha() else float(value))
+    return name, overrides
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=os.path.join(REPO, "..", "shared", "data", "imdb",
+                                                       "aclImdb_train.tar.gz"))
+    parser.add_argument("--cache", default="/tmp/imdb_recipes.pickle",
+                        help="tokenized reviews, written on the first run")
+    parser.add_argument("--epochs", type=float, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--recipe", action="append", default=[],
+                        help="NAME[:FIELD=VALUE,...], repeatable (default: small)")
+    parser.add_argument("--ngram-anchor", action="store_true",
+                        help="also fit the NB-weighted n-gram logistic regression")
+    parser.add_argument("--prepare-only", action="store_true",
+                        help="tokenize and cache, then stop")
+    parser.add_argument("--output", help="a JSON-lines file to append the results to")
+    args = parser.parse_args(argv)
+    data = load(args.data, args.cache)
+    print({split: len(labels) for split, (_, labels) in data.items()}, flush=True)
+    if args.prepare_only:
+        return
+
+    def emit(result):
+        print(json.dumps(result), flush=True)
+        if args.output:
+            with open(args.output, "a") as f:
+                f.write(json.dumps(result) + "\n")
+
+    if args.ngram_anchor:
+        emit(ngram_anchor(data))
+    for recipe in args.recipe or ([] if args.ngram_anchor else ["small"]):
+        emit(run(*parse_recipe(recipe), data, args.epochs, args.seed))
+
+
+if __name__ == "__main__":
+    main()
