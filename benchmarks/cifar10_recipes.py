@@ -20,10 +20,7 @@ schedule has the pipeline's step count: epochs x 45,000 / batch size.
 
 Writes one JSON line per recipe to stdout and `--output`.
 """
-import argparse
-import hashlib
 import io
-import json
 import os
 import sys
 import tarfile
@@ -33,15 +30,13 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recipes  # noqa: E402
+from recipes import bucket  # noqa: E402
 
 PIPELINE_TRAIN_IMAGES = 45_000  # what the pipeline's training split holds, about
 CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
            "truck")
-
-
-def bucket(image_id: str, seed: int) -> int:
-    """components/seeded_split.py's bucket of an id, out of 100."""
-    return int(hashlib.sha256(f"{seed}:".encode() + image_id.encode()).hexdigest(), 16) % 100
 
 
 def load(tarball: str, cache: str):
@@ -139,39 +134,11 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
             "backend": keras.backend.backend(), "seed": seed}
 
 
-def parse_recipe(text: str):
-    name, _, fields = text.partition(":")
-    overrides = {}
-    for field in filter(None, fields.split(",")):
-        key, value = field.split("=", 1)
-        overrides[key] = int(value) if value.isdigit() else (
-            value if value.isalpha() else float(value))
-    return name, overrides
-
-
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=os.path.join(REPO, "..", "shared", "data", "cifar10",
-                                                       "cifar10_train_jpeg.tar.gz"))
-    parser.add_argument("--cache", default="/tmp/cifar10_recipes.npz",
-                        help="decoded images, written on the first run")
-    parser.add_argument("--epochs", type=float, default=55)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--recipe", action="append", default=[],
-                        help="NAME[:FIELD=VALUE,...], repeatable (default: cct)")
-    parser.add_argument("--prepare-only", action="store_true", help="decode and cache, then stop")
-    parser.add_argument("--output", help="a JSON-lines file to append the results to")
-    args = parser.parse_args(argv)
-    data = load(args.data, args.cache)
-    print({split: len(y) for split, (_, y) in data.items()}, flush=True)
-    if args.prepare_only:
-        return
-    for recipe in args.recipe or ["cct"]:
-        result = run(*parse_recipe(recipe), data, args.epochs, args.seed)
-        print(json.dumps(result), flush=True)
-        if args.output:
-            with open(args.output, "a") as f:
-                f.write(json.dumps(result) + "\n")
+    recipes.main(__doc__, data=os.path.join(REPO, "..", "shared", "data", "cifar10",
+                                            "cifar10_train_jpeg.tar.gz"),
+                 cache="/tmp/cifar10_recipes.npz", epochs=55, recipe="cct", load=load, run=run,
+                 argv=argv)
 
 
 if __name__ == "__main__":

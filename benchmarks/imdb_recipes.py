@@ -18,16 +18,13 @@ frequent training words, head-and-tail truncation; the model and its compile are
 trainer's (`trainer_module/text_encoder/model.py: build_model`), under `mixed_bfloat16` as on
 this CPU. Steps: epochs x the pipeline's 19,963 training reviews / batch size.
 
-`--ngram-anchor` also fits the classic non-neural anchor on the same splits (scikit-learn, no
+`--anchor` also fits the classic non-neural anchor on the same splits (scikit-learn, no
 backend): logistic regression over binary word uni- and bigrams (seen at least twice) scaled
 by their naive-Bayes log-count ratios (Wang and Manning, 2012, "NBSVM"; a logistic loss here).
 
 Writes one JSON line per recipe to stdout and `--output`.
 """
-import argparse
 import collections
-import hashlib
-import json
 import os
 import pickle
 import sys
@@ -38,13 +35,11 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recipes  # noqa: E402
+from recipes import bucket  # noqa: E402
 
 PIPELINE_TRAIN_REVIEWS = 19_963
-
-
-def bucket(review_id: str, seed: int) -> int:
-    """components/seeded_split.py's bucket of an id, out of 100."""
-    return int(hashlib.sha256(f"{seed}:".encode() + review_id.encode()).hexdigest(), 16) % 100
 
 
 def tokenize(text: str) -> list:
@@ -105,7 +100,7 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     from trainer_module.text_encoder.model import build_model
 
     epochs = float(overrides.pop("epochs", epochs))
-    # The encoder alone: the wide path's hashed n-grams need TensorFlow's hash (--ngram-anchor
+    # The encoder alone: the wide path's hashed n-grams need TensorFlow's hash (--anchor
     # measures the n-gram model on its own).
     config = PRESETS["small"].replace(ngram_buckets=0, **overrides)
     encoded, kept = encode(data, config)
@@ -146,8 +141,9 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
 
 
 def ngram_anchor(data: dict, c: float = 1.0) -> dict:
-    """NB-weighted logistic regression over binary uni- and bigrams: selection and validation
-    accuracy."""
+    """Also fit NBSVM's logistic regression over binary uni- and bigrams (scikit-learn).
+
+    Returns its selection and validation accuracy."""
     from scipy.sparse import diags
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -172,47 +168,11 @@ def ngram_anchor(data: dict, c: float = 1.0) -> dict:
             "fit_seconds": round(time.perf_counter() - started, 1)}
 
 
-def parse_recipe(text: str):
-    name, _, fields = text.partition(":")
-    overrides = {}
-    for field in filter(None, fields.split(",")):
-        key, value = field.split("=", 1)
-        overrides[key] = int(value) if value.isdigit() else (
-            value if value.replace("_", "").isalpha() else float(value))
-    return name, overrides
-
-
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=os.path.join(REPO, "..", "shared", "data", "imdb",
-                                                       "aclImdb_train.tar.gz"))
-    parser.add_argument("--cache", default="/tmp/imdb_recipes.pickle",
-                        help="tokenized reviews, written on the first run")
-    parser.add_argument("--epochs", type=float, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--recipe", action="append", default=[],
-                        help="NAME[:FIELD=VALUE,...], repeatable (default: small)")
-    parser.add_argument("--ngram-anchor", action="store_true",
-                        help="also fit the NB-weighted n-gram logistic regression")
-    parser.add_argument("--prepare-only", action="store_true",
-                        help="tokenize and cache, then stop")
-    parser.add_argument("--output", help="a JSON-lines file to append the results to")
-    args = parser.parse_args(argv)
-    data = load(args.data, args.cache)
-    print({split: len(labels) for split, (_, labels) in data.items()}, flush=True)
-    if args.prepare_only:
-        return
-
-    def emit(result):
-        print(json.dumps(result), flush=True)
-        if args.output:
-            with open(args.output, "a") as f:
-                f.write(json.dumps(result) + "\n")
-
-    if args.ngram_anchor:
-        emit(ngram_anchor(data))
-    for recipe in args.recipe or ([] if args.ngram_anchor else ["small"]):
-        emit(run(*parse_recipe(recipe), data, args.epochs, args.seed))
+    recipes.main(__doc__, data=os.path.join(REPO, "..", "shared", "data", "imdb",
+                                            "aclImdb_train.tar.gz"),
+                 cache="/tmp/imdb_recipes.pickle", epochs=2, recipe="small", load=load, run=run,
+                 anchor=ngram_anchor, argv=argv)
 
 
 if __name__ == "__main__":
