@@ -14,7 +14,8 @@ Data: the tarball's 25,000 labelled training reviews, split as ReviewsExampleGen
 10%), so that the pipeline's validation accuracy is not what picks it; both are printed.
 Tokens as the transform graph makes them (`trainer_module/preprocessing/text.py`: lower case,
 `<br />` removed, punctuation and symbols split off, whitespace), the `vocab_size` most
-frequent training words, head-and-tail truncation; the model and its compile are the
+frequent training words, head-and-tail truncation, and for the wide path the hashed n-grams
+and their class counts (`encode`); the model and its compile are the
 trainer's (`trainer_module/text_encoder/model.py: build_model`), under `mixed_bfloat16` as on
 this CPU. Steps: epochs x the pipeline's 19,963 training reviews / batch size.
 
@@ -30,6 +31,7 @@ import pickle
 import sys
 import tarfile
 import time
+import zlib
 
 import numpy as np
 
@@ -75,9 +77,13 @@ def load(tarball: str, cache: str):
     return data
 
 
-def encode(data: dict, config) -> dict:
-    """Token lists -> (B, max_length) ids as the transform graph writes them: 0 pads, 1 + rank
-    for the vocab_size most frequent training words, 1 + vocab_size for the rest."""
+def encode(data: dict, config):
+    """Token lists -> the model's inputs as the transform graph writes them, and for the wide
+    path the training split's class counts. Token ids: 0 pads, 1 + rank for the vocab_size most
+    frequent training words, 1 + vocab_size for the rest, head-and-tail truncated. N-gram ids:
+    each review's distinct unigrams then bigrams, the first max_ngrams, hashed into
+    1..ngram_buckets by CRC-32 (the transform graph uses TensorFlow's hash, which JAX machines
+    lack; another hash collides elsewhere, at the same rate)."""
     counts = collections.Counter(t for tokens in data["train"][0] for t in tokens)
     vocabulary = {w: i + 1 for i, (w, _) in enumerate(counts.most_common(config.vocab_size))}
     oov, head = len(vocabulary) + 1, config.truncation_head
@@ -85,12 +91,32 @@ def encode(data: dict, config) -> dict:
     encoded = {}
     for split, (reviews, labels) in data.items():
         ids = np.zeros((len(reviews), config.max_length), np.int32)
+        grams = np.zeros((len(reviews), config.max_ngrams), np.int32)
         for row, tokens in enumerate(reviews):
+            if config.ngram_buckets:
+                distinct = dict.fromkeys(
+                    zlib.crc32(g.encode()) % config.ngram_buckets + 1
+                    for g in tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])])
+                kept = list(distinct)[:config.max_ngrams]
+                grams[row, :len(kept)] = kept
             if len(tokens) > config.max_length:
                 tokens = tokens[:head] + (tokens[-tail:] if tail else [])
             ids[row, :len(tokens)] = [vocabulary.get(t, oov) for t in tokens]
-        encoded[split] = (ids, labels)
-    return encoded, len(vocabulary)
+        encoded[split] = ({"token_ids": ids, "ngram_ids": grams} if config.ngram_buckets
+                          else ids, labels)
+    class_counts = None
+    if config.ngram_buckets:
+        inputs, labels = encoded["train"]
+        class_counts = np.stack([np.bincount(inputs["ngram_ids"][labels == label].ravel(),
+                                             minlength=config.ngram_buckets + 1)
+                                 for label in (0, 1)])
+        class_counts[:, 0] = 0
+    return encoded, len(vocabulary), class_counts
+
+
+def rows(inputs, index):
+    return ({key: value[index] for key, value in inputs.items()} if isinstance(inputs, dict)
+            else inputs[index])
 
 
 def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dict:
@@ -100,15 +126,13 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     from trainer_module.text_encoder.model import build_model
 
     epochs = float(overrides.pop("epochs", epochs))
-    # The encoder alone: the wide path's hashed n-grams need TensorFlow's hash (--anchor
-    # measures the n-gram model on its own).
-    config = PRESETS["small"].replace(ngram_buckets=0, **overrides)
-    encoded, kept = encode(data, config)
+    config = PRESETS["small"].replace(**overrides)
+    encoded, kept, class_counts = encode(data, config)
     config = config.replace(vocab_size=kept)
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     keras.utils.set_random_seed(seed)
     steps = round(epochs * PIPELINE_TRAIN_REVIEWS / config.batch_size)
-    model = build_model(config, steps)
+    model = build_model(config, steps, class_counts)
     x, y = encoded["train"]
     rng = np.random.default_rng(seed)
 
@@ -117,7 +141,7 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
             order = rng.permutation(len(y))
             for start in range(0, len(order) - config.batch_size + 1, config.batch_size):
                 index = order[start:start + config.batch_size]
-                yield x[index], np.eye(2, dtype="float32")[y[index]]
+                yield rows(x, index), np.eye(2, dtype="float32")[y[index]]
 
     selection_x, selection_y = encoded["selection"]
     started = time.perf_counter()

@@ -55,7 +55,8 @@ class TextEncoderClassifier(keras.Model):
         self.head_dropout = keras.layers.Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
-        self.ngram_logit = (NgramLogit(config.ngram_buckets, name="ngram_logit")
+        self.ngram_logit = (NgramLogit(config.ngram_buckets, config.ngram_rate_scale,
+                                       name="ngram_logit")
                             if config.ngram_buckets else None)
 
     def build(self, input_shape):
@@ -115,14 +116,15 @@ class TextEncoderClassifier(keras.Model):
 
 class NgramLogit(keras.layers.Layer):
     """NBSVM's logistic regression (Wang and Manning, 2012): (B, M) n-gram ids -> (B,) logits
-    sum_j r[id_j] * w[id_j] over each review's distinct ids. r (`ratios`, not trained) holds
+    sum_j r[id_j] * s * w[id_j] over each review's distinct ids (s: `rate_scale`, which scales
+    the weights' learning rate under Adam). r (`ratios`, not trained) holds
     the naive-Bayes log-count ratios, set once from Transform's counts (`set_ratios`); w starts
     at zero, so the scaling makes the trained weights move most for the n-grams whose counts
     already separate the classes. Id 0 (padding) has ratio 0. Kept in float32."""
 
-    def __init__(self, buckets: int, **kwargs):
+    def __init__(self, buckets: int, rate_scale: float = 1.0, **kwargs):
         super().__init__(dtype="float32", **kwargs)
-        self.buckets = buckets
+        self.buckets, self.rate_scale = buckets, rate_scale
 
     def build(self, input_shape):
         self.ratios = self.add_weight(name="ratios", shape=(self.buckets + 1,),
@@ -134,11 +136,11 @@ class NgramLogit(keras.layers.Layer):
         self.ratios.assign(np.asarray(ratios, "float32"))
 
     def call(self, ngram_ids):
-        return ops.sum(ops.take(self.ratios, ngram_ids) * ops.take(self.coefficients, ngram_ids),
-                       axis=1)
+        weights = ops.take(self.coefficients, ngram_ids) * self.rate_scale
+        return ops.sum(ops.take(self.ratios, ngram_ids) * weights, axis=1)
 
     def get_config(self):
-        return {**super().get_config(), "buckets": self.buckets}
+        return {**super().get_config(), "buckets": self.buckets, "rate_scale": self.rate_scale}
 
 
 def naive_bayes_ratios(counts: np.ndarray, alpha: float = 1.0) -> np.ndarray:
