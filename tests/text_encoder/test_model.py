@@ -120,8 +120,14 @@ def test_ngram_logit_sums_ratio_times_coefficient_over_the_ids():
     layer.build((None, 3))
     layer.set_ratios([0.0, 1.0, -2.0, 0.5, 3.0])
     layer.coefficients.assign([9.0, 2.0, 1.0, 4.0, 0.0])
-    out = ops.convert_to_numpy(layer(np.array([[1, 2, 0], [3, 3, 0], [0, 0, 0]])))
+    ids = np.array([[1, 2, 0], [3, 3, 0], [0, 0, 0]])
+    out = ops.convert_to_numpy(layer(ids))
     np.testing.assert_allclose(out, [1 * 2 - 2 * 1, 2 * 0.5 * 4, 0.0])
+    scaled = NgramLogit(4, rate_scale=3.0)
+    scaled.build((None, 3))
+    for weight, source in zip(scaled.weights, layer.weights):
+        weight.assign(source)
+    np.testing.assert_allclose(ops.convert_to_numpy(scaled(ids)), 3 * out)
 
 
 def test_naive_bayes_ratios_are_smoothed_log_count_ratios_with_padding_at_zero():
