@@ -163,8 +163,9 @@ def ngram_counts(tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
     """The (2, buckets + 1) class counts of the n-gram ids Transform wrote (NGRAM_COUNTS)."""
     path = tf_transform_output.vocabulary_file_by_name(NGRAM_COUNTS)
     if path is None:
-        raise FileNotFoundError(f"no {NGRAM_COUNTS} asset in {tf_transform_output.transform_savedmodel_dir}: "
-                                "was Transform run with ngram_buckets?")
+        raise FileNotFoundError(
+            f"no {NGRAM_COUNTS} asset in {tf_transform_output.transform_savedmodel_dir}: "
+            "was Transform run with ngram_buckets?")
     with tf.io.gfile.GFile(path, "rb") as f:
         return np.load(io.BytesIO(f.read()))
 

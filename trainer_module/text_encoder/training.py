@@ -5,7 +5,6 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module.text_encoder import FAMILY
-from trainer_module.text_encoder.config import TextEncoderConfig
 from trainer_module.text_encoder.model import build_model
 from trainer_module.text_encoder.preprocessing import ngram_counts, vocabulary_size
 from trainer_module.text_encoder.serving import export, model_inputs
