@@ -64,7 +64,8 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert checks["text_words"].jensen_shannon_divergence.threshold == 0.25
     assert checks["text_tokens"].infinity_norm.threshold == 0.05
     assert nodes["Transform"].exec_properties["custom_config"] == (
-        '{"max_length": 32, "truncation_head": 8, "vocab_size": 500}')
+        '{"max_length": 32, "max_ngrams": 32, "ngram_buckets": 256, "truncation_head": 8, '
+        '"vocab_size": 500}')
     trainer = nodes["Trainer"]
     assert trainer.exec_properties["run_fn"] == "trainer_module.text_encoder.training.run_fn"
     assert json.loads(trainer.exec_properties["train_args"]) == {"num_steps": 7}

@@ -136,6 +136,7 @@ class NgramLogit(keras.layers.Layer):
         self.ratios.assign(np.asarray(ratios, "float32"))
 
     def call(self, ngram_ids):
+        ngram_ids = ops.cast(ngram_ids, "int32")  # Keras builds a model on float inputs
         weights = ops.take(self.coefficients, ngram_ids) * self.rate_scale
         return ops.sum(ops.take(self.ratios, ngram_ids) * weights, axis=1)
 

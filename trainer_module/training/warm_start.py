@@ -18,6 +18,10 @@ from absl import logging
 
 FOLDER = "warm_start"
 WEIGHTS, VOCABULARIES = "model.weights.h5", "vocabularies.json"
+# Assets that are statistics of the data rather than what ids mean: the text encoder's n-gram
+# class counts (hashed ids mean the same n-grams whatever the data). A warm-started model keeps
+# its base's naive-Bayes ratios, with the weights that were trained against them.
+STATISTICS = ("ngram_class_counts",)
 
 
 def _folder(serving_model_dir: str) -> str:
@@ -26,12 +30,13 @@ def _folder(serving_model_dir: str) -> str:
 
 
 def vocabularies(transform_output: str) -> dict:
-    """File name -> sha256 of each asset of the transform graph (its vocabularies)."""
+    """File name -> sha256 of each asset of the transform graph (its vocabularies), but
+    STATISTICS."""
     root = os.path.join(transform_output, "transform_fn", "assets")
     if not tf.io.gfile.isdir(root):
         return {}
     digests = {}
-    for name in sorted(tf.io.gfile.listdir(root)):
+    for name in sorted(set(tf.io.gfile.listdir(root)) - set(STATISTICS)):
         with tf.io.gfile.GFile(os.path.join(root, name), "rb") as f:
             digests[name] = hashlib.sha256(f.read()).hexdigest()
     return digests
