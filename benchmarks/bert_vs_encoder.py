@@ -86,7 +86,8 @@ def measure(build, length, steps):
     train_eps = steps * BATCH / (time.perf_counter() - started)
 
     forward = tf.function(lambda batch: model(batch, training=False))
-    latency = {batch: median_ms(lambda data=inputs(batch): forward(data)) for batch in (1, BATCH)}
+    batches = {batch: inputs(batch) for batch in (1, BATCH)}
+    latency = {batch: median_ms(lambda data=data: forward(data)) for batch, data in batches.items()}
     return train_eps, latency, model.count_params()
 
 
@@ -131,7 +132,7 @@ def serving_latency(length, workdir):
         path = os.path.join(workdir, name.replace(" ", "_").replace(",", ""))
         export(model, tft_output, path)
         classify = tf.saved_model.load(path).signatures["classify_text"]
-        latency[name] = {batch: median_ms(lambda b=batch: classify(text=tf.constant(reviews(b))))
+        latency[name] = {batch: median_ms(lambda b=batch, f=classify: f(text=tf.constant(reviews(b))))
                          for batch in (1, BATCH)}
     return latency
 

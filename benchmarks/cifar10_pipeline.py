@@ -71,13 +71,13 @@ def serving_speed(model_dir: str, data_dir: str) -> dict:
 
 
 def efficiency_of(history: dict) -> dict:
-    """The Trainer's FLOP/s against the machine's peak ({} without history or hardware.json)."""
+    """The Trainer's FLOP/s against the machine's peak ({} without history or benchmarks/hardware.py's result)."""
     import numpy as np
 
     from trainer_module.vit.config import VitConfig
     from trainer_module.vit.model import VitClassifier
 
-    if not history or not os.path.exists(report.HARDWARE_RESULT):
+    if not history or not os.path.exists(report.hardware_result()):
         return {}
     config = VitConfig.from_dict(history["config"])
     images = np.random.default_rng(0).normal(
@@ -89,9 +89,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA, help="the tarball or an image folder")
     from pipeline.tasks import get_task
-    report.add_pipeline_arguments(
-        parser, os.path.join(REPO, "benchmarks", "results", "cifar10"),
-        get_task("cifar10").default_epochs, "cct")
+    report.add_pipeline_arguments(parser, "cifar10_pipeline", get_task("cifar10").default_epochs,
+                                  "cct")
     args = parser.parse_args()
 
     overrides = report.overrides(args)
@@ -134,11 +133,11 @@ def main() -> int:
               f"for one image, {measured['serving_images_per_second_batch_64']} images/s in "
               "batches of 64")
     report.print_components(summary["components"])
-    report.save({"preset": args.preset, "overrides": overrides, "train_steps": train_steps,
-                 "measured": measured, "metrics": metrics,
+    report.save("cifar10_pipeline", report.result_name(args, "vit"),
+                {"preset": args.preset, "overrides": overrides, "epochs": args.epochs,
+                 "train_steps": train_steps, "measured": measured, "metrics": metrics,
                  "components": summary["components"], "history": history.get("history"),
-                 "blessed": summary["blessed"], "pushed_model": summary["pushed_model"]},
-                os.path.join(args.output, "cifar10_benchmark.json"))
+                 "blessed": summary["blessed"]}, REFERENCES)
     return 0
 
 

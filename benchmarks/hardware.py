@@ -6,7 +6,8 @@ FLOP/s with.
 
 Prints TFLOP/s per dtype and size, the bfloat16/float32 ratio, whether the CPU reports
 AMX-BF16 / AVX512-BF16, and the dtype policy `--mixed-precision auto` picks here. Writes
-benchmarks/results/hardware.json, which the pipeline benchmarks read for the peak.
+benchmarks/results/hardware/<cpu model>-<cores>-cores.json, which the training benchmarks read
+for the peak of the CPU they run on.
 """
 import argparse
 import json
@@ -16,8 +17,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
-
-RESULT = report.HARDWARE_RESULT
 
 
 def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
@@ -60,8 +59,8 @@ def training_flops(model, inputs, labels) -> float:
 
 
 def peak_tflops(dtype: str) -> float:
-    """The measured matmul peak (the largest size measured) from hardware.json."""
-    with open(RESULT) as f:
+    """The measured matmul peak (the largest size measured) of this CPU (report.hardware_result)."""
+    with open(report.hardware_result()) as f:
         measured = json.load(f)["tflops"][dtype]
     return measured[max(measured, key=int)]
 
@@ -85,8 +84,8 @@ def main() -> int:
     policy = precision.precision_policy("auto", gpus=0)
     print(f"\nCPU bfloat16 instructions: {', '.join(flags) or 'none'}; "
           f"--mixed-precision auto picks {policy} here")
-    report.save({"tflops": tflops, "cpu_bfloat16_flags": flags, "auto_policy": policy},
-                RESULT)
+    report.save("hardware", report.hardware_name(),
+                {"tflops": tflops, "cpu_bfloat16_flags": flags, "auto_policy": policy})
     return 0
 
 

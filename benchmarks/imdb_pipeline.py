@@ -34,6 +34,11 @@ REFERENCES = [
     ("peak memory (GB)", "peak_memory_gb", 8.0, "target (lower is better)"),
     ("validation accuracy", "accuracy", 0.90, "target of issue 17 (higher is better)"),
     ("pipeline wall time (s)", "wall_seconds", 5 * 60, "target of issue 17 (lower is better)"),
+    ("validation accuracy", "accuracy", 0.93, "target of issue 30, --model bert (higher is better)"),
+    ("validation accuracy", "accuracy", 0.928,
+     "anchor: DistilBERT (66 M parameters) fine-tuned, IMDB test (Sanh et al., 2019)"),
+    ("pipeline wall time (s)", "wall_seconds", 40 * 60,
+     "target of issue 30, --model bert (lower is better)"),
 ]
 
 
@@ -48,13 +53,24 @@ def extract(tarball: str, into: str) -> str:
 
 
 def efficiency_of(model: str, history: dict) -> dict:
-    """The text encoder Trainer's FLOP/s against the machine's peak ({} for BERT, or without
-    history or hardware.json)."""
+    """The Trainer's FLOP/s against the machine's peak ({} without history or without
+    benchmarks/hardware.py's result for this CPU): a training step of the same model, for BERT
+    counted from its shapes in the phase that trains most of the steps (the "full" phase, with
+    its frozen layers)."""
+    if not history or not os.path.exists(report.hardware_result()):
+        return {}
+    if model == "bert":
+        from trainer_module.bert.checkpoint import load_backbone
+        from trainer_module.bert.config import BertConfig
+
+        config = BertConfig.from_dict(history["config"])
+        backbone = load_backbone(config.backbone_preset)
+        flops = report.bert_step_flops(config, backbone.num_layers, backbone.hidden_dim,
+                                       backbone.intermediate_dim)
+        return report.efficiency(flops, history)
     from trainer_module.text_encoder.config import TextEncoderConfig
     from trainer_module.text_encoder.model import TextEncoderClassifier
 
-    if model != "text_encoder" or not history or not os.path.exists(report.HARDWARE_RESULT):
-        return {}
     config = TextEncoderConfig.from_dict(history["config"])
     return report.training_efficiency(TextEncoderClassifier, config, history,
                                       report.text_encoder_inputs(config))
@@ -65,9 +81,9 @@ def main() -> int:
     parser.add_argument("--tarball", default=DEFAULT_TARBALL)
     parser.add_argument("--data", help="an extracted aclImdb tree (instead of --tarball)")
     parser.add_argument("--model", default="text_encoder", choices=["text_encoder", "bert"])
-    parser.add_argument("--bert-preset", help="with --model bert: a local preset directory")
-    report.add_pipeline_arguments(parser, os.path.join(REPO, "benchmarks", "results", "imdb"),
-                                  2.0, None)
+    parser.add_argument("--bert-preset", help="with --model bert: a KerasHub preset folder or a "
+                                              "Hugging Face checkpoint folder")
+    report.add_pipeline_arguments(parser, "imdb_pipeline", 2.0, None)
     args = parser.parse_args()
 
     extra = {"backbone_preset": os.path.abspath(args.bert_preset)} if args.bert_preset else {}
@@ -105,7 +121,7 @@ def main() -> int:
               f"of this machine's matmul peak ({measured['peak_tflops']} TFLOP/s, "
               "benchmarks/hardware.py)")
     report.print_components(summary["components"])
-    report.save(result, os.path.join(args.output, "imdb_benchmark.json"))
+    report.save("imdb_pipeline", report.result_name(args, args.model), result, REFERENCES)
     return 0
 
 

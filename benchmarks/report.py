@@ -1,19 +1,79 @@
-"""What the benchmarks share: the machine, peak memory and the side-by-side comparison table."""
+"""What the benchmarks share: the machine, peak memory, the side-by-side comparison table, and
+the results files the documentation is built from.
+
+Every benchmark writes its result as `benchmarks/results/<benchmark>/<name>.json` (`save`): the
+benchmark, a name for the configuration measured, the date, the machine (CPU model, cores,
+memory, Python), the command, the commit, and the figures. docs/benchmarks.md is generated from
+these files (scripts/docs_hooks.py); no figure is copied into the documentation by hand.
+"""
+import datetime
 import glob
 import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import time
 
-# benchmarks/hardware.py's measured matmul peak, which the training benchmarks compare with.
-HARDWARE_RESULT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                               "benchmarks", "results", "hardware.json")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS_DIR = os.path.join(REPO, "benchmarks", "results")
+# Where the pipeline benchmarks run their pipelines (not committed).
+RUNS_DIR = os.path.join(REPO, "outputs", "benchmarks")
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as /proc/cpuinfo (lscpu) gives it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_info() -> dict:
+    """The machine a figure was measured on."""
+    try:
+        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024 ** 3)
+    except (ValueError, OSError):
+        memory_gb = None
+    return {"cpu": cpu_model(), "architecture": platform.machine(), "cores": os.cpu_count(),
+            "memory_gb": memory_gb, "python": platform.python_version()}
+
+
+def hardware_result() -> str:
+    """benchmarks/hardware.py's result for this CPU: the matmul peak the training benchmarks
+    compare their FLOP/s with (machines of one kind differ: one file per CPU model)."""
+    return os.path.join(RESULTS_DIR, "hardware", hardware_name() + ".json")
+
+
+def hardware_name() -> str:
+    """amd-epyc-2-cores-avx512-bf16: the CPU model, its core count and its bfloat16
+    instructions (machines of one model name differ in them), as a file name."""
+    from trainer_module.training.precision import cpu_bfloat16_flags
+
+    words = "".join(c if c.isalnum() else "-" for c in cpu_model().lower()).split("-")
+    flags = [f.replace("_", "-") for f in cpu_bfloat16_flags()]
+    return "-".join([w for w in words if w] + [f"{os.cpu_count()}-cores"] + flags)
 
 
 def machine() -> str:
-    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    info = machine_info()
+    return (f"{info['cpu']}, {info['architecture']}, {info['cores']} cores, "
+            f"Python {info['python']}")
+
+
+def commit() -> str:
+    """The commit the benchmark ran from, `+` when the tree had uncommitted changes."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
+                              check=False).stdout.strip()
+
+    head = git("rev-parse", "--short=12", "HEAD")
+    return (head + "+") if head and git("status", "--porcelain", "--untracked-files=no") else head
 
 
 class MemorySampler:
@@ -81,21 +141,44 @@ def print_components(components: dict) -> None:
         print(f"{node:32} {info['state']:>9} {info['seconds']:>8.1f}")
 
 
-def save(result: dict, path: str) -> None:
+def save(benchmark: str, name: str, result: dict, references=None) -> str:
+    """Writes `result` as benchmarks/results/<benchmark>/<name>.json, with the date, machine,
+    command and commit; `references`: (label, measured key, value, what it is) rows that the
+    comparison table printed. Returns the path."""
+    path = os.path.join(RESULTS_DIR, benchmark, f"{name}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    command = " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:])
+    record = {"benchmark": benchmark, "name": name,
+              "date": datetime.date.today().isoformat(), "machine": machine_info(),
+              "command": command, "commit": commit(), **result}
+    if references:
+        record["references"] = [list(row) for row in references]
     with open(path, "w") as f:
-        json.dump({"machine": machine(), "command": " ".join(sys.argv), **result}, f, indent=1)
-    print(f"\nwritten to {path}")
+        json.dump(record, f, indent=1)
+        f.write("\n")
+    print(f"\nwritten to {os.path.relpath(path)}")
+    return path
 
 
-def add_pipeline_arguments(parser, output: str, epochs: float, preset: str) -> None:
+def add_pipeline_arguments(parser, benchmark: str, epochs: float, preset: str) -> None:
     """The options every pipeline benchmark takes besides its data."""
-    parser.add_argument("--output", default=output)
+    parser.add_argument("--name", help="the results file's name (default: the model, preset "
+                                       "and overrides)")
+    parser.add_argument("--output", default=os.path.join(RUNS_DIR, benchmark),
+                        help="where the pipeline runs (default: %(default)s)")
     parser.add_argument("--epochs", type=float, default=epochs)
     parser.add_argument("--preset", default=preset)
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE")
     parser.add_argument("--beam-mode", default="in_memory")
+
+
+def result_name(args, model: str = "") -> str:
+    """--name, or one made of the model family, preset and overrides: bert-default-lr=4e-05."""
+    if getattr(args, "name", None):
+        return args.name
+    parts = [model, args.preset or "default"] + [o.replace("/", "_") for o in args.overrides]
+    return "-".join(p for p in parts if p)
 
 
 def overrides(args) -> dict:
@@ -147,16 +230,42 @@ def text_encoder_inputs(config, seed: int = 0):
         1, config.ngram_buckets + 1, size=(config.batch_size, config.max_ngrams))}
 
 
+def bert_step_flops(config, num_layers: int, hidden: int, intermediate: int) -> float:
+    """The matrix-multiply FLOPs of one BERT training step, counted from its shapes: per token
+    and block, the four attention projections (4 H²), the feed-forward network (2 H I) and the
+    attention scores and mixing (2 T H), two FLOPs per multiply-add; forward through every
+    block, backward (twice the forward) through the blocks that train. TensorFlow's profiler
+    counts several times this for a KerasHub BERT (it counts gathers and the embedding
+    gradient as dense products), so the share of the peak is taken from this count."""
+    tokens = config.batch_size * config.sequence_length
+    per_block = 2 * (4 * hidden ** 2 + 2 * hidden * intermediate
+                     + 2 * config.sequence_length * hidden)
+    trained = num_layers - config.frozen_layers
+    return float(tokens * per_block * (num_layers + 2 * trained))
+
+
+def efficiency(step_flops: float, history: dict) -> dict:
+    """history.json's training against this CPU's matmul peak (hardware.py's result)."""
+    import hardware
+
+    policy = history.get("precision", "float32")
+    dtype = "bfloat16" if "bfloat16" in policy else "float32"
+    achieved = step_flops * history["train_steps"] / history["fit_seconds"] / 1e12
+    peak = hardware.peak_tflops(dtype)
+    return {"precision": policy, "step_gflop": round(step_flops / 1e9, 2),
+            "achieved_tflops": round(achieved, 4), "peak_tflops": peak,
+            "fraction_of_peak": round(achieved / peak, 3)}
+
+
 def training_efficiency(build, config, history: dict, inputs) -> dict:
     """The Trainer's achieved arithmetic rate against this machine's matmul peak
     (benchmarks/hardware.py): the FLOPs of one training step of the same model (build(config)),
     batch (`inputs`, one-hot labels of config.num_classes) and dtype policy, counted by
     TensorFlow's profiler, times history.json's steps over its fit time. Validation passes are
     inside the fit time, so this is a lower bound."""
+    import hardware
     import keras
     import numpy as np
-
-    import hardware
 
     policy = history.get("precision", "float32")
     previous = keras.mixed_precision.global_policy()
@@ -170,9 +279,4 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
         step_flops = hardware.training_flops(model, inputs, labels)
     finally:
         keras.mixed_precision.set_global_policy(previous)
-    dtype = "bfloat16" if "bfloat16" in policy else "float32"
-    achieved = step_flops * history["train_steps"] / history["fit_seconds"] / 1e12
-    peak = hardware.peak_tflops(dtype)
-    return {"precision": policy, "step_gflop": round(step_flops / 1e9, 2),
-            "achieved_tflops": round(achieved, 4), "peak_tflops": peak,
-            "fraction_of_peak": round(achieved / peak, 3)}
+    return efficiency(step_flops, history)

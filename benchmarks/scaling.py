@@ -103,11 +103,12 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
     from pipeline.options import PipelineOptions
     from pipeline.runner import run_local
 
-    options = PipelineOptions(task=task, data=data, output=output, beam_mode=beam_mode,
-                              no_cache=True).check().local_paths()
+    run = PipelineOptions(task=task, data=data, output=output, beam_mode=beam_mode,
+                          no_cache=True).local_paths().resolve()
+    options = run.options
     paths = configs.output_paths(output, options.pipeline_name)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)
-    components = list(data_components(options, options.data).values())
+    components = list(data_components(run, options.data).values())
     job_bytes = beam_job_bytes(components[0])
     pipeline = Pipeline(
         pipeline_name=options.pipeline_name, pipeline_root=paths["pipeline_root"],
@@ -162,8 +163,8 @@ def main() -> int:
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--source", help="the tarball or extracted tree (default: ../shared)")
     parser.add_argument("--beam-mode", default="multi_processing")
-    parser.add_argument("--output", default=os.path.join(REPO, "benchmarks", "results",
-                                                         "scaling"))
+    parser.add_argument("--output", default=os.path.join(report.RUNS_DIR, "scaling"),
+                        help="where the replicated data and the runs go")
     parser.add_argument("--one-size", nargs=2, metavar=("DATA", "OUTPUT"),
                         help=argparse.SUPPRESS)  # the child process for one size
     args = parser.parse_args()
@@ -213,8 +214,15 @@ def main() -> int:
                       ("wall time (s)", "wall_seconds")):
         print(f"{name:24}" + "".join(f"{'x' + str(s)}: {results[s][key]:<12}"
                                       for s in args.scales))
-    report.save({"task": args.task, "beam_mode": args.beam_mode, "results": results},
-                os.path.join(args.output, f"scaling_{args.task}.json"))
+    rates = []
+    for component in COMPONENTS:
+        measured = [(scale, results[scale]["examples"] / results[scale]["seconds"][component])
+                    for scale in args.scales
+                    if results[scale]["seconds"].get(component, 0.0) >= 0.5]
+        rates.append({"component": component, "scales": [s for s, _ in measured],
+                      "examples_per_second": [round(r, 1) for _, r in measured]})
+    report.save("scaling", args.task, {"task": args.task, "beam_mode": args.beam_mode,
+                                       "results": results, "rates": rates})
     return 0
 
 

@@ -12,7 +12,7 @@ embedded data's inputs (a review, a German sentence, a 32x32 PNG), measures:
   - HTTP: `tfx-transformers serve` (MLflow's scoring server, one uvicorn worker) on localhost,
     one kept-alive connection, JSON `dataframe_split` bodies;
 each at batch 1 (p50 and p99 of the request latency) and batch 32 (examples per second). Writes
-benchmarks/results/serving.json.
+benchmarks/results/serving/<models>.json.
 """
 import argparse
 import base64
@@ -116,7 +116,7 @@ def benchmark(output: str, name: str, registry, seconds: float) -> dict:
     import tensorflow as tf
 
     from components.model_registry.mlflow_model import raw_signature
-    from components.model_registry.pyfunc_model import INPUTS
+    from trainer_module.serving.contract import INPUTS
 
     champion = registry.by_alias(name, "champion")
     signature = raw_signature(champion["saved_model"])
@@ -175,7 +175,7 @@ def main() -> int:
             r = result[path]
             print(f"{name:24} {path:12} {r['p50_ms']:>8} {r['p99_ms']:>8} "
                   f"{r['batch32_examples_per_second']:>15}")
-    report.save({"results": results}, os.path.join(ROOT, "benchmarks", "results", "serving.json"))
+    report.save("serving", "-".join(names), {"results": results})
     return 0
 
 

@@ -4,12 +4,12 @@
     KERAS_BACKEND=jax python benchmarks/training_step.py --backend jax [--batch-size 256]
 
 For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`,
-translator `base` on 24-token batches), times Keras `train_on_batch` on random inputs of the
+translator `base` on 24-token batches, BERT's default preset at all-MiniLM-L6-v2's shape), times Keras `train_on_batch` on random inputs of the
 preset's batch size under the float32 and mixed_bfloat16 policies (median of `--steps` steps
 after two warm-up steps), and prints milliseconds per step, examples per second, the step's
 FLOPs (TensorFlow's profiler) as TFLOP/s and as a fraction of this machine's matmul peak in that
 dtype (benchmarks/hardware.py, run first), and the bfloat16/float32 speed-up. Writes
-benchmarks/results/training_step.json.
+benchmarks/results/training_step/<machine>.json.
 
 The models are written in keras.ops only, so `--backend jax` times the same models under JAX
 (on a GPU when JAX sees one; no TensorFlow needed): milliseconds and examples per second, no
@@ -17,7 +17,6 @@ FLOP count, into training_step_jax.json. `--batch-size` replaces the presets' ba
 GPU is idle at CPU-sized batches).
 """
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -83,7 +82,35 @@ def one_hot(config):
         np.arange(config.batch_size) % config.num_classes]
 
 
-FAMILIES = {"text_encoder": text_encoder, "vit": vit, "translator": translator}
+def bert():
+    """all-MiniLM-L6-v2's shape (6 blocks of 384, 12 heads, feed-forward 1,536, vocabulary
+    30,522) with random weights, under the BERT family's default preset."""
+    import keras
+    import keras_hub
+    import numpy as np
+
+    from trainer_module.bert.config import PRESETS
+    from trainer_module.bert.model import BertClassifier, example_inputs
+
+    config = batched(PRESETS["default"]).replace(ngram_buckets=0)
+
+    def build(config):
+        backbone = keras_hub.models.BertBackbone(
+            vocabulary_size=30522, num_layers=6, num_heads=12, hidden_dim=384,
+            intermediate_dim=1536)
+        model = BertClassifier(backbone, config)
+        model.train_phase("full")
+        return model
+
+    inputs = example_inputs(config, config.batch_size)
+    inputs["token_ids"] = np.random.default_rng(0).integers(
+        1000, 30522, size=inputs["token_ids"].shape).astype("int32")
+    inputs["padding_mask"][:] = 1  # reviews fill the 128 pieces
+    return build, config, inputs, one_hot(config), keras.losses.CategoricalCrossentropy(
+        from_logits=True)
+
+
+FAMILIES = {"text_encoder": text_encoder, "vit": vit, "translator": translator, "bert": bert}
 # TensorFlow's profiler counts several times the translator step's analytic FLOPs (6 x
 # parameters x tokens): its share of the peak is not reported.
 COUNTED = ("text_encoder", "vit")
@@ -108,6 +135,8 @@ def measure(family: str, policy: str, steps: int) -> dict:
             times.append(time.perf_counter() - started)
         counted = family in COUNTED and keras.backend.backend() == "tensorflow"
         flops = hardware_flops(model, inputs, labels) if counted else None
+        if family == "bert":  # counted from its shapes (report.bert_step_flops)
+            flops = report.bert_step_flops(config, 6, 384, 1536)
     finally:
         keras.mixed_precision.set_global_policy(previous)
     seconds = statistics.median(times)
@@ -152,8 +181,8 @@ def main() -> int:
     os.environ["KERAS_BACKEND"] = args.backend
     if args.batch_size:
         BATCH_SIZE["batch_size"] = args.batch_size
-    if args.backend == "tensorflow" and not os.path.exists(report.HARDWARE_RESULT):
-        parser.error(f"{report.HARDWARE_RESULT} is missing: run benchmarks/hardware.py first")
+    if args.backend == "tensorflow" and not os.path.exists(report.hardware_result()):
+        parser.error(f"{report.hardware_result()} is missing: run benchmarks/hardware.py first")
 
     results = {f: {p: measure(f, p, args.steps) for p in POLICIES} for f in args.families}
     print(f"\ntraining step, float32 against mixed_bfloat16 ({device()})\n")
@@ -168,10 +197,9 @@ def main() -> int:
         speedup = by_policy["float32"]["ms_per_step"] / by_policy["mixed_bfloat16"]["ms_per_step"]
         print(f"{'':14} bfloat16 speed-up {speedup:.2f}x")
         by_policy["bfloat16_speedup"] = round(speedup, 2)
-    name = "training_step.json" if args.backend == "tensorflow" else \
-        f"training_step_{args.backend}.json"
-    report.save({"results": results, "device": device(), "batch_size": args.batch_size},
-                os.path.join(os.path.dirname(report.HARDWARE_RESULT), name))
+    name = report.hardware_name() if args.backend == "tensorflow" else args.backend
+    report.save("training_step", name + (f"-batch-{args.batch_size}" if args.batch_size else ""),
+                {"results": results, "device": device(), "batch_size": args.batch_size})
     return 0
 
 

@@ -102,8 +102,7 @@ def serving_measures(model_dir: str, data_dir: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA)
-    report.add_pipeline_arguments(
-        parser, os.path.join(REPO, "benchmarks", "results", "translation"), 10.0, "base")
+    report.add_pipeline_arguments(parser, "translation_pipeline", 10.0, "base")
     parser.add_argument("--serving", metavar="MODEL_DIR",
                         help="only measure serving of this SavedModel (prints JSON)")
     parser.add_argument("--intra-op-threads", type=int, default=0)
@@ -148,11 +147,11 @@ def main() -> int:
                   f"{measured['sentences_per_second_batch_64' + suffix]} sentences/s in "
                   f"batches of 64")
     report.print_components(summary["components"])
-    report.save({"preset": args.preset, "overrides": overrides, "train_steps": train_steps,
-                 "measured": measured, "metrics": summary["metrics"],
+    report.save("translation_pipeline", report.result_name(args, "translator"),
+                {"preset": args.preset, "overrides": overrides, "epochs": args.epochs,
+                 "train_steps": train_steps, "measured": measured, "metrics": summary["metrics"],
                  "components": summary["components"], "history": history.get("history"),
-                 "blessed": summary["blessed"], "pushed_model": summary["pushed_model"]},
-                os.path.join(args.output, "translation_benchmark.json"))
+                 "blessed": summary["blessed"]}, REFERENCES)
     return 0
 
 

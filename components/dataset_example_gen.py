@@ -24,10 +24,9 @@ import re
 from typing import Any, Dict, List, Tuple
 
 import apache_beam as beam
-
 from google.protobuf import json_format, struct_pb2
-from tfx.dsl.io import fileio
 from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
+from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 from tfx.types import standard_component_specs
 from tfx.utils import proto_utils

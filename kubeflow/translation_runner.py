@@ -3,7 +3,7 @@
     python kubeflow/translation_runner.py        # writes kubeflow/build/<pipeline>.json
     tfx pipeline create --engine vertex --pipeline_path kubeflow/translation_runner.py
 
-Settings come from the environment: see kubeflow/README.md.
+Settings come from the environment: see docs/kubeflow.md.
 """
 from pipeline.kubeflow_runner import compile_task
 

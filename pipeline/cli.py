@@ -47,7 +47,7 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
                           "finish (default: refuse at once, naming it)")
     compile_ = commands.add_parser(
         "compile", help="compile a task's pipeline for Vertex AI Pipelines / Kubeflow "
-                        "Pipelines (settings from the environment: kubeflow/README.md)")
+                        "Pipelines (settings from the environment: docs/kubeflow.md)")
     if pipeline_options:
         from pipeline.options import add_arguments
 
@@ -369,17 +369,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     return commands[args.command](args)
 
 
-def _quiet_shutdown(unraisable) -> None:
-    """Drops exceptions raised by finalizers while the interpreter shuts down: TensorFlow's
-    (AtomicFunction.__del__) fail once module globals are gone, and print tracebacks."""
-
-
 def entry_point() -> None:
     """The console script. Exits normally (atexit handlers run: MLflow's, Beam's); only the
-    shutdown noise of TensorFlow's finalizers is silenced (sys.unraisablehook)."""
-    code = main()
-    sys.unraisablehook = _quiet_shutdown
-    sys.exit(code)
+    shutdown noise of TensorFlow's finalizers is silenced (trainer_module/quiet_shutdown.py)."""
+    from trainer_module import quiet_shutdown
+
+    quiet_shutdown.install()
+    sys.exit(main())
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ class CloudConfig:
                    if fields[field].default is dataclasses.MISSING and not environ.get(name)
                    and field not in overrides]
         if missing:
-            raise ValueError(f"set {', '.join(missing)} (see kubeflow/README.md)")
+            raise ValueError(f"set {', '.join(missing)} (see docs/kubeflow.md)")
         parse = {bool: flag, int: int}
         values = {field: parse.get(fields[field].type, str)(environ[name])
                   for name, field in ENVIRONMENT.items() if name in environ}

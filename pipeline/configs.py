@@ -8,6 +8,10 @@ DEFAULT_OUTPUT_DIR = "outputs"  # pipeline roots, MLMD, pushed models and logs g
 KUBEFLOW_BUILD_DIR = "kubeflow/build"  # compiled PipelineJob files (tfx-transformers compile)
 
 TUNER_TRIALS = 8  # KerasTuner trials of the optional Tuner (--tune)
+# The CLI shows a component that runs this long without a progress line of its own with its
+# elapsed time, every this many seconds (the Trainer's own lines: trainer_module/training/
+# progress.py, every INTERVAL_SECONDS).
+PROGRESS_TICK_SECONDS = 30.0
 # The Trainer's dtype policy (trainer_module/training/precision.py): auto is mixed precision
 # where the hardware has a fast path for it (bfloat16 on this project's CPUs).
 MIXED_PRECISION = "auto"

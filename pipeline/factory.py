@@ -4,49 +4,59 @@ import json
 from typing import Any, Mapping, Optional, Sequence
 
 from ml_metadata.proto import metadata_store_pb2
+
 # Direct imports: `from tfx import v1` also loads the Google Cloud extensions (+9 s per process).
-from tfx.components import (BulkInferrer, DistributionValidator, Evaluator, ExampleValidator,
-                            SchemaGen, StatisticsGen, Trainer, Transform, Tuner)
+from tfx.components import (
+    BulkInferrer,
+    DistributionValidator,
+    Evaluator,
+    ExampleValidator,
+    SchemaGen,
+    StatisticsGen,
+    Trainer,
+    Transform,
+    Tuner,
+)
 from tfx.components.schema_gen.import_schema_gen.component import ImportSchemaGen
 from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
-    LatestBlessedModelStrategy)
+    LatestBlessedModelStrategy,
+)
 from tfx.orchestration import data_types
 from tfx.orchestration.pipeline import Pipeline
 from tfx.proto import bulk_inferrer_pb2, pusher_pb2, trainer_pb2
-from tfx.utils import proto_utils
 from tfx.types import Channel, standard_artifacts
+from tfx.utils import proto_utils
 
 from components.anomalies_gate import AnomaliesGate
 from components.dataset_example_gen import SPAN, WINDOW
-from components.resolvers.base_model import base_model_resolver
-from components.resolvers.baseline_statistics import baseline_statistics_resolver
 from components.model_registry.component import ModelRegistry, ModelRegistrySpec
 from components.predictions_writer import PredictionsWriter
+from components.resolvers.base_model import base_model_resolver
+from components.resolvers.baseline_statistics import baseline_statistics_resolver
 from components.run_report import RunReport
 from components.unlabeled_example_gen import UnlabeledExampleGen
 from components.unlabeled_example_gen.executor import SPLIT as UNLABELED
 from components.versioned_pusher import VersionedPusher
 from pipeline import configs
+from pipeline.options import ResolvedRun
 from trainer_module.serving.archive import BULK_INFERENCE
-from pipeline.options import PipelineOptions
 
 
-def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool = True) -> dict:
+def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) -> dict:
     """The data half of the pipeline, up to and including Transform, by role, in order:
     example_gen, with `options.spans` above 1 window_example_gen (the training window),
     statistics_gen, schema_gen (or ImportSchemaGen), example_validator, with
     `lineage_resolvers` and a task that checks drift baseline_statistics (a resolver) and
     distribution_validator, then anomalies_gate and transform. benchmarks/scaling.py runs it
     alone."""
-    task, family = options.task_spec, options.family
-    reading = task.reading_options(options.data_options)
+    task, family, options = run.task, run.family, run.options
     # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits.
-    example_gen = task.example_gen(data_dir, **reading)
+    example_gen = task.example_gen(data_dir, **run.reading)
     training_reader, window = example_gen, {}
     if options.spans > 1:
         # The training window: the newest span and the ones before it, read the same way.
-        training_reader = task.example_gen(data_dir, **reading, spans=options.spans).with_id(
+        training_reader = task.example_gen(data_dir, **run.reading, spans=options.spans).with_id(
             example_gen.id + WINDOW)
         window = {"window_example_gen": training_reader}
     # Computes statistics over both splits.
@@ -61,7 +71,7 @@ def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool 
     example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
     # Compares the new data's statistics with those of the data the champion was judged on.
-    drift = task.distribution_validator_config(dict(options.drift_thresholds))
+    drift = task.distribution_validator_config(run.drift_thresholds)
     drift_components, drift_anomalies = {}, None
     if drift is not None and lineage_resolvers:
         baseline = baseline_statistics_resolver()
@@ -80,7 +90,7 @@ def data_components(options: PipelineOptions, data_dir, lineage_resolvers: bool 
         examples=training_reader.outputs["examples"],
         schema=schema_gen.outputs["schema"],
         preprocessing_fn=family.preprocessing_fn,
-        custom_config=family.transform_config(options.model_config()),
+        custom_config=family.transform_config(run.model_config),
         # StatisticsGen has the raw data's statistics; TFDV inside Transform would compute
         # them again (and the transformed data's) at the cost of time and memory.
         disable_statistics=True,
@@ -101,7 +111,7 @@ def latest_blessed_model(node_id: str) -> Resolver:
 
 
 def create_pipeline(
-    options: PipelineOptions,
+    run: ResolvedRun,
     *,
     pipeline_root: str,
     data_dir: str,
@@ -113,8 +123,8 @@ def create_pipeline(
     runtime_parameters: bool = False,
     lineage_resolvers: bool = True,
 ) -> Pipeline:
-    """Builds the pipeline `options` describe (task, model family, preset and overrides,
-    steps, threshold, schema, tuning).
+    """Builds the pipeline `run` describes (PipelineOptions.resolve: task, model family,
+    preset and overrides, steps, threshold, schema, tuning).
 
     Everything that depends on where the pipeline runs (paths, Beam arguments, the metadata
     store, the registry) comes in as an argument; runners only work those out and call this.
@@ -130,8 +140,7 @@ def create_pipeline(
     stops before Transform; tasks that check drift) and the Trainer a base model to
     warm-start from; the KFP v2 compiler cannot compile them.
     """
-    options.check()
-    task, family = options.task_spec, options.family
+    task, family, options = run.task, run.family, run.options
     # Steps, or none and `epochs` in the custom_config: the Trainer counts its examples.
     epochs = options.training_epochs(data_dir)
     train_args = trainer_pb2.TrainArgs(
@@ -148,7 +157,7 @@ def create_pipeline(
             data_types.RuntimeParameter(name=name, ptype=str,
                                         default=proto_utils.proto_to_json(args))
             for name, args in (("train_args", train_args), ("eval_args", eval_args)))
-    preset = options.preset or family.default_preset
+    preset = run.preset
     training_config = {"task": task.name, "model": family.name, "preset": preset,
                        "overrides": dict(options.overrides), "seed": configs.TRAINING_SEED,
                        "mixed_precision": options.mixed_precision, "epochs": epochs}
@@ -156,11 +165,11 @@ def create_pipeline(
     vertex_training = vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
         from tfx.extensions.google_cloud_ai_platform.trainer.component import (
-            Trainer as trainer_class)
-        from tfx.extensions.google_cloud_ai_platform.tuner.component import (
-            Tuner as tuner_class)
+            Trainer as trainer_class,
+        )
+        from tfx.extensions.google_cloud_ai_platform.tuner.component import Tuner as tuner_class
 
-    data = data_components(options, data_dir, lineage_resolvers=lineage_resolvers)
+    data = data_components(run, data_dir, lineage_resolvers=lineage_resolvers)
     example_gen, statistics_gen, schema_gen, transform = (
         data["example_gen"], data["statistics_gen"], data["schema_gen"], data["transform"])
     tuner_components = []
@@ -202,7 +211,7 @@ def create_pipeline(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
         baseline_model=model_resolver.outputs["model"],
-        eval_config=task.blessing_eval_config(options.blessing_threshold),
+        eval_config=task.blessing_eval_config(family, run.blessing_threshold),
         module_path=family.evaluator_module,
     )
     # Copies a blessed model to a new version folder, never overwriting one.
@@ -215,7 +224,7 @@ def create_pipeline(
     components = [*data.values(), *tuner_components, *warm_start, trainer, model_resolver,
                   evaluator, pusher]
     # The run's artifacts, by the input keys of the registry and the report.
-    run = {"examples": example_gen.outputs["examples"],
+    artifacts = {"examples": example_gen.outputs["examples"],
            **({"training_examples": data["window_example_gen"].outputs["examples"]}
               if "window_example_gen" in data else {}),
            "statistics": statistics_gen.outputs["statistics"],
@@ -230,15 +239,15 @@ def create_pipeline(
     if registry_config:
         # Registers the pushed version with its metrics and lineage; blessed: the champion.
         registry = ModelRegistry(registry=registry_config,
-                                 **{key: run[key] for key in ModelRegistrySpec.INPUTS})
+                                 **{key: artifacts[key] for key in ModelRegistrySpec.INPUTS})
         components.append(registry)
-        run["registered_model"] = registry.outputs["registered_model"]
+        artifacts["registered_model"] = registry.outputs["registered_model"]
     card = task.model_card(family.name, preset)
     if "distribution_validator" in data:
-        run["drift"] = data["distribution_validator"].outputs["anomalies"]
-        card["drift_checks"] = task.drift_descriptions(dict(options.drift_thresholds))
+        artifacts["drift"] = data["distribution_validator"].outputs["anomalies"]
+        card["drift_checks"] = task.drift_descriptions(run.drift_thresholds)
     # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
-    report = RunReport(model_card=json.dumps(card), **run)
+    report = RunReport(model_card=json.dumps(card), **artifacts)
 
     return Pipeline(
         pipeline_name=options.pipeline_name,
@@ -251,7 +260,7 @@ def create_pipeline(
 
 
 def create_inference_pipeline(
-    options: PipelineOptions,
+    run: ResolvedRun,
     *,
     pipeline_root: str,
     data_dir,
@@ -266,8 +275,7 @@ def create_inference_pipeline(
     It has the training pipeline's name, so that the resolver sees that pipeline's models in
     ML Metadata; its nodes have ids of their own.
     """
-    options.check()
-    task = options.task_spec
+    task, options = run.task, run.options
     # Reads the folder's raw inputs (texts, sentences, images) into tf.Examples.
     example_gen = UnlabeledExampleGen(data_dir, feature=task.raw_feature).with_id(
         "UnlabeledExampleGen")
@@ -288,7 +296,7 @@ def create_inference_pipeline(
     # Training/serving skew: the inputs' text profile against the champion's data, reported
     # (the run summary's "skew"), not a gate.
     skew = []
-    config = task.skew_validator_config(dict(options.drift_thresholds))
+    config = task.skew_validator_config(run.drift_thresholds)
     if config is not None:
         statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"]).with_id(
             "UnlabeledStatisticsGen")

@@ -32,10 +32,10 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
 
     Local paths a cloud job cannot read are refused: the schema and a family's path options
     (a BERT preset directory) must be gs:// paths (or preset names)."""
-    options = options.check().check_cloud_paths()
+    run = options.check_cloud_paths().resolve()
     paths = cloud.paths(options.pipeline_name, options.task)
     return create_pipeline(
-        options,
+        run,
         pipeline_root=paths["pipeline_root"],
         data_dir=options.data or paths["data_dir"],
         serving_model_dir=paths["serving_model_dir"],

@@ -157,14 +157,17 @@ class PipelineOptions:
         """The family's preset with the overrides; raises on an unknown preset or field."""
         return self.family.config(self.preset, self.overrides)
 
-    def check(self) -> "PipelineOptions":
-        """Raises ValueError naming the first setting that cannot work; returns self."""
-        task = self.task_spec
-        self.model_config()
-        task.reading_options(self.data_options)
-        task.drift_thresholds(dict(self.drift_thresholds))
-        if self.blessing_threshold is not None:
-            task.gate.check(self.blessing_threshold)
+    def resolve(self) -> "ResolvedRun":
+        """The options checked, once, into the plain values the factory consumes; raises
+        ValueError naming the first setting that cannot work."""
+        task, family = self.task_spec, self.family
+        resolved = ResolvedRun(
+            options=self, task=task, family=family,
+            preset=self.preset or family.default_preset, model_config=self.model_config(),
+            reading=task.reading_options(self.data_options),
+            drift_thresholds=task.drift_thresholds(dict(self.drift_thresholds)),
+            blessing_threshold=task.gate.check(
+                task.gate.default if self.blessing_threshold is None else self.blessing_threshold))
         if self.tune and not self.family.tunable:
             raise ValueError(f"the {self.family.name!r} model family has no search space; "
                              "run it without --tune")
@@ -178,15 +181,24 @@ class PipelineOptions:
         if self.registry not in configs.REGISTRIES:
             raise ValueError(f"registry must be one of {configs.REGISTRIES}, "
                              f"not {self.registry!r}")
+        return resolved
+
+    def check(self) -> "PipelineOptions":
+        """Raises ValueError naming the first setting that cannot work; returns self."""
+        self.resolve()
         return self
 
     def local_paths(self) -> "PipelineOptions":
         """The options with local paths made absolute (data, schema, path-valued fields)."""
         overrides = dict(self.overrides)
-        for field in _path_fields(self.family):
-            value = overrides.get(field)
-            if isinstance(value, str) and os.path.isdir(value):
-                overrides[field] = os.path.abspath(value)
+        for option in self.family.options:
+            value = overrides.get(option.config_field)
+            if not (option.is_path and isinstance(value, str)):
+                continue
+            if os.path.exists(value):
+                overrides[option.config_field] = os.path.abspath(value)
+            elif _is_local_path(value):
+                raise FileNotFoundError(f"{option.flag} {value}: no such file or folder")
         if self.schema and not os.path.isfile(self.schema):
             raise FileNotFoundError(f"schema file not found: {self.schema}")
         return dataclasses.replace(
@@ -255,6 +267,24 @@ class PipelineOptions:
                 raise ValueError(f"{option.flag} goes with --model {' or '.join(owners)}")
             overrides[option.config_field] = option.type(value)
         return dataclasses.replace(self, overrides=overrides)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolvedRun:
+    """What the pipeline factory consumes: the options, checked once (PipelineOptions.resolve),
+    and the values they resolve to."""
+    options: PipelineOptions
+    task: Task
+    family: ModelFamily
+    preset: str  # the family's preset (its default when none was named)
+    model_config: PresetConfig  # the preset with the overrides
+    reading: Mapping[str, str]  # the ExampleGen's data options
+    drift_thresholds: Mapping[str, float]  # every drift check's threshold
+    blessing_threshold: float  # the lower bound on the task's gating metric
+
+    @property
+    def pipeline_name(self) -> str:
+        return self.options.pipeline_name
 
 
 def _declared_fields():

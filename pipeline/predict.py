@@ -1,18 +1,23 @@
 """Loads a pushed SavedModel with plain TensorFlow and runs it on raw input: a text classifier
-(`classify_text`), a translator (`translate`) or an image classifier (`classify_image`)."""
+(`classify_text`), a translator (`translate`) or an image classifier (`classify_image`), as the
+served-model contract says (trainer_module/serving/contract.py)."""
 import itertools
-import json
 import os
 from typing import IO, Iterable, Iterator, List, Tuple
 
 import tensorflow as tf
 
 from trainer_module.serving import custom_ops  # noqa: F401  (ops of BERT models' tokenizers)
-
-CLASSIFY = "classify_text"
-TRANSLATE = "translate"
-CLASSIFY_IMAGE = "classify_image"
-SIGNATURES = (CLASSIFY, TRANSLATE, CLASSIFY_IMAGE)
+from trainer_module.serving.contract import (
+    CLASSIFY_IMAGE,
+    CLASSIFY_TEXT,
+    INPUTS,
+    TRANSLATE,
+    BadInput,
+    answer,
+    parse_line,
+    raw_signature,
+)
 
 
 def resolve_model_dir(path: str) -> str:
@@ -33,9 +38,10 @@ def resolve_model_dir(path: str) -> str:
 def load_model(path: str) -> Tuple[object, str]:
     model_dir = resolve_model_dir(path)
     model = tf.saved_model.load(model_dir)
-    if not set(SIGNATURES) & set(model.signatures):
-        raise ValueError(f"{model_dir}: none of the signatures {list(SIGNATURES)} "
-                         f"(has {sorted(model.signatures)})")
+    try:
+        raw_signature(model.signatures)
+    except BadInput as error:
+        raise ValueError(f"{model_dir}: {error}") from None
     return model, model_dir
 
 
@@ -44,9 +50,9 @@ def predict_texts(model, texts: Iterable[str]) -> List[dict]:
     texts = list(texts)
     if TRANSLATE in model.signatures:
         return _rows("source", texts, model.signatures[TRANSLATE](source=tf.constant(texts)))
-    if CLASSIFY not in model.signatures:
+    if CLASSIFY_TEXT not in model.signatures:
         raise ValueError("this model takes images (--image FILE), not text")
-    outputs = model.signatures[CLASSIFY](text=tf.constant(texts))
+    outputs = model.signatures[CLASSIFY_TEXT](text=tf.constant(texts))
     return _rows("text", texts, outputs)
 
 
@@ -75,56 +81,19 @@ def _rows(input_name: str, inputs: List[str], outputs: dict) -> List[dict]:
             for i, value in enumerate(inputs)]
 
 
-# The raw input each signature takes, by name (the key of each JSON line of `--input`).
-INPUT_NAMES = {CLASSIFY: "text", TRANSLATE: "source", CLASSIFY_IMAGE: "image"}
-
-
-class BadLine(ValueError):
-    pass
-
-
-def parse_line(line: str, name: str):
-    """The raw value of one JSON line ({"text": ...}, {"source": ...} or {"image": base64}),
-    checked as the registered MLflow model checks a row, or BadLine saying what is wrong."""
-    from mlflow.exceptions import MlflowException
-
-    from components.model_registry.pyfunc_model import check_image, check_text
-
-    try:
-        record = json.loads(line.strip())
-    except json.JSONDecodeError as error:
-        raise BadLine(f"not JSON: {error.msg} (column {error.colno})") from None
-    if not isinstance(record, dict) or name not in record:
-        raise BadLine(f"expected an object with {name!r}")
-    check = check_image if name == "image" else check_text
-    try:
-        return check(repr(name), record[name])
-    except MlflowException as error:
-        raise BadLine(error.message) from None
-
-
 def _answers(model, signature: str, values: list) -> List[dict]:
-    outputs = model.signatures[signature](**{INPUT_NAMES[signature]: tf.constant(values)})
+    outputs = model.signatures[signature](**{INPUTS[signature]: tf.constant(values)})
     outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
     return [answer({name: value[i] for name, value in outputs.items()})
             for i in range(len(values))]
-
-
-def answer(outputs: dict) -> dict:
-    """One input's answer from its row of a signature's outputs (numpy): {"translation"} or
-    {"label", "label_id", "probabilities"}; `predict` and bulk inference write the same."""
-    if "translation" in outputs:
-        return {"translation": outputs["translation"].decode("utf-8")}
-    return {"label": outputs["label_name"].decode("utf-8"), "label_id": int(outputs["label"]),
-            "probabilities": [round(float(p), 6) for p in outputs["probabilities"]]}
 
 
 def predict_lines(model, lines: IO[str], batch_size: int = 32) -> Iterator[dict]:
     """One answer per line of `lines` (JSON lines of raw inputs), in order, read and predicted
     `batch_size` lines at a time: {"line": n, <the signature's outputs>}, or {"line": n,
     "error": why} for a line that cannot be predicted; the other lines are still answered."""
-    signature = next(s for s in SIGNATURES if s in model.signatures)
-    name = INPUT_NAMES[signature]
+    signature = raw_signature(model.signatures)
+    name = INPUTS[signature]
     numbered = ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
     while True:
         batch = list(itertools.islice(numbered, batch_size))
@@ -134,7 +103,7 @@ def predict_lines(model, lines: IO[str], batch_size: int = 32) -> Iterator[dict]
         for n, line in batch:
             try:
                 good.append((n, parse_line(line, name)))
-            except BadLine as error:
+            except BadInput as error:
                 answers[n] = {"line": n, "error": str(error)}
         try:
             rows = _answers(model, signature, [v for _, v in good]) if good else []

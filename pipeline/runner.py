@@ -5,6 +5,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 import warnings
 from typing import Mapping, Optional, TextIO
@@ -16,10 +17,11 @@ from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
 from components.dataset_example_gen import SPAN, LayoutExecutor, as_exec_properties
 from components.model_registry.backends import mlflow_config
-from pipeline import configs, run_summary
 from components.unlabeled_example_gen.executor import list_inputs
+from pipeline import configs, run_summary
 from pipeline.factory import create_inference_pipeline, create_pipeline
 from pipeline.options import PipelineOptions
+from trainer_module.training import progress
 
 _COMPONENT_EVENT = re.compile(r"Component (\S+) is (running|finished)\.")
 # Warnings the pinned stack emits on every run that say nothing about the user's pipeline.
@@ -30,7 +32,9 @@ _KNOWN_NOISE = ("ArtifactQuery.property_predicate is not supported",
                 # A resolver's channel of statistics: TFX's class for them serves all the same.
                 "generating an ephemeral artifact class on-the-fly",
                 # Beam's RunInference (BulkInferrer) on a platform without `resource`.
-                "Resource module is not available for current platform")
+                "Resource module is not available for current platform",
+                # tf.Transform, when an analyzer is traced again in the same order.
+                "node's cache key varies on repeated tracing")
 
 
 class _PrintsToLog(io.TextIOBase):
@@ -64,11 +68,12 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
     MLFLOW_TRACKING_URI names, else a local SQLite registry under the output); "none": no
     registry.
     """
-    options = options.check().local_paths()
+    run = options.local_paths().resolve()
+    options = run.options
     paths = configs.output_paths(options.output, options.pipeline_name)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)
     pipeline = create_pipeline(
-        options,
+        run,
         pipeline_root=paths["pipeline_root"],
         data_dir=options.data,
         serving_model_dir=paths["serving_model_dir"],
@@ -88,7 +93,7 @@ def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
     pushed no model or the folder holds no inputs."""
     from pipeline.predict import resolve_model_dir
 
-    options = options.check()
+    run = options.resolve()
     paths = configs.output_paths(options.output, options.pipeline_name)
     try:
         resolve_model_dir(paths["serving_model_dir"])
@@ -98,9 +103,9 @@ def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
             f"{os.path.abspath(options.output)}: run `tfx-transformers run --task "
             f"{options.task} --model {options.family.name}` first") from None
     data_dir = os.path.abspath(data_dir)
-    list_inputs(data_dir, options.task_spec.raw_feature)
+    list_inputs(data_dir, run.task.raw_feature)
     pipeline = create_inference_pipeline(
-        options,
+        run,
         pipeline_root=paths["pipeline_root"],
         data_dir=data_dir,
         metadata_connection_config=metadata.sqlite_metadata_connection_config(
@@ -124,25 +129,69 @@ def check_data(pipeline) -> None:
 
 
 class _Progress(logging.Handler):
-    """Turns LocalDagRunner's 'Component X is running/finished' log lines into progress lines."""
+    """Progress lines on `stream`: LocalDagRunner's 'Component X is running/finished' log lines
+    become `[i/N] X ...` and `[i/N] X done in S s`; the Trainer's and Tuner's training progress
+    (trainer_module/training/progress.py) is shown under its component's line, as a live line
+    when `stream` is a terminal; a component that runs long without saying more shows its
+    elapsed time every `tick` seconds."""
 
-    def __init__(self, total: int, stream: TextIO):
+    def __init__(self, total: int, stream: TextIO, tick: float = configs.PROGRESS_TICK_SECONDS):
         super().__init__(logging.INFO)
-        self.total, self.stream, self.done, self.started = total, stream, 0, {}
+        self.total, self.stream, self.tick, self.done = total, stream, tick, 0
+        self.running = {}  # node -> (its number, when it started, when it last said something)
+        self.live = False  # a live line is on the terminal, unterminated
+        self.output_lock = threading.Lock()  # (logging.Handler has its own `lock`)
+        self.stopped = threading.Event()
+        self.ticker = threading.Thread(target=self._tick, daemon=True)
+        self.ticker.start()
+
+    def _write(self, line: str, live: bool = False) -> None:
+        with self.output_lock:
+            if live:
+                self.stream.write("\r\033[K" + line)
+            else:
+                self.stream.write(("\n" if self.live else "") + line + "\n")
+            self.live = live
+            self.stream.flush()
 
     def emit(self, record):
+        if record.name == progress.LOGGER:
+            now = time.monotonic()
+            for node, (number, started, _) in list(self.running.items()):
+                self.running[node] = (number, started, now)
+            self._write("    " + record.getMessage(), live=_is_terminal(self.stream))
+            return
         match = _COMPONENT_EVENT.match(record.getMessage())
         if not match:
             return
         node, event = match.groups()
+        now = time.monotonic()
         if event == "running":
-            self.started[node] = time.monotonic()
-            print(f"[{self.done + 1}/{self.total}] {node} ...", file=self.stream, flush=True)
+            self.running[node] = (self.done + 1, now, now)
+            self._write(f"[{self.done + 1}/{self.total}] {node} ...")
         else:
             self.done += 1
-            seconds = time.monotonic() - self.started.get(node, time.monotonic())
-            print(f"[{self.done}/{self.total}] {node} done in {seconds:.1f} s",
-                  file=self.stream, flush=True)
+            _, started, _ = self.running.pop(node, (0, now, now))
+            self._write(f"[{self.done}/{self.total}] {node} done in {now - started:.1f} s")
+
+    def _tick(self) -> None:
+        while not self.stopped.wait(min(self.tick, 1.0)):
+            now = time.monotonic()
+            for node, (number, started, said) in list(self.running.items()):
+                if now - said >= self.tick:
+                    self.running[node] = (number, started, now)
+                    self._write(f"[{number}/{self.total}] {node} ... "
+                                f"{progress.duration(now - started)}")
+
+    def close(self):
+        self.stopped.set()
+        if self.live:
+            self._write("")
+        super().close()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 @contextlib.contextmanager
@@ -160,7 +209,8 @@ def _logging_to(log_file: str, total: int, verbose: bool, stream: TextIO):
     if not verbose:
         console.addFilter(_not_noise)
     # Owning the root handlers also stops libraries' logging.basicConfig() from adding one.
-    root.handlers = [_Progress(total, stream), file_handler, console]
+    progress_lines = _Progress(total, stream)
+    root.handlers = [progress_lines, file_handler, console]
     root.setLevel(logging.INFO)
     absl_logging.set_verbosity(absl_logging.INFO)
     absl_handler.setLevel(logging.CRITICAL + 1)  # absl records reach the root handlers instead
@@ -175,6 +225,7 @@ def _logging_to(log_file: str, total: int, verbose: bool, stream: TextIO):
                                         module="tensorflow_model_analysis")
             yield
     finally:
+        progress_lines.close()
         file_handler.close()
         tf_logger.setLevel(saved_tf_level)
         root.setLevel(saved[0])

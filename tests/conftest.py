@@ -85,6 +85,17 @@ def tiny_bert_preset(tmp_path_factory) -> str:
                              hidden_dim=16, intermediate_dim=32, max_sequence_length=64)
 
 
+@pytest.fixture(scope="session")
+def tiny_bert_checkpoint(tmp_path_factory) -> str:
+    """A randomly initialised 2-layer BERT in Hugging Face's layout (safetensors), with the
+    pretraining heads and key names of the original BERT scripts."""
+    from trainer_module.bert.tiny_preset import write_tiny_checkpoint
+
+    return write_tiny_checkpoint(str(tmp_path_factory.mktemp("bert_hf") / "checkpoint"),
+                                 style="pretraining", hidden_dim=16, intermediate_dim=32,
+                                 max_sequence_length=64)
+
+
 # One real Trainer run per family (tests/family_util.py), shared by the model, training and
 # serving tests and the fresh-process check of every export. The text encoder and the ViT train
 # under mixed precision ("on": bfloat16 on a CPU), so their exports show float32 outputs of a
@@ -127,12 +138,13 @@ def vit_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def bert_run(tmp_path_factory, tiny_bert_preset):
+def bert_run(tmp_path_factory, tiny_bert_checkpoint):
+    """From a Hugging Face checkpoint, with the wide path (the tiny preset's)."""
     from tests.family_util import run_family
 
     return run_family("bert", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("bert_run")),
-                      overrides={"backbone_preset": tiny_bert_preset, "sequence_length": 16,
-                                 "batch_size": 8}, train_steps=10)
+                      overrides={"backbone_preset": tiny_bert_checkpoint, "sequence_length": 16,
+                                 "truncation_head": 4, "batch_size": 8}, train_steps=10)
 
 
 @pytest.fixture

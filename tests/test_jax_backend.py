@@ -63,9 +63,12 @@ report["tensorflow_imported"] = "tensorflow" in sys.modules
 from trainer_module.bert.config import PRESETS as BERT
 from trainer_module.bert.model import bert_classifier
 
-bert = bert_classifier(BERT["tiny"].replace(backbone_preset=sys.argv[1], sequence_length=8))
+config = BERT["tiny"].replace(backbone_preset=sys.argv[1], sequence_length=8,
+                              truncation_head=2)
+bert = bert_classifier(config, np.ones((2, config.ngram_buckets + 1)))  # the wide path too
 tokens = {"token_ids": np.random.randint(5, 50, size=(4, 8)),
-          "segment_ids": np.zeros((4, 8), "int32"), "padding_mask": np.ones((4, 8), "int32")}
+          "segment_ids": np.zeros((4, 8), "int32"), "padding_mask": np.ones((4, 8), "int32"),
+          "ngram_ids": np.random.randint(0, 257, size=(4, 32))}
 report["bert"] = step(bert, tokens, np.eye(2)[[0, 1, 0, 1]],
                       keras.losses.CategoricalCrossentropy(from_logits=True))
 print(json.dumps(report))

@@ -44,7 +44,7 @@ class Axis:
     log: bool = False
 
     def overrides(self, value) -> dict:
-        return {field: value for field in self.fields}
+        return dict.fromkeys(self.fields, value)
 
 
 @dataclasses.dataclass(frozen=True)

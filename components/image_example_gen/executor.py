@@ -21,8 +21,13 @@ from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
-from components.image_example_gen.layout import (BINARY, IMAGE_SUFFIXES, TFRECORDS,
-                                                 ImageDataError, detect_layout)
+from components.image_example_gen.layout import (
+    BINARY,
+    IMAGE_SUFFIXES,
+    TFRECORDS,
+    ImageDataError,
+    detect_layout,
+)
 from components.seeded_split import split_by_seeded_hash
 from trainer_module import features
 

@@ -6,9 +6,9 @@ from tfx import types
 from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 
+from components.evaluation_results import overall_metrics
 from components.model_registry.backends import from_config
 from components.model_registry.version import ModelVersion, saved_model_fingerprint
-from components.evaluation_results import overall_metrics
 
 LINEAGE_INPUTS = ("examples", "transform_graph", "model", "evaluation", "blessing",
                   "pushed_model")

@@ -1,13 +1,15 @@
 """Packages a pushed SavedModel as an MLflow Model: `MLmodel`, the pyfunc code
-(pyfunc_model.py), a copy of the SavedModel, a signature of the task's raw input, an input
-example and the pinned requirements of the serving stack. `mlflow.pyfunc.load_model` and
-`mlflow models serve` then answer raw input with it."""
+(pyfunc_model.py) with the served-model contract on its code path
+(trainer_module/serving/contract.py), a copy of the SavedModel, a signature of the task's raw
+input, an input example and the pinned requirements of the serving stack.
+`mlflow.pyfunc.load_model` and `mlflow models serve` then answer raw input with it."""
 import importlib.metadata
 import io
 import os
 from typing import List
 
 from components.model_registry import pyfunc_model
+from trainer_module.serving import contract
 
 PYFUNC_CODE = pyfunc_model.__file__
 # What loading and serving the model needs, at the versions this project runs.
@@ -28,12 +30,10 @@ def raw_signature(saved_model_dir: str) -> str:
     saved_model = saved_model_pb2.SavedModel()
     with fileio.open(path, "rb") as f:
         saved_model.ParseFromString(f.read())
-    names = set(saved_model.meta_graphs[0].signature_def)
-    for name in pyfunc_model.INPUTS:
-        if name in names:
-            return name
-    raise ValueError(f"{saved_model_dir}: none of the raw-input signatures "
-                     f"{list(pyfunc_model.INPUTS)} (has {sorted(names)})")
+    try:
+        return contract.raw_signature(saved_model.meta_graphs[0].signature_def)
+    except contract.BadInput as error:
+        raise ValueError(f"{saved_model_dir}: {error}") from None
 
 
 def example_image() -> bytes:
@@ -51,9 +51,9 @@ def example_image() -> bytes:
 def input_example(signature: str):
     import pandas as pd
 
-    name = pyfunc_model.INPUTS[signature]
-    values = {"classify_text": TEXT_EXAMPLES, "translate": SOURCE_EXAMPLES,
-              "classify_image": [example_image()]}[signature]
+    name = contract.INPUTS[signature]
+    values = {contract.CLASSIFY_TEXT: TEXT_EXAMPLES, contract.TRANSLATE: SOURCE_EXAMPLES,
+              contract.CLASSIFY_IMAGE: [example_image()]}[signature]
     return pd.DataFrame({name: values})
 
 
@@ -61,9 +61,9 @@ def model_signature(signature: str):
     from mlflow.models import ModelSignature
     from mlflow.types.schema import Array, ColSpec, DataType, Schema
 
-    name = pyfunc_model.INPUTS[signature]
+    name = contract.INPUTS[signature]
     inputs = Schema([ColSpec(DataType.binary if name == "image" else DataType.string, name)])
-    if signature == "translate":
+    if signature == contract.TRANSLATE:
         outputs = Schema([ColSpec(DataType.string, "translation")])
     else:
         outputs = Schema([ColSpec(DataType.string, "label"), ColSpec(DataType.long, "label_id"),
@@ -82,7 +82,7 @@ def save(saved_model_dir: str, path: str) -> str:
 
     signature = raw_signature(saved_model_dir)
     mlflow.pyfunc.save_model(
-        path, python_model=PYFUNC_CODE,
+        path, python_model=PYFUNC_CODE, code_paths=[contract.__file__],
         artifacts={pyfunc_model.SAVED_MODEL: saved_model_dir},
         signature=model_signature(signature), input_example=input_example(signature),
         pip_requirements=requirements())

@@ -7,8 +7,7 @@ import tempfile
 from typing import List, Optional
 
 from components.model_registry import mlflow_model
-from components.model_registry.version import (CHAMPION, FINGERPRINT_TAG, ModelVersion,
-                                               Registered)
+from components.model_registry.version import CHAMPION, FINGERPRINT_TAG, ModelVersion, Registered
 
 NAME = "mlflow"
 MODEL_ARTIFACT = "model"  # the MLflow Model in each version's run

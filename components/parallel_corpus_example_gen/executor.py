@@ -9,7 +9,7 @@ import gzip
 import itertools
 import json
 import os
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, Tuple
 
 import apache_beam as beam
 import tensorflow as tf
@@ -18,8 +18,12 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
-from components.parallel_corpus_example_gen.layout import (PARALLEL, CorpusDataError,
-                                                           detect_layout, parallel_file)
+from components.parallel_corpus_example_gen.layout import (
+    PARALLEL,
+    CorpusDataError,
+    detect_layout,
+    parallel_file,
+)
 from components.seeded_split import split_by_seeded_hash
 from components.text_profile import text_profile
 from trainer_module import features

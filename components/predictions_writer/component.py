@@ -21,7 +21,7 @@ class PredictionsWriterSpec(types.ComponentSpec):
 class PredictionsWriter(base_beam_component.BaseBeamComponent):
     """Writes each PredictionLog of `inference_result` as a JSON line: the input's `id`, its
     raw `feature` (texts; not image bytes) and the answer `tfx-transformers predict` gives
-    (pipeline/predict.py: answer)."""
+    (trainer_module/serving/contract.py: answer)."""
 
     SPEC_CLASS = PredictionsWriterSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)

@@ -11,6 +11,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils
 
 from trainer_module import features
+from trainer_module.serving.contract import answer
 
 PREDICTION_LOGS = "prediction_logs-*.gz"  # what BulkInferrer writes in its InferenceResult
 FILE_PREFIX, FILE_SUFFIX = "predictions", ".jsonl"
@@ -22,8 +23,6 @@ def prediction_row(log: prediction_log_pb2.PredictionLog, feature: str) -> dict:
     """{"id", <feature> (texts only), <the answer>} of one PredictionLog of a predict
     signature (one input; every output with a leading dimension of 1, string outputs [1, 1]:
     trainer_module/serving/archive.py)."""
-    from pipeline.predict import answer
-
     predict = log.predict_log
     (request,) = predict.request.inputs.values()
     example = tf.train.Example.FromString(request.string_val[0]).features.feature

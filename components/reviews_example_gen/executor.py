@@ -103,11 +103,15 @@ def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
     with fileio.open(path, "rb") as f:
         content = decode_text(path, f.read())
     reader = csv.DictReader(io.StringIO(content, newline=""))
-    if reader.fieldnames is None or not {"text", "label"} <= set(reader.fieldnames):
+    try:
+        fieldnames = reader.fieldnames
+    except csv.Error as error:
+        raise ReviewDataError(f"{path}:1: not readable as CSV ({error})") from None
+    if fieldnames is None or not {"text", "label"} <= set(fieldnames):
         raise ReviewDataError(f"{path}: CSV header must name 'text' and 'label' columns, "
                               f"found {reader.fieldnames}")
     rows = 0
-    for row in reader:
+    for row in _csv_rows(reader, path):
         where = f"{path}:{reader.line_num}"
         text, label = row["text"] or "", (row["label"] or "").strip().lower()
         if not text.strip():
@@ -124,6 +128,18 @@ def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
                            review_id)
     if not rows:
         raise ReviewDataError(f"{path}: CSV file has no reviews")
+
+
+def _csv_rows(reader: csv.DictReader, path: str) -> Iterator[dict]:
+    """The reader's rows; what the csv module cannot parse stops the run naming the line."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:  # a field over the csv module's limit, a stray quote
+            raise ReviewDataError(f"{path}:{reader.line_num}: not readable as CSV ({error})"
+                                  ) from None
 
 
 def list_csv_files(pattern: str) -> List[str]:

@@ -25,6 +25,7 @@ from components.dataset_example_gen import read_options
 from components.image_example_gen.layout import IMAGE_SUFFIXES
 from components.text_profile import text_profile
 from trainer_module import features
+from trainer_module.serving.contract import BadInput, parse_line
 
 SPLIT = "unlabeled"
 JSON_LINES, TEXT = ".jsonl", ".txt"
@@ -51,16 +52,20 @@ def list_inputs(folder: str, feature: str) -> list:
 
 def read_inputs(path: str, feature: str) -> Iterator[Tuple[str, bytes]]:
     """(id, raw value) for each input in the file at `path`."""
-    from pipeline.predict import BadLine, parse_line
-
     name = os.path.basename(path)
     suffix = os.path.splitext(path)[1].lower()
     if suffix in IMAGE_SUFFIXES:
         with fileio.open(path, "rb") as f:
             yield name, check_image(path, f.read())
         return
-    with fileio.open(path, "r") as f:
-        text = f.read()
+    with fileio.open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UnlabeledDataError(f"{path}: not valid UTF-8 at byte {error.start} "
+                                 f"({data[error.start:error.start + 4]!r}); re-encode the file "
+                                 "as UTF-8") from None
     if suffix == TEXT and feature == features.TEXT:
         if not text.strip():
             raise UnlabeledDataError(f"{path}: the text is empty")
@@ -74,7 +79,7 @@ def read_inputs(path: str, feature: str) -> Iterator[Tuple[str, bytes]]:
             continue
         try:
             value = parse_line(line, feature)
-        except BadLine as error:
+        except BadInput as error:
             raise UnlabeledDataError(f"{path}: line {number}: {error}") from None
         if isinstance(value, bytes):
             yield f"{name}:{number}", check_image(f"{path}: line {number}", value)

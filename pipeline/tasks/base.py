@@ -84,8 +84,9 @@ class Task:
     example_gen: Callable[..., BaseComponent]
     model_kind: str  # trainer_module.family: TEXT_CLASSIFIER, TRANSLATOR, IMAGE_CLASSIFIER
     default_model: str  # a family of that kind
-    # The lower bound on the gating metric -> the TFMA EvalConfig.
-    eval_config: Callable[[float], tfma.EvalConfig]
+    # (The lower bound on the gating metric, the model family) -> the TFMA EvalConfig; a
+    # family's own TFMA metrics are in its evaluator module.
+    eval_config: Callable[[float, ModelFamily], tfma.EvalConfig]
     gate: Gate
     default_train_steps: int  # on the embedded corpus: a run of about a minute
     default_eval_steps: int
@@ -130,9 +131,12 @@ class Task:
         return {name: str(option.type(given.get(name, option.default)))
                 for name, option in known.items()}
 
-    def blessing_eval_config(self, bound: Optional[float] = None) -> tfma.EvalConfig:
-        """The EvalConfig with the gate at `bound` (default: the task's), range-checked."""
-        return self.eval_config(self.gate.check(self.gate.default if bound is None else bound))
+    def blessing_eval_config(self, family: ModelFamily,
+                             bound: Optional[float] = None) -> tfma.EvalConfig:
+        """The EvalConfig of `family`'s model with the gate at `bound` (default: the task's),
+        range-checked."""
+        return self.eval_config(self.gate.check(self.gate.default if bound is None else bound),
+                                family)
 
     def drift_thresholds(self, given: Optional[Mapping[str, float]] = None) -> Dict[str, float]:
         """Feature -> threshold: the task's defaults with `given` applied; a feature the task

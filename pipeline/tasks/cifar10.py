@@ -6,7 +6,7 @@ from components.image_example_gen import ImageExampleGen
 from pipeline import configs
 from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate
 from trainer_module import features
-from trainer_module.family import IMAGE_CLASSIFIER, Option
+from trainer_module.family import ModelFamily, IMAGE_CLASSIFIER, Option
 
 # Chance is 0.1; the embedded shapes reach 0.95 with the defaults.
 GATE = Gate("sparse_categorical_accuracy", "accuracy, a fraction from 0 to 1", default=0.5,
@@ -21,7 +21,7 @@ def example_gen(data_dir, image_size: str, spans: int = 1) -> ImageExampleGen:
                            split_seed=configs.SPLIT_SEED, spans=spans)
 
 
-def eval_config(min_accuracy: float) -> tfma.EvalConfig:
+def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
     """Accuracy, top-3 accuracy and the confusion matrix, overall and per class (label_name).
 
     The blessing gates on accuracy over the whole eval split (value, and no worse than the

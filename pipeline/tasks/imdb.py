@@ -5,7 +5,7 @@ from components.reviews_example_gen import ReviewsExampleGen
 from pipeline import configs
 from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate, text_drift_checks
 from trainer_module import features
-from trainer_module.family import TEXT_CLASSIFIER
+from trainer_module.family import ModelFamily, TEXT_CLASSIFIER
 
 # Well above chance, below what a trained model reaches on both corpora.
 GATE = Gate("binary_accuracy", "accuracy, a fraction from 0 to 1", default=0.6, low=0.0, high=1.0)
@@ -16,7 +16,7 @@ def example_gen(data_dir: str, spans: int = 1):
                              split_seed=configs.SPLIT_SEED, spans=spans)
 
 
-def eval_config(min_accuracy: float) -> tfma.EvalConfig:
+def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
     """Binary metrics on P(positive), sliced by review length and rating.
 
     The blessing gates on accuracy over the whole eval split; the slices are reported, not

@@ -7,10 +7,8 @@ from components.parallel_corpus_example_gen import ParallelCorpusExampleGen
 from pipeline import configs
 from pipeline.tasks.base import Gate, Task, overall_gate, text_drift_checks
 from trainer_module import features
-from trainer_module.family import TRANSLATOR, Option
+from trainer_module.family import TRANSLATOR, ModelFamily, Option
 
-# TFMA metrics over the served translator's outputs (the family's evaluator module).
-METRICS_MODULE = "trainer_module.translator.metrics"
 # The embedded corpus reaches ~98 with the default steps; chance is ~0.
 GATE = Gate("bleu", "corpus BLEU (cased, sacreBLEU 13a), in points from 0 to 100", default=20.0,
             low=0.0, high=100.0)
@@ -22,15 +20,17 @@ def example_gen(data_dir: str, source_lang: str, target_lang: str, spans: int = 
                                     split_seed=configs.SPLIT_SEED, spans=spans)
 
 
-def eval_config(min_bleu: float) -> tfma.EvalConfig:
+def eval_config(min_bleu: float, family: ModelFamily) -> tfma.EvalConfig:
     """BLEU of the served model's decoded `translation` against the raw `reference`: cased
     with sacreBLEU's 13a tokenization (`bleu`), and lower-cased and tokenized as the word
     vocabulary is (`bleu_lowercase_tokenized`); teacher-forced token accuracy; overall and by
     source length.
 
     The blessing gates on `bleu` over the whole eval split (value and no worse than the latest
-    blessed model); slices are reported, not gated.
+    blessed model); slices are reported, not gated. The metrics are the family's own, in its
+    evaluator module (the translator's: trainer_module/translator/metrics.py).
     """
+    metrics = family.evaluator_module
     return tfma.EvalConfig(
         model_specs=[tfma.ModelSpec(
             signature_name="serving_default",
@@ -42,11 +42,11 @@ def eval_config(min_bleu: float) -> tfma.EvalConfig:
                        tfma.SlicingSpec(feature_keys=[features.SOURCE_LENGTH_BUCKET])],
         metrics_specs=[tfma.MetricsSpec(metrics=[
             tfma.MetricConfig(class_name="ExampleCount"),
-            tfma.MetricConfig(class_name="DecodedBleu", module=METRICS_MODULE,
+            tfma.MetricConfig(class_name="DecodedBleu", module=metrics,
                               per_slice_thresholds=overall_gate(min_bleu)),
-            tfma.MetricConfig(class_name="DecodedBleu", module=METRICS_MODULE, config=json.dumps(
+            tfma.MetricConfig(class_name="DecodedBleu", module=metrics, config=json.dumps(
                 {"name": "bleu_lowercase_tokenized", "lowercase": True, "tokenize": "words"})),
-            tfma.MetricConfig(class_name="MaskedTokenAccuracy", module=METRICS_MODULE),
+            tfma.MetricConfig(class_name="MaskedTokenAccuracy", module=metrics),
         ])],
     )
 

@@ -1,14 +1,18 @@
 import numpy as np
 import pytest
+from keras import ops
 
 from trainer_module.bert import FAMILY
-from trainer_module.bert.model import bert_classifier
+from trainer_module.bert.model import bert_classifier, example_inputs
+from trainer_module.bert.tiny_preset import write_tiny_checkpoint
+from trainer_module.layers import naive_bayes_ratios
 
 get_preset = FAMILY.config
 
 
-def test_classifier_from_a_local_preset(tiny_bert_preset):
-    model = bert_classifier(get_preset("tiny", {"backbone_preset": tiny_bert_preset}))
+def test_classifier_from_a_local_keras_hub_preset(tiny_bert_preset):
+    model = bert_classifier(get_preset("tiny", {"backbone_preset": tiny_bert_preset,
+                                                "ngram_buckets": 0}))
     inputs = {"token_ids": np.array([[2, 30, 31, 3, 0, 0]]),
               "segment_ids": np.zeros((1, 6), dtype="int32"),
               "padding_mask": np.array([[1, 1, 1, 1, 0, 0]])}
@@ -16,14 +20,70 @@ def test_classifier_from_a_local_preset(tiny_bert_preset):
     assert model.backbone.num_layers == 2
 
 
-def test_sequence_longer_than_the_backbone_is_refused(tiny_bert_preset):
+@pytest.fixture(scope="module")
+def hf_checkpoint(tmp_path_factory):
+    return write_tiny_checkpoint(str(tmp_path_factory.mktemp("hf")), num_layers=3,
+                                 hidden_dim=8, num_heads=2, intermediate_dim=16,
+                                 max_sequence_length=64)
+
+
+def trainable(model) -> set:
+    """The trainable weights' paths, each without the classifier's own name (the backbone's
+    weights have none)."""
+    return {w.path.removeprefix(model.name + "/") for w in model.trainable_weights}
+
+
+def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
+    config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 2})
+    model = bert_classifier(config, np.ones((2, config.ngram_buckets + 1)))
+    model.train_phase("head")
+    assert trainable(model) == {"logits/kernel", "logits/bias"}
+    model.train_phase("full")
+    names = trainable(model)
+    assert "ngram_logit/coefficients" in names and "logits/kernel" in names
+    blocks = {n.split("/")[0] for n in names if n.startswith("transformer_layer")}
+    assert blocks == {"transformer_layer_2"}  # the bottom two frozen
+    assert not any("embedding" in n for n in names)
+    assert {"pooled_dense/kernel", "pooled_dense/bias"} <= names
+    unfrozen = bert_classifier(config.replace(frozen_layers=0),
+                               np.ones((2, config.ngram_buckets + 1)))
+    unfrozen.train_phase("full")
+    assert len(unfrozen.trainable_weights) == len(unfrozen.weights) - 1  # but the ratios
+
+
+def test_the_wide_path_adds_half_its_logit_to_each_class(hf_checkpoint):
+    config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "dropout": 0.0})
+    counts = np.zeros((2, config.ngram_buckets + 1), np.int64)
+    counts[1, 5], counts[0, 9] = 30, 30
+    model = bert_classifier(config, counts)
+    model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
+    inputs = example_inputs(config)
+    without = ops.convert_to_numpy(model(inputs))
+    inputs["ngram_ids"][0, :2] = [5, 9]
+    ratios = naive_bayes_ratios(counts)
+    wide = config.ngram_rate_scale * 0.5 * (ratios[5] + ratios[9])
+    np.testing.assert_allclose(ops.convert_to_numpy(model(inputs)) - without,
+                               [[-wide / 2, wide / 2]], rtol=1e-5, atol=1e-6)
+
+
+def test_impossible_settings_are_refused(hf_checkpoint, tiny_bert_preset):
     with pytest.raises(ValueError, match="exceeds the backbone's max_sequence_length=64"):
         bert_classifier(get_preset("tiny", {"backbone_preset": tiny_bert_preset,
-                                                  "sequence_length": 128}))
+                                            "sequence_length": 128, "ngram_buckets": 0}))
+    with pytest.raises(ValueError, match="frozen_layers=4 exceeds the backbone's 3 layers"):
+        bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint,
+                                            "frozen_layers": 4}))
+    with pytest.raises(ValueError, match="n-gram class counts"):
+        bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint}))
 
 
-def test_presets_reject_unknown_fields_and_bad_fractions():
+def test_presets_reject_unknown_fields_and_bad_values():
     with pytest.raises(ValueError, match="unknown BertConfig fields"):
         get_preset("tiny", {"hidden": 3})
     with pytest.raises(ValueError, match="head_fraction"):
         get_preset("tiny", {"head_fraction": 1.0})
+    with pytest.raises(ValueError, match="truncation_head=31 must be between 0 and "
+                                         "sequence_length - 2 = 30"):
+        get_preset("tiny", {"truncation_head": 31})
+    with pytest.raises(ValueError, match="two classes"):
+        get_preset("tiny", {"num_classes": 3})

@@ -6,8 +6,12 @@ from PIL import Image
 
 from components.image_example_gen import ImageDataError, ImageExampleGen
 from components.image_example_gen.executor import RECORD_BYTES
-from tests.components.example_gen_util import (assert_graph_does_not_grow, resolve_layout,
-                                              run_executor, value)
+from tests.components.example_gen_util import (
+    assert_graph_does_not_grow,
+    resolve_layout,
+    run_executor,
+    value,
+)
 from tests.image_util import CLASSES, encode, pattern, write_binary_release, write_folders
 
 

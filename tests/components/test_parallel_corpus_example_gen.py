@@ -5,8 +5,12 @@ from tfx.types import standard_artifacts
 
 from components.parallel_corpus_example_gen import CorpusDataError, ParallelCorpusExampleGen
 from components.parallel_corpus_example_gen.executor import SKIPPED_PROPERTY
-from tests.components.example_gen_util import (assert_graph_does_not_grow, resolve_layout,
-                                              run_executor, value)
+from tests.components.example_gen_util import (
+    assert_graph_does_not_grow,
+    resolve_layout,
+    run_executor,
+    value,
+)
 
 GERMAN = ["Ein Mann läuft.", "Eine Frau sitzt im Park.", "Zwei Kinder spielen."]
 ENGLISH = ["A man is running.", "A woman is sitting in the park.", "Two children are playing."]

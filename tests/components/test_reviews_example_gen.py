@@ -2,11 +2,15 @@ import re
 
 import pytest
 
+from components.dataset_example_gen import as_exec_properties
 from components.reviews_example_gen import ReviewsExampleGen
 from components.reviews_example_gen.layout import ReviewDataError
-from components.dataset_example_gen import as_exec_properties
-from tests.components.example_gen_util import (assert_graph_does_not_grow, resolve_layout,
-                                              run_executor, value)
+from tests.components.example_gen_util import (
+    assert_graph_does_not_grow,
+    resolve_layout,
+    run_executor,
+    value,
+)
 from tests.conftest import write_aclimdb
 
 

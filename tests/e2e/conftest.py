@@ -1,6 +1,8 @@
 """One tiny IMDB run per test session, through the CLI, that the CLI, report, registry,
 browser, schema, cache, threshold and tuning tests read (reruns happen on copies)."""
+import contextlib
 import dataclasses
+import os
 import pathlib
 
 import pytest
@@ -39,9 +41,24 @@ def tiny_imdb_run(root: pathlib.Path) -> ImdbRun:
     args = ["--task", "imdb", "--data", root / "reviews" / "span-{SPAN}", "--preset", "tiny",
             "--train-steps", "60",
             "--set", "peak_learning_rate=0.003", "--eval-steps", "3", "--schema", SCHEMA]
-    result = run_cli("run", "--output", root / "out", *args)
+    with progress_every_step():
+        result = run_cli("run", "--output", root / "out", *args)
     (summary,) = result.lines
     return ImdbRun(summary, result.stderr, data, root / "out", args)
+
+
+@contextlib.contextmanager
+def progress_every_step():
+    """The Trainer's progress line after every step (trainer_module/training/progress.py)."""
+    saved = os.environ.get("TFXT_PROGRESS_SECONDS")
+    os.environ["TFXT_PROGRESS_SECONDS"] = "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["TFXT_PROGRESS_SECONDS"]
+        else:
+            os.environ["TFXT_PROGRESS_SECONDS"] = saved
 
 
 @dataclasses.dataclass
@@ -49,6 +66,7 @@ class Reruns:
     output: str  # a copy of the session run's output, rerun twice
     second: dict  # the summaries of the two reruns
     third: dict
+    third_progress: str  # what the fully cached rerun printed on stderr
 
 
 @pytest.fixture(scope="session")
@@ -59,8 +77,9 @@ def imdb_reruns(imdb_run, tmp_path_factory) -> Reruns:
 
     output = copy_output(imdb_run.output, tmp_path_factory.mktemp("reruns") / "out")
     (second,) = run_cli("run", "--output", output, *imdb_run.args).lines
-    (third,) = run_cli("run", "--output", output, *imdb_run.args).lines
-    return Reruns(output, second, third)
+    with progress_every_step():
+        third = run_cli("run", "--output", output, *imdb_run.args)
+    return Reruns(output, second, *third.lines, third.stderr)
 
 
 @dataclasses.dataclass

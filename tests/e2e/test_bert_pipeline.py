@@ -1,5 +1,6 @@
-"""The IMDB pipeline with the KerasHub BERT family, from a tiny local preset, end to end: its
-WordPiece vocabulary in a real Transform component, the Evaluator with tensorflow-text's ops."""
+"""The IMDB pipeline with the BERT family, from a tiny Hugging Face checkpoint (safetensors),
+end to end: its WordPiece vocabulary and the wide path's n-gram counts in a real Transform
+component, the Evaluator with tensorflow-text's ops."""
 import pytest
 import tensorflow as tf
 
@@ -9,10 +10,10 @@ from tests.e2e.cli_util import run_cli
 pytestmark = pytest.mark.e2e
 
 
-def test_bert_pipeline_pushes_a_model_that_classifies_raw_text(tiny_bert_preset, tmp_path):
+def test_bert_pipeline_pushes_a_model_that_classifies_raw_text(tiny_bert_checkpoint, tmp_path):
     data = write_aclimdb(tmp_path / "data", copies=3)
     (summary,) = run_cli("run", "--task", "imdb", "--model", "bert", "--bert-preset",
-                         tiny_bert_preset, "--data", data, "--output", tmp_path / "out",
+                         tiny_bert_checkpoint, "--data", data, "--output", tmp_path / "out",
                          "--preset", "tiny", "--train-steps", "80", "--eval-steps", "2",
                          "--registry", "none").lines
     assert summary["pipeline_name"] == "imdb-bert"

@@ -30,7 +30,7 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
     assert {c["state"] for c in summary["components"].values()} == {"complete"}
     assert summary["components"]["Trainer"]["seconds"] > 0
     # One line when each component starts and one when it is done, numbered.
-    for index, name in enumerate(("ReviewsExampleGen", "Trainer", "RunReport")):
+    for name in ("ReviewsExampleGen", "Trainer", "RunReport"):
         assert f"{name} ..." in progress and f"{name} done in " in progress
     assert progress.count(" done in ") == len(COMPONENTS) == 15
     assert "[15/15]" in progress
@@ -42,6 +42,20 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
     assert {"binary_accuracy", "auc", "precision", "recall", "calibration"} <= set(
         summary["metrics"])
     assert summary["log_file"].startswith(str(imdb_run.output / "logs"))
+
+
+def test_the_trainer_reports_its_steps_under_its_line(imdb_run):
+    lines = imdb_run.progress.splitlines()
+    trainer = lines.index(next(line for line in lines if line.endswith("] Trainer ...")))
+    done = lines.index(next(line for line in lines if "] Trainer done in " in line))
+    reported = [line.strip() for line in lines[trainer + 1:done]]
+    assert reported and all(line.startswith("training: step ") for line in reported), reported
+    steps = [int(line.split()[2].split("/")[0]) for line in reported]
+    assert steps == sorted(steps) and steps[0] < steps[-1] == 60, steps
+    assert all(line.split()[2].endswith("/60") for line in reported)
+    assert "loss " in reported[1] and " examples/s, " in reported[1]
+    assert reported[1].endswith(" left")
+    assert reported[-1].endswith(" in all")
 
 
 def test_a_blessed_model_was_pushed_and_answers_raw_text(imdb_run):
@@ -217,6 +231,9 @@ def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_run, imdb_re
     assert second["registered"]["version"] == first["registered"]["version"] == "1"
     # Everything cached but the resolvers, which look their baselines up every time.
     assert {third["components"][c]["state"] for c in COMPONENTS - resolvers} == {"cached"}
+    # A cached Trainer trains nothing, so it reports no steps.
+    assert "training: step" not in imdb_reruns.third_progress
+    assert "] Trainer done in " in imdb_reruns.third_progress
     assert only_version(os.path.join(imdb_reruns.output, "serving_model",
                                      "imdb-text-encoder")) == first["pushed_version"]
 
@@ -296,7 +313,7 @@ def test_a_drifted_span_is_stopped_before_training_and_stays_stopped(imdb_run, t
         csv.writer(f).writerows([("text", "label")] + [(text, 1) for text in POSITIVE * 6])
     args = list(imdb_run.args)
     args[args.index("--data") + 1] = spans / "span-{SPAN}"
-    for attempt in range(2):
+    for _ in range(2):
         result = run_cli("run", "--output", output, *args, check=False)
         assert result.code == 1, result.stderr[-2000:]
         (summary,) = result.lines

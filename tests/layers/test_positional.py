@@ -3,8 +3,12 @@ import math
 import numpy as np
 from keras import ops
 
-from trainer_module.layers import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding,
-                                   TokenEmbedding, sinusoidal_table)
+from trainer_module.layers import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    TokenEmbedding,
+    sinusoidal_table,
+)
 
 
 def test_sinusoidal_values_at_known_positions():

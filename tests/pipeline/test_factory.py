@@ -5,8 +5,8 @@ import pytest
 from pipeline.factory import create_pipeline
 from pipeline.options import PipelineOptions
 from pipeline.runner import build_local_pipeline
-from tests.components.example_gen_util import resolve_layout
 from pipeline.tasks import TASKS, get_task
+from tests.components.example_gen_util import resolve_layout
 
 EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
                   "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
@@ -14,7 +14,7 @@ EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleVal
 
 
 def build(data_dir, tmp_path, registry_config=None, **options):
-    return create_pipeline(PipelineOptions(**options), pipeline_root=str(tmp_path / "root"),
+    return create_pipeline(PipelineOptions(**options).resolve(), pipeline_root=str(tmp_path / "root"),
                            data_dir=str(data_dir), serving_model_dir=str(tmp_path / "serving"),
                            registry_config=registry_config)
 
@@ -156,7 +156,7 @@ def test_every_task_names_a_default_model_of_its_kind_and_its_gate():
     for task in TASKS.values():
         assert task.default_model == next(iter(task.model_families))
         assert all(f.kind == task.model_kind for f in task.model_families.values())
-        config = task.blessing_eval_config()
+        config = task.blessing_eval_config(task.model_family(None))
         assert config.model_specs
         assert task.gate.low <= task.gate.default <= task.gate.high
     assert list(get_task("imdb").model_families) == ["text_encoder", "bert"]
@@ -168,8 +168,9 @@ def test_bert_family_brings_its_preprocessing_and_custom_ops(aclimdb_dir, tmp_pa
     nodes = {c.id: c for c in pipeline.components}
     transform = nodes["Transform"].exec_properties
     assert transform["preprocessing_fn"] == "trainer_module.bert.preprocessing.preprocessing_fn"
-    assert transform["custom_config"] == (
-        '{"backbone_preset": "/presets/bert", "sequence_length": 48}')
+    assert json.loads(transform["custom_config"]) == {
+        "backbone_preset": "/presets/bert", "sequence_length": 48, "truncation_head": 8,
+        "ngram_buckets": 256, "max_ngrams": 32}
     assert json.loads(nodes["Trainer"].exec_properties["custom_config"])["model"] == "bert"
     assert nodes["Evaluator"].exec_properties["module_path"] == "trainer_module.serving.custom_ops"
 
@@ -280,7 +281,7 @@ def test_the_inference_pipeline_scores_with_the_champion_and_checks_text_skew(tm
 
     def nodes(task):
         pipeline = create_inference_pipeline(
-            PipelineOptions(task=task), pipeline_root=str(tmp_path / "root"),
+            PipelineOptions(task=task).resolve(), pipeline_root=str(tmp_path / "root"),
             data_dir=str(tmp_path / "unlabeled"))
         return pipeline.pipeline_info.pipeline_name, {c.id: c for c in pipeline.components}
 

@@ -1,6 +1,5 @@
 """The MLflow backend against a real local registry (SQLite, in the test's folder): each
 version is an MLflow Model that MLflow's own loader answers raw input with."""
-import dataclasses
 import json
 import os
 import subprocess

@@ -8,7 +8,6 @@ from tensorflow_metadata.proto.v0 import anomalies_pb2, statistics_pb2
 from tensorflow_model_analysis.proto import metrics_for_slice_pb2, validation_result_pb2
 from tfx.types import standard_artifacts
 
-
 EVAL_TEXTS = ["great fun, great cast", "dull and awful"]
 SPLITS = json.dumps(["train", "eval"])
 

@@ -2,12 +2,17 @@ import numpy as np
 import tensorflow as tf
 
 from tests.conftest import review_spec
+from tests.preprocessing.test_ngrams import hashed
 from trainer_module.preprocessing.local import analyze_and_transform
-from trainer_module.preprocessing.text import normalize, review_length_bucket, tokenize
+from trainer_module.preprocessing.ngrams import ngram_counts
+from trainer_module.preprocessing.text import normalize, review_length_bucket, tokenize, truncate
 from trainer_module.text_encoder.config import TextEncoderConfig
-from trainer_module.text_encoder.preprocessing import (VOCABULARY_NAME, distinct_ngram_ids,
-                                                       ngram_counts, pad_ids, preprocessing_fn,
-                                                       truncate, vocabulary_size)
+from trainer_module.text_encoder.preprocessing import (
+    VOCABULARY_NAME,
+    pad_ids,
+    preprocessing_fn,
+    vocabulary_size,
+)
 
 
 def test_normalize_lowercases_unicode_breaks_lines_and_splits_punctuation():
@@ -56,21 +61,6 @@ def test_exact_ids_padding_truncation_and_oov(tmp_path):
     # The model embeds padding + 3 words + 1 OOV bucket.
     config = TextEncoderConfig().replace(vocab_size=vocabulary_size(output))
     assert config.embedding_rows == 5 == ids.max() + 1
-
-
-def hashed(grams, buckets):
-    return (tf.strings.to_hash_bucket_fast(grams, buckets) + 1).numpy().tolist()
-
-
-def test_distinct_ngram_ids_are_each_reviews_unigrams_then_bigrams_once_in_order():
-    tokens = tf.ragged.constant([["a", "b", "a", "b"], ["c"], []])
-    ids = distinct_ngram_ids(tokens, buckets=1000, max_ngrams=6).numpy()
-    # a b a b -> unigrams a, b (again a, b), bigrams "a b", "b a" ("a b" again).
-    assert ids[0].tolist() == hashed(["a", "b", "a b", "b a"], 1000) + [0, 0]
-    assert ids[1].tolist() == hashed(["c"], 1000) + [0] * 5
-    assert ids[2].tolist() == [0] * 6
-    assert distinct_ngram_ids(tokens, 1000, max_ngrams=3).numpy()[0].tolist() == hashed(
-        ["a", "b", "a b"], 1000)  # the first max_ngrams kept
 
 
 def test_ngram_ids_and_their_class_counts_come_out_of_transform(tmp_path):

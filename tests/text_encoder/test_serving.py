@@ -48,7 +48,7 @@ def test_exported_model_classifies_raw_text_as_the_keras_model_does(text_encoder
 
 
 def test_attention_signature_returns_each_layers_weights_over_the_tokens(text_encoder_run):
-    model, output = text_encoder_run.model, text_encoder_run.output
+    model = text_encoder_run.model
     loaded = tf.saved_model.load(text_encoder_run.export_dir)
     result = loaded.signatures["attention"](text=tf.constant(["Great fun zebra", "dull cast"]))
     tokens = result["tokens"].numpy().astype(str).tolist()

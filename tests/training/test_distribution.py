@@ -1,4 +1,3 @@
-import pytest
 import tensorflow as tf
 
 from trainer_module.training import distribution

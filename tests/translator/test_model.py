@@ -7,8 +7,8 @@ from trainer_module.training.optimizers import adamw
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy
 from trainer_module.translator import FAMILY
 from trainer_module.translator.config import PRESETS, TranslatorConfig
-from trainer_module.translator.model import Translator
 from trainer_module.translator.decoding import make_generate
+from trainer_module.translator.model import Translator
 
 # Four "sentences" of ids (4+ are words; 0 pads, 2 = [START], 3 = [END]).
 SOURCES = [[4, 5, 6, 0], [7, 8, 0, 0], [9, 5, 10, 11], [12, 0, 0, 0]]

@@ -2,9 +2,14 @@ import tensorflow as tf
 
 from tests.conftest import pair_spec
 from trainer_module.preprocessing.local import analyze_and_transform
-from trainer_module.translator.preprocessing import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
-                                                     preprocessing_fn, shift_target,
-                                                     vocabulary_sizes, vocabulary_tokens)
+from trainer_module.translator.preprocessing import (
+    SOURCE_VOCABULARY,
+    TARGET_VOCABULARY,
+    preprocessing_fn,
+    shift_target,
+    vocabulary_sizes,
+    vocabulary_tokens,
+)
 
 CONFIG = {"tokenizer": "word", "source_vocab_size": 100, "target_vocab_size": 3,
           "min_frequency": 1, "shared_vocabulary": False, "max_source_length": 4,

@@ -1,12 +1,11 @@
 """The translator's export (from the session's real training run, overfitted to PAIRS:
 tests/conftest.py): tokenization, decoding and detokenization inside the graph."""
 import numpy as np
-
 import tensorflow as tf
 
 from tests.conftest import PAIRS
-from trainer_module.translator.preprocessing import TARGET_VOCABULARY, vocabulary_tokens
 from trainer_module.translator.decoding import make_generate
+from trainer_module.translator.preprocessing import TARGET_VOCABULARY, vocabulary_tokens
 from trainer_module.translator.serving import detokenize
 
 TRANSLATIONS = [target for _, target in PAIRS]  # natural text: cased, detokenized

@@ -9,8 +9,11 @@ import tensorflow as tf
 from tests.family_util import write_examples
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy
 from trainer_module.translator.preprocessing import vocabulary_sizes
-from trainer_module.translator.training import (BATCH_LENGTH_BOUNDARIES, make_dataset,
-                                                trim_to_longest)
+from trainer_module.translator.training import (
+    BATCH_LENGTH_BOUNDARIES,
+    make_dataset,
+    trim_to_longest,
+)
 
 
 def test_run_fn_trains_the_steps_with_the_vocabularies_transform_kept(translator_run):
@@ -40,7 +43,7 @@ def test_training_batches_are_bucketed_by_length_and_trimmed(translator_run, tmp
     transformed = translator_run.transformed
     rows = []
     for length in range(1, 13):
-        for copy in range(4):
+        for _ in range(4):
             row = dict(transformed[0])
             row["source_ids"] = np.array([7] * length + [0] * (12 - length))
             words = [8] * (length - 1)

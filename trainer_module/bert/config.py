@@ -9,11 +9,21 @@ from trainer_module.family import PresetConfig
 class BertConfig(PresetConfig):
     """Fine-tuning in two phases: the head alone on a frozen backbone, then everything."""
 
-    # A KerasHub preset name (weights download at run time) or a local preset directory
-    # (written by `save_to_preset`). Its tokenizer and casing are used by tf.Transform.
+    # A KerasHub preset (a name, downloaded at run time, or a save_to_preset folder) or a
+    # Hugging Face BERT checkpoint (a folder, gs:// or hf://; checkpoint.py). Its tokenizer and
+    # casing are what tf.Transform tokenises with.
     backbone_preset: str = "bert_tiny_en_uncased"
     sequence_length: int = 128  # [CLS] + WordPieces + [SEP]: KerasHub's fine-tuning default
+    # WordPieces kept from the beginning of a longer review; the rest of the
+    # sequence_length - 2 come from its end, where reviews give their verdict (Sun et al., 2019,
+    # "How to Fine-Tune BERT for Text Classification?": head+tail best on IMDB). Set to
+    # sequence_length - 2 to keep the beginning only.
+    truncation_head: int = 32
     num_classes: int = 2  # negative, positive
+    # What the head reads: "cls", BERT's pooled [CLS] output (its pooler: dense + tanh), or
+    # "mean", the mean of the last hidden states over the real tokens, which is how sentence
+    # embedding checkpoints (sentence-transformers, all-MiniLM-L6-v2) were trained.
+    pooling: str = "cls"
     dropout: float = 0.1  # before the classification head, as in BERT's fine-tuning
     batch_size: int = 32  # per replica, the BERT paper's fine-tuning batch
     # Phase 1: the head only, backbone frozen: a randomly initialised head's large early
@@ -24,26 +34,55 @@ class BertConfig(PresetConfig):
     learning_rate: float = 2e-5  # the BERT paper's range is 2e-5 to 5e-5
     warmup_fraction: float = 0.1  # of the phase-2 steps, the BERT paper's
     weight_decay: float = 0.01  # the BERT paper's; biases and LayerNorm are exempt
-    evaluations: int = 2  # validation passes per phase
+    # With N > 0, the embeddings and the bottom N blocks stay frozen in phase 2 too: the
+    # backward pass stops above them (N = 3 of 6: steps about 1.5x faster on a CPU).
+    frozen_layers: int = 0
+    evaluations: int = 1  # validation passes in phase 2 (phase 1 has none)
+    # The wide path, as the text encoder's (its config says more): NBSVM's logistic regression
+    # over each review's distinct hashed word uni- and bigrams, whole reviews, its logit added
+    # to BERT's. 0: off. It trains in phase 2 only, at learning_rate x ngram_rate_scale.
+    ngram_buckets: int = 0
+    max_ngrams: int = 1024  # distinct n-grams kept per review, as the text encoder's
+    ngram_rate_scale: float = 150.0  # 2e-5 x 150 = 3e-3, the text encoder's wide-path rate
+    # How the two paths learn: "joint", one loss on the sum of their logits (the text
+    # encoder's way); or "separate", each path on its own loss, side by side, an ensemble whose
+    # served logit is the sum. Jointly, the n-gram regression, at its far higher rate, explains
+    # the easy reviews first and the pretrained encoder learns little beside it.
+    wide_loss: str = "joint"
 
     def __post_init__(self):
         if not 0.0 <= self.head_fraction < 1.0:
             raise ValueError(f"head_fraction must be in [0, 1), not {self.head_fraction}")
         if self.sequence_length < 3:
             raise ValueError("sequence_length must leave room for [CLS] and [SEP]")
+        if not 0 <= self.truncation_head <= self.sequence_length - 2:
+            raise ValueError(f"truncation_head={self.truncation_head} must be between 0 and "
+                             f"sequence_length - 2 = {self.sequence_length - 2}")
+        if self.pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', not {self.pooling!r}")
+        if self.wide_loss not in ("joint", "separate"):
+            raise ValueError(f"wide_loss must be 'joint' or 'separate', not {self.wide_loss!r}")
+        if self.frozen_layers < 0:
+            raise ValueError(f"frozen_layers must be 0 or more, not {self.frozen_layers}")
+        if self.ngram_buckets and self.num_classes != 2:
+            raise ValueError(f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
+                             f"not num_classes={self.num_classes}")
 
 
 PRESETS: Mapping[str, BertConfig] = {
     # For tests and offline runs: pair with a local tiny preset (tiny_preset.py).
-    "tiny": BertConfig(sequence_length=32, batch_size=32, head_learning_rate=1e-2,
-                       learning_rate=1e-3, evaluations=1),
+    "tiny": BertConfig(sequence_length=32, truncation_head=8, batch_size=32,
+                       head_learning_rate=1e-2, learning_rate=1e-3, ngram_buckets=256,
+                       max_ngrams=32, ngram_rate_scale=3.0),
     # bert_tiny_en_uncased as in KerasHub's fine-tuning guides.
     "default": BertConfig(),
     # Longer inputs, as for the published IMDB numbers (bert_tiny: 0.882 at length 512).
-    "long": BertConfig(sequence_length=512, batch_size=16),
+    "long": BertConfig(sequence_length=512, truncation_head=128, batch_size=16),
 }
 
 
 def transform_config(config: BertConfig) -> dict:
     """What the preprocessing_fn reads from Transform's custom_config."""
-    return {"backbone_preset": config.backbone_preset, "sequence_length": config.sequence_length}
+    return {"backbone_preset": config.backbone_preset, "sequence_length": config.sequence_length,
+            "truncation_head": config.truncation_head, "ngram_buckets": config.ngram_buckets,
+            "max_ngrams": config.max_ngrams}

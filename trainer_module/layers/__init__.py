@@ -2,6 +2,8 @@
 TensorFlow imports)."""
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import FeedForward, TransformerBlock, causal_mask
+from trainer_module.layers.ngram import NgramLogit, naive_bayes_ratios
+from trainer_module.layers.pooling import masked_mean
 from trainer_module.layers.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -15,11 +17,14 @@ __all__ = [
     "FeedForward",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
+    "NgramLogit",
     "SinusoidalPositionalEncoding",
     "TokenDropout",
     "TokenEmbedding",
     "TransformerBlock",
     "causal_mask",
+    "masked_mean",
+    "naive_bayes_ratios",
     "position_layer",
     "sinusoidal_table",
 ]

@@ -4,7 +4,6 @@ import math
 import keras
 from keras import ops
 
-
 MASKED_SCORE = -1.0e9  # a masked key's score, before the softmax (in float32)
 
 

@@ -23,6 +23,25 @@ def tokenize(text: tf.Tensor) -> tf.RaggedTensor:
     return tf.strings.split(normalize(text))
 
 
+def truncate(ids: tf.RaggedTensor, max_length: int, head: int) -> tf.RaggedTensor:
+    """Keeps at most `max_length` ids per row: the first `head` and the last `max_length - head`.
+
+    head == max_length keeps the beginning only. Reviews often give their verdict at the end,
+    which head-only truncation drops (Sun et al., 2019, "How to Fine-Tune BERT for Text
+    Classification?", found head+tail truncation best on IMDB).
+    """
+    if not 0 <= head <= max_length:
+        raise ValueError(f"head={head} must be between 0 and max_length={max_length}")
+    # On the flat values: ragged broadcasting costs ~1 s per trace, and tf.Transform traces
+    # this function about ten times.
+    rows = ids.value_rowids()  # (N,): the row of each id
+    position = tf.range(tf.shape(rows, out_type=rows.dtype)[0]) - tf.gather(ids.row_starts(), rows)
+    tail_start = tf.gather(ids.row_lengths(), rows) - (max_length - head)
+    keep = (position < head) | (position >= tail_start)
+    return tf.RaggedTensor.from_value_rowids(tf.boolean_mask(ids.flat_values, keep),
+                                             tf.boolean_mask(rows, keep), nrows=ids.nrows())
+
+
 def length_bucket(tokens: tf.RaggedTensor, buckets) -> tf.Tensor:
     """(B,) bucket names by token count; `buckets` = ((first length, name), ...), ascending."""
     lengths = tokens.row_lengths()

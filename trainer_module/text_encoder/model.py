@@ -4,11 +4,23 @@ import keras
 import numpy as np
 from keras import ops
 
-from trainer_module.layers import TokenDropout, TokenEmbedding, TransformerBlock, position_layer
+from trainer_module.layers import (
+    NgramLogit,
+    TokenDropout,
+    TokenEmbedding,
+    TransformerBlock,
+    masked_mean,
+    naive_bayes_ratios,
+    position_layer,
+)
+from trainer_module.layers.ngram import add_to_logits
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.schedules import (WarmupCosineDecay, WarmupInverseSqrt,
-                                                WarmupLinearDecay)
+from trainer_module.training.schedules import (
+    WarmupCosineDecay,
+    WarmupInverseSqrt,
+    WarmupLinearDecay,
+)
 
 
 class TextEncoderClassifier(keras.Model):
@@ -103,7 +115,7 @@ class TextEncoderClassifier(keras.Model):
             raise ValueError("with ngram_buckets the model takes a dict of token_ids and "
                              "ngram_ids")
         wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1
-        return logits + ops.stack([-wide / 2, wide / 2], axis=-1)
+        return add_to_logits(logits, wide)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -112,53 +124,6 @@ class TextEncoderClassifier(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         return cls(TextEncoderConfig.from_dict(config.pop("config")), **config)
-
-
-class NgramLogit(keras.layers.Layer):
-    """NBSVM's logistic regression (Wang and Manning, 2012): (B, M) n-gram ids -> (B,) logits
-    sum_j r[id_j] * s * w[id_j] over each review's distinct ids (s: `rate_scale`, which scales
-    the weights' learning rate under Adam). r (`ratios`, not trained) holds
-    the naive-Bayes log-count ratios, set once from Transform's counts (`set_ratios`); w starts
-    at zero, so the scaling makes the trained weights move most for the n-grams whose counts
-    already separate the classes. Id 0 (padding) has ratio 0. Kept in float32."""
-
-    def __init__(self, buckets: int, rate_scale: float = 1.0, **kwargs):
-        super().__init__(dtype="float32", **kwargs)
-        self.buckets, self.rate_scale = buckets, rate_scale
-
-    def build(self, input_shape):
-        self.ratios = self.add_weight(name="ratios", shape=(self.buckets + 1,),
-                                      initializer="zeros", trainable=False)
-        self.coefficients = self.add_weight(name="coefficients", shape=(self.buckets + 1,),
-                                            initializer="zeros")
-
-    def set_ratios(self, ratios: np.ndarray) -> None:
-        self.ratios.assign(np.asarray(ratios, "float32"))
-
-    def call(self, ngram_ids):
-        ngram_ids = ops.cast(ngram_ids, "int32")  # Keras builds a model on float inputs
-        weights = ops.take(self.coefficients, ngram_ids) * self.rate_scale
-        return ops.sum(ops.take(self.ratios, ngram_ids) * weights, axis=1)
-
-    def get_config(self):
-        return {**super().get_config(), "buckets": self.buckets, "rate_scale": self.rate_scale}
-
-
-def naive_bayes_ratios(counts: np.ndarray, alpha: float = 1.0) -> np.ndarray:
-    """(2, V) reviews per class holding each id -> (V,) log(p / |p|) - log(q / |q|) with
-    p = alpha + the class-1 counts, q = alpha + the class-0 counts; id 0 (padding) gets 0."""
-    positive, negative = counts[1] + alpha, counts[0] + alpha
-    ratios = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
-    ratios[0] = 0.0
-    return ratios.astype("float32")
-
-
-def masked_mean(values, mask):
-    """(B, T, D) values, (B, T) bool mask -> (B, D) mean over the kept positions, in float32
-    (a sum over hundreds of positions, whatever the compute dtype)."""
-    values = ops.cast(values, "float32")
-    mask = ops.cast(mask, "float32")[:, :, None]  # (B, T, 1)
-    return ops.sum(values * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
 
 
 def build_model(config: TextEncoderConfig, train_steps: int,

@@ -4,9 +4,11 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
+from trainer_module.preprocessing.ngrams import NGRAM_IDS
 from trainer_module.serving.classifier import export_classifier
+from trainer_module.serving.contract import CLASSIFY_TEXT
 from trainer_module.text_encoder.model import TextEncoderClassifier
-from trainer_module.text_encoder.preprocessing import NGRAM_IDS, TOKEN_IDS, VOCABULARY_NAME
+from trainer_module.text_encoder.preprocessing import TOKEN_IDS, VOCABULARY_NAME
 
 PAD_TOKEN, OOV_TOKEN, CLS_TOKEN = "[PAD]", "[UNK]", "[CLS]"
 
@@ -47,5 +49,5 @@ def export(model: TextEncoderClassifier, tf_transform_output: tft.TFTransformOut
            export_dir: str) -> None:
     export_classifier(model, tf_transform_output, export_dir, model_inputs=model_inputs,
                       label_names=features.LABEL_NAMES, raw_feature=features.TEXT,
-                      raw_signature="classify_text",
+                      raw_signature=CLASSIFY_TEXT,
                       attention=encoder_attention(model, tf_transform_output))

@@ -4,9 +4,10 @@ import keras
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
+from trainer_module.preprocessing.ngrams import ngram_counts
 from trainer_module.text_encoder import FAMILY
 from trainer_module.text_encoder.model import build_model
-from trainer_module.text_encoder.preprocessing import ngram_counts, vocabulary_size
+from trainer_module.text_encoder.preprocessing import vocabulary_size
 from trainer_module.text_encoder.serving import export, model_inputs
 from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, make_dataset, start_run
@@ -31,7 +32,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     prepared = prepare(fn_args)
     model = prepared.build(prepared.config)
     history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
-                                   prepared.config.evaluations)
+                                   prepared.config.evaluations, prepared.config.batch_size)
     write_history(fn_args.model_run_dir, prepared.config.to_dict(), history.history,
                   **throughput(history.fit_seconds, fn_args, prepared.config.batch_size,
                                  resumed_from_step=history.resumed_from_step,

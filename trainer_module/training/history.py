@@ -36,24 +36,29 @@ def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> N
         json.dump(record, f, indent=1)
 
 
-def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args,
-                         evaluations: int) -> keras.callbacks.History:
+def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args, evaluations: int,
+                         batch_size: int) -> keras.callbacks.History:
     """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
-    evenly over them (Keras "epochs"), logging to TensorBoard in the model run directory, and
+    evenly over them (Keras "epochs"), reporting progress (training/progress.py; `batch_size`:
+    the global batch), logging to TensorBoard in the model run directory, and
     backing up after each (training/backup.py): a rerun after a kill resumes from the last.
     Starts from the base model's weights when they fit, and keeps its own for the next run
     (training/warm_start.py)."""
     from trainer_module.training import backup, warm_start
+    from trainer_module.training.progress import Progress
 
     evaluations = max(1, min(evaluations, fn_args.train_steps))
     restore = backup.callback(fn_args)
+    steps_per_interval = math.ceil(fn_args.train_steps / evaluations)
+    done = restore.finished_intervals() * steps_per_interval if restore else 0
     callbacks = [keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
-                 LogEvaluations(evaluations)]
+                 LogEvaluations(evaluations),
+                 Progress("training", steps_per_interval * evaluations, batch_size,
+                          first_step=done)]
     if restore is not None:
         callbacks.insert(0, restore)
     if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
         callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
-    steps_per_interval = math.ceil(fn_args.train_steps / evaluations)
     warm = warm_start.load(model, fn_args)  # a backup, when there is one, wins over it
     started = time.perf_counter()
     history = model.fit(

@@ -10,6 +10,23 @@ from tfx.components.tuner.component import TunerFnResult
 
 from trainer_module.family import Axis, search_overrides
 from trainer_module.training.inputs import Prepared
+from trainer_module.training.progress import Progress
+
+
+class TrialProgress(Progress):
+    """Progress of each trial, labelled `trial i/n` (KerasTuner copies the callback per trial:
+    the count is kept on the class)."""
+    started = 0
+
+    def __init__(self, trials: int, *args, **kwargs):
+        super().__init__("trial", *args, **kwargs)
+        self.trials = trials
+
+    def on_train_begin(self, logs=None):
+        TrialProgress.started += 1
+        self.label = f"trial {TrialProgress.started}/{self.trials}"
+        self.step = self.first_step
+        super().on_train_begin(logs)
 
 
 def declare(hp: keras_tuner.HyperParameters, search_space: Sequence[Axis]) -> dict:
@@ -36,12 +53,14 @@ def tune(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared],
         logging.info("Trial config %s", config)
         return prepared.build(config)
 
+    trials = int(fn_args.custom_config["trials"])
     tuner = keras_tuner.RandomSearch(
         build, objective=keras_tuner.Objective(prepared.objective, direction="max"),
-        max_trials=int(fn_args.custom_config["trials"]),
+        max_trials=trials,
         seed=int(fn_args.custom_config.get("seed", 0)),
         directory=fn_args.working_dir, project_name="search", overwrite=True)
     return TunerFnResult(tuner=tuner, fit_kwargs={
         "x": prepared.train, "validation_data": prepared.evaluation, "epochs": 1,
         "steps_per_epoch": fn_args.train_steps, "validation_steps": max(1, fn_args.eval_steps),
+        "callbacks": [TrialProgress(trials, fn_args.train_steps, prepared.config.batch_size)],
         "verbose": 0})

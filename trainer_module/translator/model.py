@@ -3,8 +3,7 @@ import keras
 from keras import ops
 
 from trainer_module.layers import TokenEmbedding, TransformerBlock, position_layer
-from trainer_module.translator.config import (DECODER_INPUT_IDS, PAD_ID, SOURCE_IDS,
-                                              TranslatorConfig)
+from trainer_module.translator.config import DECODER_INPUT_IDS, PAD_ID, SOURCE_IDS, TranslatorConfig
 
 
 class Translator(keras.Model):

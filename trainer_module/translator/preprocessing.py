@@ -18,8 +18,16 @@ import tensorflow_transform as tft
 from trainer_module import features
 from trainer_module.preprocessing.text import as_vector, length_bucket, tokenize
 from trainer_module.translator import wordpiece
-from trainer_module.translator.config import (DECODER_INPUT_IDS, END_ID, PAD_ID, RESERVED_TOKENS,
-                                              SOURCE_IDS, START_ID, TARGET_IDS, UNK_ID)
+from trainer_module.translator.config import (
+    DECODER_INPUT_IDS,
+    END_ID,
+    PAD_ID,
+    RESERVED_TOKENS,
+    SOURCE_IDS,
+    START_ID,
+    TARGET_IDS,
+    UNK_ID,
+)
 
 SOURCE_VOCABULARY = "source_vocabulary"
 TARGET_VOCABULARY = "target_vocabulary"

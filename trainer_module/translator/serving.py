@@ -20,13 +20,24 @@ import tensorflow_transform as tft
 
 from trainer_module import features
 from trainer_module.serving.archive import write_saved_model
-from trainer_module.translator.config import (DECODER_INPUT_IDS, END_ID, PAD_ID, SOURCE_IDS,
-                                              TARGET_IDS)
+from trainer_module.serving.contract import TRANSLATE
+from trainer_module.translator import wordpiece
+from trainer_module.translator.config import (
+    DECODER_INPUT_IDS,
+    END_ID,
+    PAD_ID,
+    SOURCE_IDS,
+    TARGET_IDS,
+)
 from trainer_module.translator.decoding import make_generate
 from trainer_module.translator.model import Translator
-from trainer_module.translator import wordpiece
-from trainer_module.translator.preprocessing import (SOURCE_VOCABULARY, TARGET_VOCABULARY,
-                                                     is_wordpiece, vocabulary_tokens)
+from trainer_module.translator.preprocessing import (
+    SOURCE_VOCABULARY,
+    TARGET_VOCABULARY,
+    is_wordpiece,
+    vocabulary_tokens,
+)
+
 
 def detokenize(token_ids: tf.Tensor, words: tf.Tensor, pieces: bool = True) -> tf.Tensor:
     """(B, L) ids after [START] -> (B,) strings: the tokens before [END], as text (`pieces`:
@@ -116,5 +127,5 @@ def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export
                 "cross_attention": tf.cast(tf.stack(cross, axis=1), tf.float32)}
 
     write_saved_model(export_dir, model, tft_layer, {
-        "serving_default": serve_examples, "translate": translate,
+        "serving_default": serve_examples, TRANSLATE: translate,
         "transform_features": transform_features, "attention": attention})

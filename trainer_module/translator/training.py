@@ -15,8 +15,12 @@ from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_poin
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 from trainer_module.translator import FAMILY
-from trainer_module.translator.config import (DECODER_INPUT_IDS, SOURCE_IDS, TARGET_IDS,
-                                              TranslatorConfig)
+from trainer_module.translator.config import (
+    DECODER_INPUT_IDS,
+    SOURCE_IDS,
+    TARGET_IDS,
+    TranslatorConfig,
+)
 from trainer_module.translator.model import Translator
 from trainer_module.translator.preprocessing import vocabulary_sizes
 from trainer_module.translator.serving import export
@@ -95,7 +99,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     config = prepared.config
     model = prepared.build(config)
     history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
-                                   config.evaluations)
+                                   config.evaluations, config.batch_size)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history,
                   **throughput(history.fit_seconds, fn_args, config.batch_size,
                                  resumed_from_step=history.resumed_from_step,

@@ -9,6 +9,7 @@ import tensorflow_transform as tft
 
 from trainer_module import features
 from trainer_module.serving.classifier import export_classifier
+from trainer_module.serving.contract import CLASSIFY_IMAGE
 from trainer_module.vit.model import VitClassifier
 from trainer_module.vit.preprocessing import PIXELS
 
@@ -35,4 +36,4 @@ def export(model: VitClassifier, tf_transform_output: tft.TFTransformOutput, exp
            label_names: Sequence[str]) -> None:
     export_classifier(model, tf_transform_output, export_dir, model_inputs=pixels,
                       label_names=label_names, raw_feature=features.IMAGE,
-                      raw_signature="classify_image", attention=vit_attention(model))
+                      raw_signature=CLASSIFY_IMAGE, attention=vit_attention(model))

@@ -104,7 +104,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     model = prepared.build(config)
     logging.info("ViT parameters: %d", model.count_params())
     history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
-                                   config.evaluations)
+                                   config.evaluations, config.batch_size)
     write_history(fn_args.model_run_dir, config.to_dict(), history.history, class_names=names,
                   parameters=model.count_params(),
                   **throughput(history.fit_seconds, fn_args, config.batch_size,

@@ -1,0 +1,394 @@
+"""MkDocs hooks (mkdocs.yml `hooks:`): what the documentation says about the code and about
+measurements is generated from them when the site is built, so that it cannot drift.
+
+In any page:
+- `{{ tasks.cifar10.default_epochs }}`, `{{ presets.vit.cct.mixup_alpha }}`,
+  `{{ configs.TUNER_TRIALS }}`: a value read from the code (roots: `tasks`, `families`,
+  `presets`, `configs`; then keys or attributes);
+- `{{ cli_reference }}`: every command of the CLI with its options, from its own parsers, and
+  every pipeline option with its environment variable, from `PipelineOptions`;
+- `{{ results BENCHMARK [FIELD=VALUE ...] }}`: every results file of a benchmark
+  (benchmarks/results/BENCHMARK/) whose fields match, newest first: its figures beside their
+  references and ratios, its tables and notes;
+- `{{ result BENCHMARK/NAME key.path }}`: one figure of one results file;
+- `{{ plot NAME }}`: a plot drawn from the results files (PLOTS below);
+- `{{ config_table FAMILY }}`: a model family's config fields, each with its comment, its
+  default and its value in every preset that changes it.
+"""
+import glob
+import io
+import json
+import os
+import re
+import sys
+from typing import Any, Dict, List
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS_DIR = os.path.join(REPO, "benchmarks", "results")
+PLACEHOLDER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
+
+# How a measured key reads in a table.
+LABELS = {
+    "accuracy": "validation accuracy (TFMA)",
+    "top3_accuracy": "top-3 accuracy (TFMA)",
+    "bleu": "BLEU, cased, sacreBLEU 13a (TFMA)",
+    "bleu_lowercase_tokenized": "BLEU, lower-cased tokenized (TFMA)",
+    "token_accuracy": "token accuracy, teacher-forced",
+    "wall_seconds": "whole pipeline, wall time (s)",
+    "fit_seconds": "training, Keras fit (s)",
+    "fit_minutes": "training, Keras fit (min)",
+    "peak_memory_gb": "peak memory, this process and its children (GB)",
+    "train_examples_per_second": "training examples per second (validation included)",
+    "train_images_per_second": "training images per second (validation included)",
+    "target_words_per_second": "training target words per second",
+    "achieved_tflops": "training arithmetic (TFLOP/s)",
+    "fraction_of_peak": "share of this CPU's matmul peak",
+    "peak_tflops": "this CPU's matmul peak (TFLOP/s)",
+    "step_gflop": "GFLOP per training step",
+    "precision": "dtype policy",
+    "parameters": "parameters",
+    "latency_ms_batch_1": "serving, one input, in-process (ms)",
+    "latency_ms_http": "serving, one input, over HTTP (ms)",
+}
+
+
+def _sys_path() -> None:
+    for path in (REPO, os.path.join(REPO, "benchmarks")):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+# Values read from the code.
+
+def code_roots() -> Dict[str, Any]:
+    _sys_path()
+    from pipeline import configs
+    from pipeline.tasks import TASKS
+    from trainer_module.families import FAMILIES
+
+    return {"tasks": TASKS, "families": FAMILIES, "configs": configs,
+            "presets": {name: family.presets for name, family in FAMILIES.items()}}
+
+
+def lookup(root: Any, path: List[str]) -> Any:
+    value = root
+    for part in path:
+        if isinstance(value, dict):
+            if part not in value:
+                raise KeyError(f"no {part!r} in {sorted(value)}")
+            value = value[part]
+        elif hasattr(value, part):
+            value = getattr(value, part)
+        else:
+            raise KeyError(f"{type(value).__name__} has no {part!r}")
+    return value
+
+
+def show(value: Any) -> str:
+    """A value as the docs print it: 20,000; 0.0003; true; a string as it is."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) >= 1000 else f"{value:.4g}"
+    return str(value)
+
+
+def field_comments(config_class) -> Dict[str, str]:
+    """Each dataclass field's comment: the comment lines just above it and the one after it."""
+    import dataclasses
+    import inspect
+
+    lines = inspect.getsource(config_class).splitlines()
+    comments = {}
+    for field in dataclasses.fields(config_class):
+        index = next(i for i, line in enumerate(lines)
+                     if line.strip().startswith(f"{field.name}:"))
+        above = []
+        for line in reversed(lines[:index]):
+            if not line.strip().startswith("#"):
+                break
+            above.insert(0, line.strip().lstrip("#").strip())
+        after = lines[index].split("#", 1)[1].strip() if "#" in lines[index] else ""
+        comments[field.name] = " ".join(above + ([after] if after else []))
+    return comments
+
+
+def config_table(family_name: str) -> str:
+    import dataclasses
+
+    family = code_roots()["families"][family_name]
+    config_class = type(family.config())
+    default = config_class()
+    presets = family.presets
+    comments = field_comments(config_class)
+    rows = []
+    for field in dataclasses.fields(config_class):
+        values = [getattr(p, field.name) for p in presets.values()]
+        rows.append([f"`{field.name}`", comments[field.name], getattr(default, field.name)]
+                    + [v if v != getattr(default, field.name) else "" for v in values])
+    columns = ["field", "what it is, and why", "default"] + [
+        f"`{name}`" + (" (the family's default)" if name == family.default_preset else "")
+        for name in presets]
+    return _table(columns, rows)
+
+
+# Results files.
+
+def load_results(benchmark: str) -> List[dict]:
+    """A benchmark's results files, newest first (then by name)."""
+    records = []
+    for path in glob.glob(os.path.join(RESULTS_DIR, benchmark, "*.json")):
+        with open(path) as f:
+            record = json.load(f)
+        record.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+        records.append(record)
+    if not records:
+        raise FileNotFoundError(f"no results files in benchmarks/results/{benchmark}/")
+    return sorted(records, key=lambda r: (r.get("date", ""), r["name"]), reverse=True)
+
+
+def _machine(record: dict) -> str:
+    machine = record.get("machine") or {}
+    if isinstance(machine, str):
+        return machine
+    parts = [machine.get("cpu"), f"{machine['cores']} cores" if machine.get("cores") else None,
+             f"{machine['memory_gb']} GB" if machine.get("memory_gb") else None,
+             f"Python {machine['python']}" if machine.get("python") else None]
+    return ", ".join(p for p in parts if p)
+
+
+def _table(columns: List[str], rows: List[list]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return show(value).replace("|", "\\|").replace("\n", " ")
+
+
+def render_record(record: dict, level: str = "###") -> str:
+    title = record.get("title") or record["name"]
+    out = [f"{level} {title}", ""]
+    meta = [record.get("date"), _machine(record),
+            f"commit `{record['commit']}`" if record.get("commit") else None]
+    out += [" · ".join(m for m in meta if m), ""]
+    if record.get("provenance"):
+        out += [f"*{record['provenance']}*", ""]
+    if record.get("command"):
+        out += ["```bash", record["command"], "```", ""]
+    measured = record.get("measured") or {}
+    references = record.get("references") or []
+    rows, referenced = [], set()
+    for label, key, reference, kind in references:
+        value = measured.get(key)
+        if value is None:
+            continue
+        referenced.add(key)
+        ratio = value / reference if isinstance(value, (int, float)) and reference else None
+        rows.append([label, value, reference, None if ratio is None else round(ratio, 3), kind])
+    if rows:
+        out += [_table(["measure", "measured", "reference", "ratio", "the reference"], rows), ""]
+    rest = [[LABELS.get(k, k), v] for k, v in measured.items()
+            if k not in referenced and v is not None and not isinstance(v, (dict, list))]
+    if rest:
+        out += [_table(["measure", "value"], rest), ""]
+    components = record.get("components") or {}
+    if components:
+        out += [_table(["component", "seconds"],
+                       [[node, info.get("seconds")] for node, info in components.items()]), ""]
+    for table in record.get("tables") or []:
+        if table.get("title"):
+            out += [f"**{table['title']}**", ""]
+        out += [_table(table["columns"], table["rows"]), ""]
+    for note in record.get("notes") or []:
+        out += [note, ""]
+    return "\n".join(out)
+
+
+def render_results(benchmark: str, filters=()) -> str:
+    """Every results file of `benchmark` whose fields match `filters` (FIELD=VALUE strings)."""
+    wanted = dict(f.split("=", 1) for f in filters)
+    records = [r for r in load_results(benchmark)
+               if all(str(r.get(k)) == v for k, v in wanted.items())]
+    if not records:
+        raise FileNotFoundError(f"no results of {benchmark} match {wanted}")
+    return "\n".join(render_record(r) for r in records)
+
+
+def result_value(reference: str) -> str:
+    """`BENCHMARK/NAME key.path` -> that figure."""
+    name, path = reference.split()
+    benchmark, record_name = name.split("/", 1)
+    (record,) = [r for r in load_results(benchmark) if r["name"] == record_name]
+    return show(lookup(record, path.split(".")))
+
+
+# Plots, drawn from the results files when the site is built.
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4), dpi=110)
+    return plt, figure, axes
+
+
+def _png(plt, figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def plot_accuracy_against_time() -> bytes:
+    """Validation accuracy against training minutes, one point per pipeline results file."""
+    plt, figure, axes = _figure()
+    series = (("imdb_pipeline", "accuracy", "IMDB"), ("cifar10_pipeline", "accuracy", "CIFAR-10"))
+    for benchmark, key, label in series:
+        points = []
+        for record in load_results(benchmark):
+            measured = record.get("measured") or {}
+            minutes = measured.get("fit_minutes") or (
+                measured["fit_seconds"] / 60 if measured.get("fit_seconds") else None)
+            if minutes and measured.get(key):
+                points.append((minutes, measured[key], record["name"]))
+        if points:
+            axes.scatter([p[0] for p in points], [p[1] for p in points], label=label)
+            for x, y, name in points:
+                axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3),
+                              textcoords="offset points")
+    axes.set_xscale("log")
+    axes.set_xlabel("training time (minutes, log scale)")
+    axes.set_ylabel("validation accuracy (TFMA)")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    return _png(plt, figure)
+
+
+def plot_scaling() -> bytes:
+    """Examples per second of each data component against the data's size."""
+    plt, figure, axes = _figure()
+    for record in load_results("scaling"):
+        for row in record.get("rates") or []:
+            component, scales, rates = row["component"], row["scales"], row["examples_per_second"]
+            axes.plot(scales, rates, marker="o", label=f"{record['name']}: {component}")
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xlabel("data size (multiples of the training set)")
+    axes.set_ylabel("examples per second")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7)
+    return _png(plt, figure)
+
+
+def plot_serving() -> bytes:
+    """Median latency of one request per model and serving path."""
+    plt, figure, axes = _figure()
+    (record,) = load_results("serving")[:1]
+    paths = ("saved_model", "pyfunc", "http")
+    models = list(record["results"])
+    width = 0.8 / len(paths)
+    for i, path in enumerate(paths):
+        axes.bar([m + i * width for m in range(len(models))],
+                 [record["results"][m][path]["p50_ms"] for m in models], width, label=path)
+    axes.set_xticks([m + width for m in range(len(models))], models, fontsize=8)
+    axes.set_ylabel("p50 latency, batch of 1 (ms)")
+    axes.grid(alpha=0.3, axis="y")
+    axes.legend()
+    return _png(plt, figure)
+
+
+PLOTS = {"accuracy_against_time": plot_accuracy_against_time, "scaling": plot_scaling,
+         "serving": plot_serving}
+
+
+# The CLI reference.
+
+def cli_reference() -> str:
+    _sys_path()
+    import argparse
+
+    from pipeline.cli import build_parser
+    from pipeline.options import ENV_PREFIX, PipelineOptions, _declared_fields
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    out = []
+    for name, sub in commands.choices.items():
+        out += [f"### `tfx-transformers {name}`", "", sub.description or commands._choices_actions[
+            list(commands.choices).index(name)].help or "", "", "```text",
+            sub.format_usage().strip(), "```", ""]
+        rows = []
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            flags = ", ".join(f"`{o}`" for o in action.option_strings) or f"`{action.dest}`"
+            default = action.default
+            if default in (None, [], False, argparse.SUPPRESS):
+                default = ""
+            rows.append([flags, (action.help or "").replace("%(default)s", str(default)),
+                         default])
+        out += [_table(["option", "what it does", "default"], rows), ""]
+    fields = list(_declared_fields())
+    rows = [[f"`--{f.name.replace('_', '-')}`", f"`{ENV_PREFIX}{f.name.upper()}`",
+             f.metadata["help"]] for f in fields]
+    rows.append(["`--set KEY=VALUE`", f"`{ENV_PREFIX}SET`",
+                 PipelineOptions.__dataclass_fields__["overrides"].metadata["help"]])
+    out += ["### Pipeline options and their environment variables", "",
+            "`run` and `compile` take these as flags; the TFX CLI's DSL file "
+            "(`pipeline/local_runner.py`) and the Kubeflow runners read the variables. A task's "
+            "or a family's own options follow the same rule (`--bert-preset` is "
+            f"`{ENV_PREFIX}BERT_PRESET`).", "", _table(["flag", "variable", "what it sets"], rows),
+            ""]
+    return "\n".join(out)
+
+
+# MkDocs events.
+
+def expand(markdown: str) -> str:
+    roots = None
+
+    def replace(match) -> str:
+        nonlocal roots
+        text = match.group(1)
+        if text == "cli_reference":
+            return cli_reference()
+        if text.startswith("results "):
+            _, benchmark, *filters = text.split()
+            return render_results(benchmark, filters)
+        if text.startswith("result "):
+            return result_value(text[len("result "):])
+        if text.startswith("config_table "):
+            return config_table(text.split()[1])
+        if text.startswith("plot "):
+            name = text.split()[1]
+            if name not in PLOTS:
+                raise KeyError(f"no plot {name!r}; known: {sorted(PLOTS)}")
+            return f"![{name}](plots/{name}.png)"
+        roots = roots or code_roots()
+        head, *path = text.split(".")
+        if head not in roots or not path:
+            raise KeyError(f"unknown placeholder {{{{ {text} }}}}")
+        return show(lookup(roots[head], path))
+
+    return PLACEHOLDER.sub(replace, markdown)
+
+
+def on_files(files, config):
+    from mkdocs.structure.files import File
+
+    for name, draw in PLOTS.items():
+        files.append(File.generated(config, f"plots/{name}.png", content=draw()))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    return expand(markdown)

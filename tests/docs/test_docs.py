@@ -1,0 +1,102 @@
+"""The documentation cannot drift: its figures come from results files, its values from the code
+(scripts/docs_hooks.py fills both in when the site is built)."""
+import json
+import pathlib
+import re
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import docs_hooks  # noqa: E402
+
+# A figure: digits not inside a word or a name (CIFAR-10, bf16, x86_64).
+NUMBER = re.compile(r"(?<![\w.\-])\d[\d,]*(?:\.\d+)?(?![\w\-])")
+CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+
+
+def numbers(text: str) -> set:
+    return {n.replace(",", "").rstrip(".") for n in NUMBER.findall(text)}
+
+
+def prose(markdown: str) -> str:
+    """The text outside code blocks, code spans and links' targets."""
+    return re.sub(r"\]\([^)]*\)", "]", CODE.sub(" ", markdown))
+
+
+def figures_in_results() -> set:
+    found = set()
+
+    def walk(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                found.update(numbers(str(key)))
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            found.update({str(value), docs_hooks.show(value).replace(",", "")})
+        elif isinstance(value, str):
+            found.update(numbers(value))
+
+    for path in (ROOT / "benchmarks" / "results").rglob("*.json"):
+        walk(json.loads(path.read_text()))
+    return found
+
+
+def test_every_figure_on_the_benchmarks_page_comes_from_a_results_file():
+    template = (ROOT / "docs" / "benchmarks.md").read_text()
+    # The page's own words quote no figure: only commands (in code) have numbers.
+    assert not numbers(prose(re.sub(r"\{\{.*?\}\}", " ", template))), numbers(prose(template))
+    page = docs_hooks.expand(template)
+    known = figures_in_results()
+    # Ratios are computed from two figures of one file: they come from the files too.
+    for path in (ROOT / "benchmarks" / "results").rglob("*.json"):
+        record = json.loads(path.read_text())
+        for _, key, reference, _ in record.get("references") or []:
+            value = (record.get("measured") or {}).get(key)
+            if isinstance(value, (int, float)) and reference:
+                known.add(docs_hooks.show(round(value / reference, 3)).replace(",", ""))
+    unknown = numbers(prose(page)) - known
+    assert not unknown, sorted(unknown)
+
+
+def test_the_checks_catch_a_figure_typed_into_the_page(monkeypatch):
+    assert numbers(prose("Accuracy rose to 0.9312 in `--epochs 3` runs")) == {"0.9312"}
+    assert "0.9312" not in figures_in_results()
+
+
+@pytest.mark.parametrize("page", sorted(p.relative_to(ROOT / "docs").as_posix()
+                                        for p in (ROOT / "docs").rglob("*.md")))
+def test_every_placeholder_is_filled_from_the_code_or_the_results(page):
+    expanded = docs_hooks.expand((ROOT / "docs" / page).read_text())  # raises on a bad one
+    assert not re.search(r"\{\{\s*[a-z_]", expanded)
+
+
+def test_values_quoted_from_the_code_follow_the_code():
+    from pipeline.tasks import get_task
+
+    assert docs_hooks.expand("{{ tasks.cifar10.default_epochs }}") == docs_hooks.show(
+        get_task("cifar10").default_epochs)
+    table = docs_hooks.config_table("vit")
+    assert "`cct`" in table and "`mixup_alpha`" in table
+    with pytest.raises(KeyError):
+        docs_hooks.expand("{{ tasks.cifar10.no_such_field }}")
+
+
+def test_the_cli_reference_lists_every_command_and_option():
+    reference = docs_hooks.cli_reference()
+    for command in ("run", "compile", "submit", "infer", "predict", "report", "registry", "serve"):
+        assert f"### `tfx-transformers {command}`" in reference
+    for option in ("`--bert-preset`", "`TFXT_BERT_PRESET`", "`--drift-thresholds`",
+                   "`TFXT_SET`"):
+        assert option in reference
+
+
+def test_the_readme_is_a_short_front_door():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    for link in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (ROOT / link).exists(), link

@@ -1,0 +1,56 @@
+"""The layers of the code import one way (docs/design.md): the TFX workers that run Transform,
+the Trainer, the Tuner and the Evaluator on Dataflow or Vertex AI import the model families and
+the components alone, never the CLI's and the factory's package; the model code runs under any
+Keras 3 backend."""
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def imported_modules(path: pathlib.Path) -> set:
+    """Every module a file imports, at any depth (imports inside functions included)."""
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.add(node.module)
+    return modules
+
+
+def files(package: str):
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def top(module: str) -> str:
+    return module.split(".")[0]
+
+
+@pytest.mark.parametrize("package, forbidden", [
+    ("trainer_module", {"pipeline", "components"}),
+    ("components", {"pipeline"}),
+])
+def test_lower_layers_never_import_higher_ones(package, forbidden):
+    offending = {str(path.relative_to(ROOT)): sorted(m for m in imported_modules(path)
+                                                     if top(m) in forbidden)
+                 for path in files(package)}
+    assert not {path: modules for path, modules in offending.items() if modules}
+
+
+def test_model_code_imports_no_tensorflow():
+    model_code = files("trainer_module/layers") + sorted(
+        ROOT.glob("trainer_module/*/config.py")) + sorted(ROOT.glob("trainer_module/*/model.py"))
+    assert len(model_code) > 8
+    offending = {str(path.relative_to(ROOT)): sorted(
+        m for m in imported_modules(path) if top(m) in {"tensorflow", "tensorflow_transform"})
+        for path in model_code}
+    assert not {path: modules for path, modules in offending.items() if modules}
+
+
+def test_the_checks_find_an_offending_import(tmp_path):
+    path = tmp_path / "bad.py"
+    path.write_text("def f():\n    from pipeline.predict import answer\nimport tensorflow as tf\n")
+    assert imported_modules(path) == {"pipeline.predict", "tensorflow"}

@@ -1,0 +1,100 @@
+"""The served-model contract, in one place: the raw-input signature each kind of model exports,
+the name of its one input, the checks a raw input passes before any model sees it, and the form
+of an answer.
+
+Pure Python, no TensorFlow or MLflow: the families' exports, `tfx-transformers predict`, the
+bulk-inference components and the registered MLflow Model use it (a copy of this file travels
+inside every MLflow Model, beside its pyfunc code: components/model_registry/mlflow_model.py).
+
+  classify_text(text)    -> label, label_id, probabilities   text classifiers (IMDB)
+  translate(source)      -> translation                      translators
+  classify_image(image)  -> label, label_id, probabilities   image classifiers (JPEG or PNG
+                                                               bytes of any size)
+"""
+import base64
+import binascii
+import json
+
+CLASSIFY_TEXT, TRANSLATE, CLASSIFY_IMAGE = "classify_text", "translate", "classify_image"
+# Each raw-input signature and the name of its one input (a DataFrame column, a JSON key).
+INPUTS = {CLASSIFY_TEXT: "text", TRANSLATE: "source", CLASSIFY_IMAGE: "image"}
+# The columns of an answer, by signature.
+ANSWERS = {CLASSIFY_TEXT: ("label", "label_id", "probabilities"), TRANSLATE: ("translation",),
+           CLASSIFY_IMAGE: ("label", "label_id", "probabilities")}
+
+MAX_TEXT_CHARACTERS = 100_000  # a long IMDB review is about 14,000
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n")  # JPEG, PNG
+
+
+class BadInput(ValueError):
+    """A raw input no model is given; the message says where it is and what is wrong."""
+
+
+def raw_signature(signatures) -> str:
+    """The raw-input signature among a SavedModel's signature names."""
+    for name in INPUTS:
+        if name in signatures:
+            return name
+    raise BadInput(f"none of the raw-input signatures {list(INPUTS)} "
+                   f"(the model has {sorted(signatures)})")
+
+
+def check_text(where: str, value) -> str:
+    """`value` if it is a text a model can take, else BadInput naming `where` (`row 3`)."""
+    if not isinstance(value, str):
+        raise BadInput(f"{where}: expected a string, got {type(value).__name__}")
+    if not value.strip():
+        raise BadInput(f"{where}: the text is empty")
+    if len(value) > MAX_TEXT_CHARACTERS:
+        raise BadInput(f"{where}: the text has {len(value):,} characters; "
+                       f"at most {MAX_TEXT_CHARACTERS:,} are accepted")
+    return value
+
+
+def check_image(where: str, value) -> bytes:
+    """The image bytes of `value` (bytes, or their base64), else BadInput naming `where`. Only
+    the format's signature is checked here; a model's decoder has the last word."""
+    if isinstance(value, str):
+        try:
+            value = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise BadInput(f"{where}: a string image must be base64") from None
+    if not isinstance(value, (bytes, bytearray)):
+        raise BadInput(f"{where}: expected image bytes, got {type(value).__name__}")
+    if len(value) > MAX_IMAGE_BYTES:
+        raise BadInput(f"{where}: the image has {len(value):,} bytes; "
+                       f"at most {MAX_IMAGE_BYTES:,} are accepted")
+    if not bytes(value).startswith(IMAGE_MAGIC):
+        raise BadInput(f"{where}: not a JPEG or PNG image")
+    return bytes(value)
+
+
+def check(input_name: str, where: str, value):
+    """The check of `input_name`'s values (check_image for images, check_text otherwise)."""
+    return (check_image if input_name == INPUTS[CLASSIFY_IMAGE] else check_text)(where, value)
+
+
+def parse_line(line: str, input_name: str):
+    """The raw value of one JSON line ({"text": ...}, {"source": ...} or {"image": base64}),
+    checked, or BadInput saying what is wrong."""
+    try:
+        record = json.loads(line.strip())
+    except json.JSONDecodeError as error:
+        raise BadInput(f"not JSON: {error.msg} (column {error.colno})") from None
+    if not isinstance(record, dict) or input_name not in record:
+        raise BadInput(f"expected an object with {input_name!r}")
+    return check(input_name, repr(input_name), record[input_name])
+
+
+def answer(outputs: dict) -> dict:
+    """One input's answer from its row of a raw-input signature's outputs (NumPy values):
+    {"translation"}, or {"label", "label_id", "probabilities"}."""
+    if "translation" in outputs:
+        return {"translation": _text(outputs["translation"])}
+    return {"label": _text(outputs["label_name"]), "label_id": int(outputs["label"]),
+            "probabilities": [round(float(p), 6) for p in outputs["probabilities"]]}
+
+
+def _text(value) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
