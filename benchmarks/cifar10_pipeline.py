@@ -10,6 +10,7 @@ top-3 accuracy (TFMA), training images per second, serving images per second, wa
 component and peak memory, beside the targets and published anchors with the ratio.
 Writes the same as JSON to <output>/cifar10_benchmark.json.
 """
+
 import argparse
 import glob
 import os
@@ -51,8 +52,11 @@ def serving_speed(model_dir: str, data_dir: str) -> dict:
     image, and images per second in batches of 64."""
     import tensorflow as tf
 
-    paths = sorted(p for p in glob.glob(os.path.join(data_dir, "train", "*", "*"))
-                   if p.endswith((".jpg", ".png")))[::97][:512]
+    paths = sorted(
+        p
+        for p in glob.glob(os.path.join(data_dir, "train", "*", "*"))
+        if p.endswith((".jpg", ".png"))
+    )[::97][:512]
     images = [open(p, "rb").read() for p in paths]
     classify = tf.saved_model.load(model_dir).signatures["classify_image"]
     classify(image=tf.constant(images[:1]))  # warm up
@@ -64,14 +68,18 @@ def serving_speed(model_dir: str, data_dir: str) -> dict:
     classify(image=tf.constant(images[:64]))
     started = time.perf_counter()
     for i in range(0, len(images), 64):
-        classify(image=tf.constant(images[i:i + 64]))
-    return {"latency_ms_batch_1": round(1000 * statistics.median(single), 2),
-            "serving_images_per_second_batch_64": round(
-                len(images) / (time.perf_counter() - started), 1)}
+        classify(image=tf.constant(images[i : i + 64]))
+    return {
+        "latency_ms_batch_1": round(1000 * statistics.median(single), 2),
+        "serving_images_per_second_batch_64": round(
+            len(images) / (time.perf_counter() - started), 1
+        ),
+    }
 
 
 def efficiency_of(history: dict) -> dict:
-    """The Trainer's FLOP/s against the machine's peak ({} without history or benchmarks/hardware.py's result)."""
+    """The Trainer's FLOP/s against the machine's peak ({} without history or without
+    benchmarks/hardware.py's result for this CPU)."""
     import numpy as np
 
     from trainer_module.vit.config import VitConfig
@@ -80,8 +88,11 @@ def efficiency_of(history: dict) -> dict:
     if not history or not os.path.exists(report.hardware_result()):
         return {}
     config = VitConfig.from_dict(history["config"])
-    images = np.random.default_rng(0).normal(
-        size=(config.batch_size, config.image_size, config.image_size, 3)).astype("float32")
+    images = (
+        np.random.default_rng(0)
+        .normal(size=(config.batch_size, config.image_size, config.image_size, 3))
+        .astype("float32")
+    )
     return report.training_efficiency(VitClassifier, config, history, images)
 
 
@@ -89,8 +100,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA, help="the tarball or an image folder")
     from pipeline.tasks import get_task
-    report.add_pipeline_arguments(parser, "cifar10_pipeline", get_task("cifar10").default_epochs,
-                                  "cct")
+
+    report.add_pipeline_arguments(
+        parser, "cifar10_pipeline", get_task("cifar10").default_epochs, "cct"
+    )
     args = parser.parse_args()
 
     overrides = report.overrides(args)
@@ -114,30 +127,49 @@ def main() -> int:
         measured.update(serving_speed(summary["pushed_model"], data_dir))
     efficiency = efficiency_of(history)
     measured.update(efficiency)
-    print(f"\nCIFAR-10 pipeline benchmark ({report.machine()}): preset {args.preset} "
-          f"{overrides or ''}, {measured['parameters']} parameters, {train_steps} steps of "
-          f"{config.batch_size} ({args.epochs} epochs of {history.get('train_examples')}), "
-          f"{int(metrics.get('example_count') or 0)} validation images\n")
+    print(
+        f"\nCIFAR-10 pipeline benchmark ({report.machine()}): preset {args.preset} "
+        f"{overrides or ''}, {measured['parameters']} parameters, {train_steps} steps of "
+        f"{config.batch_size} ({args.epochs} epochs of {history.get('train_examples')}), "
+        f"{int(metrics.get('example_count') or 0)} validation images\n"
+    )
     report.print_comparison(measured, REFERENCES)
-    print(f"\ntop-3 accuracy {measured['top3_accuracy']}; training "
-          f"{measured['train_images_per_second']} images/s (validation passes included); "
-          f"pipeline wall time {measured['wall_seconds']:.0f} s; peak memory "
-          f"{measured['peak_memory_gb']} GB")
+    print(
+        f"\ntop-3 accuracy {measured['top3_accuracy']}; training "
+        f"{measured['train_images_per_second']} images/s (validation passes included); "
+        f"pipeline wall time {measured['wall_seconds']:.0f} s; peak memory "
+        f"{measured['peak_memory_gb']} GB"
+    )
     if efficiency:
-        print(f"training arithmetic ({efficiency['precision']}): {efficiency['step_gflop']} GFLOP "
-              f"per step, {efficiency['achieved_tflops']} TFLOP/s = "
-              f"{efficiency['fraction_of_peak']:.1%} of this machine's matmul peak "
-              f"({efficiency['peak_tflops']} TFLOP/s, benchmarks/hardware.py)")
+        print(
+            f"training arithmetic ({efficiency['precision']}): {efficiency['step_gflop']} GFLOP "
+            f"per step, {efficiency['achieved_tflops']} TFLOP/s = "
+            f"{efficiency['fraction_of_peak']:.1%} of this machine's matmul peak "
+            f"({efficiency['peak_tflops']} TFLOP/s, benchmarks/hardware.py)"
+        )
     if "latency_ms_batch_1" in measured:
-        print(f"serving (classify_image, raw JPEG bytes): {measured['latency_ms_batch_1']} ms "
-              f"for one image, {measured['serving_images_per_second_batch_64']} images/s in "
-              "batches of 64")
+        print(
+            f"serving (classify_image, raw JPEG bytes): {measured['latency_ms_batch_1']} ms "
+            f"for one image, {measured['serving_images_per_second_batch_64']} images/s in "
+            "batches of 64"
+        )
     report.print_components(summary["components"])
-    report.save("cifar10_pipeline", report.result_name(args, "vit"),
-                {"preset": args.preset, "overrides": overrides, "epochs": args.epochs,
-                 "train_steps": train_steps, "measured": measured, "metrics": metrics,
-                 "components": summary["components"], "history": history.get("history"),
-                 "blessed": summary["blessed"]}, REFERENCES)
+    report.save(
+        "cifar10_pipeline",
+        report.result_name(args, "vit"),
+        {
+            "preset": args.preset,
+            "overrides": overrides,
+            "epochs": args.epochs,
+            "train_steps": train_steps,
+            "measured": measured,
+            "metrics": metrics,
+            "components": summary["components"],
+            "history": history.get("history"),
+            "blessed": summary["blessed"],
+        },
+        REFERENCES,
+    )
     return 0
 
 

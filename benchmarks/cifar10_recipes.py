@@ -20,6 +20,7 @@ schedule has the pipeline's step count: epochs x 45,000 / batch size.
 
 Writes one JSON line per recipe to stdout and `--output`.
 """
+
 import io
 import os
 import sys
@@ -35,16 +36,17 @@ import recipes  # noqa: E402
 from recipes import bucket  # noqa: E402
 
 PIPELINE_TRAIN_IMAGES = 45_000  # what the pipeline's training split holds, about
-CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-           "truck")
+CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
 def load(tarball: str, cache: str):
     """{split: (uint8 images (N, 32, 32, 3), labels (N,))} for train, selection and val."""
     if os.path.exists(cache):
         with np.load(cache) as arrays:
-            return {split: (arrays[f"{split}_x"], arrays[f"{split}_y"])
-                    for split in ("train", "selection", "val")}
+            return {
+                split: (arrays[f"{split}_x"], arrays[f"{split}_y"])
+                for split in ("train", "selection", "val")
+            }
     from PIL import Image
 
     parts = {"train": ([], []), "selection": ([], []), "val": ([], [])}
@@ -54,15 +56,23 @@ def load(tarball: str, cache: str):
                 continue
             name = member.name.lstrip("./")
             label = CLASSES.index(name.split("/")[-2])
-            image = np.asarray(Image.open(io.BytesIO(archive.extractfile(member).read()))
-                               .convert("RGB"))
-            split = ("val" if bucket(name, 42) >= 90 else
-                     "selection" if bucket(name, 7) < 10 else "train")
+            image = np.asarray(
+                Image.open(io.BytesIO(archive.extractfile(member).read())).convert("RGB")
+            )
+            split = (
+                "val"
+                if bucket(name, 42) >= 90
+                else "selection"
+                if bucket(name, 7) < 10
+                else "train"
+            )
             parts[split][0].append(image)
             parts[split][1].append(label)
     data = {split: (np.stack(x), np.asarray(y, np.int32)) for split, (x, y) in parts.items()}
-    np.savez(cache, **{f"{split}_{k}": v for split, (x, y) in data.items()
-                       for k, v in (("x", x), ("y", y))})
+    np.savez(
+        cache,
+        **{f"{split}_{k}": v for split, (x, y) in data.items() for k, v in (("x", x), ("y", y))},
+    )
     return data
 
 
@@ -76,7 +86,7 @@ def batches(images, labels, config, rng):
     while True:
         order = rng.permutation(len(images))
         for start in range(0, len(order) - count + 1, count):
-            index = order[start:start + count]
+            index = order[start : start + count]
             rows = rng.integers(0, 2 * pad + 1, count)[:, None] + grid
             columns = rng.integers(0, 2 * pad + 1, count)[:, None] + grid
             batch = padded[index[:, None, None], rows[:, :, None], columns[:, None, :]]
@@ -85,11 +95,16 @@ def batches(images, labels, config, rng):
                 batch[flip] = batch[flip, :, ::-1]
             onehot = np.eye(len(CLASSES), dtype="float32")[labels[index]]
             if config.mixup_alpha or config.cutmix_alpha:
-                cutmix = (rng.random() < 0.5 if config.mixup_alpha and config.cutmix_alpha
-                          else config.cutmix_alpha > 0)
+                cutmix = (
+                    rng.random() < 0.5
+                    if config.mixup_alpha and config.cutmix_alpha
+                    else config.cutmix_alpha > 0
+                )
                 alpha = (config.cutmix_alpha if cutmix else config.mixup_alpha) or 1.0
-                batch, onehot = (np.asarray(t) for t in mix_batch(
-                    batch, onehot, rng.beta(alpha, alpha), cutmix, rng.random(2)))
+                batch, onehot = (
+                    np.asarray(t)
+                    for t in mix_batch(batch, onehot, rng.beta(alpha, alpha), cutmix, rng.random(2))
+                )
             yield batch, onehot
 
 
@@ -105,40 +120,56 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     keras.utils.set_random_seed(seed)
     mean = data["train"][0].reshape(-1, 3).mean(0) / 255.0
     std = data["train"][0].reshape(-1, 3).std(0) / 255.0
-    normalized = {split: (((x / 255.0 - mean) / std).astype("float32"), y)
-                  for split, (x, y) in data.items()}
+    normalized = {
+        split: (((x / 255.0 - mean) / std).astype("float32"), y) for split, (x, y) in data.items()
+    }
     steps = round(epochs * PIPELINE_TRAIN_IMAGES / config.batch_size)
     model = build_model(config, steps)
     selection_x, selection_y = normalized["selection"]
     started = time.perf_counter()
     history = model.fit(
         batches(*normalized["train"], config, np.random.default_rng(seed)),
-        steps_per_epoch=steps // config.evaluations, epochs=config.evaluations,
+        steps_per_epoch=steps // config.evaluations,
+        epochs=config.evaluations,
         validation_data=(selection_x, np.eye(len(CLASSES), dtype="float32")[selection_y]),
-        verbose=0)
+        verbose=0,
+    )
     seconds = time.perf_counter() - started
 
     def accuracy(split):
         x, y = normalized[split]
-        return round(float((model.predict(x, batch_size=1000, verbose=0).argmax(-1) == y)
-                           .mean()), 4)
+        return round(
+            float((model.predict(x, batch_size=1000, verbose=0).argmax(-1) == y).mean()), 4
+        )
 
-    return {"recipe": name, "overrides": overrides, "epochs": epochs, "steps": steps,
-            "parameters": model.count_params(),
-            "selection_accuracy": accuracy("selection"), "val_accuracy": accuracy("val"),
-            "train_accuracy_by_quarter": [round(a, 4) for a in history.history["accuracy"]],
-            "selection_accuracy_by_quarter": [round(a, 4)
-                                              for a in history.history["val_accuracy"]],
-            "fit_seconds": round(seconds, 1),
-            "images_per_second": round(steps * config.batch_size / seconds),
-            "backend": keras.backend.backend(), "seed": seed}
+    return {
+        "recipe": name,
+        "overrides": overrides,
+        "epochs": epochs,
+        "steps": steps,
+        "parameters": model.count_params(),
+        "selection_accuracy": accuracy("selection"),
+        "val_accuracy": accuracy("val"),
+        "train_accuracy_by_quarter": [round(a, 4) for a in history.history["accuracy"]],
+        "selection_accuracy_by_quarter": [round(a, 4) for a in history.history["val_accuracy"]],
+        "fit_seconds": round(seconds, 1),
+        "images_per_second": round(steps * config.batch_size / seconds),
+        "backend": keras.backend.backend(),
+        "seed": seed,
+    }
 
 
 def main(argv=None) -> None:
-    recipes.main(__doc__, data=os.path.join(REPO, "..", "shared", "data", "cifar10",
-                                            "cifar10_train_jpeg.tar.gz"),
-                 cache="/tmp/cifar10_recipes.npz", epochs=55, recipe="cct", load=load, run=run,
-                 argv=argv)
+    recipes.main(
+        __doc__,
+        data=os.path.join(REPO, "..", "shared", "data", "cifar10", "cifar10_train_jpeg.tar.gz"),
+        cache="/tmp/cifar10_recipes.npz",
+        epochs=55,
+        recipe="cct",
+        load=load,
+        run=run,
+        argv=argv,
+    )
 
 
 if __name__ == "__main__":

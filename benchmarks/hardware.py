@@ -9,6 +9,7 @@ AMX-BF16 / AVX512-BF16, and the dtype policy `--mixed-precision auto` picks here
 benchmarks/results/hardware/<cpu model>-<cores>-cores.json, which the training benchmarks read
 for the peak of the CPU they run on.
 """
+
 import argparse
 import json
 import os
@@ -33,7 +34,7 @@ def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
         multiply(a, b).numpy()
         runs += 1
     elapsed = time.perf_counter() - started
-    return 2 * size ** 3 * runs / elapsed / 1e12
+    return 2 * size**3 * runs / elapsed / 1e12
 
 
 def training_flops(model, inputs, labels) -> float:
@@ -73,8 +74,12 @@ def main() -> int:
 
     from trainer_module.training import precision
 
-    tflops = {dtype: {str(size): round(matmul_tflops(size, dtype, args.seconds), 3)
-                      for size in args.sizes} for dtype in ("float32", "bfloat16")}
+    tflops = {
+        dtype: {
+            str(size): round(matmul_tflops(size, dtype, args.seconds), 3) for size in args.sizes
+        }
+        for dtype in ("float32", "bfloat16")
+    }
     print(f"matmul peak ({report.machine()}), TensorFlow oneDNN kernels\n")
     print(f"{'size':>6} {'float32 TFLOP/s':>16} {'bfloat16 TFLOP/s':>17} {'ratio':>7}")
     for size in args.sizes:
@@ -82,10 +87,15 @@ def main() -> int:
         print(f"{size:>6} {f32:>16.3f} {bf16:>17.3f} {bf16 / f32:>7.2f}")
     flags = precision.cpu_bfloat16_flags()
     policy = precision.precision_policy("auto", gpus=0)
-    print(f"\nCPU bfloat16 instructions: {', '.join(flags) or 'none'}; "
-          f"--mixed-precision auto picks {policy} here")
-    report.save("hardware", report.hardware_name(),
-                {"tflops": tflops, "cpu_bfloat16_flags": flags, "auto_policy": policy})
+    print(
+        f"\nCPU bfloat16 instructions: {', '.join(flags) or 'none'}; "
+        f"--mixed-precision auto picks {policy} here"
+    )
+    report.save(
+        "hardware",
+        report.hardware_name(),
+        {"tflops": tflops, "cpu_bfloat16_flags": flags, "auto_policy": policy},
+    )
     return 0
 
 

@@ -25,6 +25,7 @@ by their naive-Bayes log-count ratios (Wang and Manning, 2012, "NBSVM"; a logist
 
 Writes one JSON line per recipe to stdout and `--output`.
 """
+
 import collections
 import os
 import pickle
@@ -61,17 +62,24 @@ def load(tarball: str, cache: str):
     with tarfile.open(tarball) as archive:
         for member in archive:
             name = member.name
-            if not (member.isfile() and name.endswith(".txt")
-                    and ("/pos/" in name or "/neg/" in name)):
+            if not (
+                member.isfile() and name.endswith(".txt") and ("/pos/" in name or "/neg/" in name)
+            ):
                 continue
-            review_id = name[name.index("train/"):-len(".txt")]
-            split = ("val" if bucket(review_id, 42) >= 80 else
-                     "selection" if bucket(review_id, 7) < 10 else "train")
+            review_id = name[name.index("train/") : -len(".txt")]
+            split = (
+                "val"
+                if bucket(review_id, 42) >= 80
+                else "selection"
+                if bucket(review_id, 7) < 10
+                else "train"
+            )
             text = archive.extractfile(member).read().decode("utf-8")
             parts[split][0].append(tokenize(text))
             parts[split][1].append(int("/pos/" in name))
-    data = {split: (tokens, np.asarray(labels, np.int32))
-            for split, (tokens, labels) in parts.items()}
+    data = {
+        split: (tokens, np.asarray(labels, np.int32)) for split, (tokens, labels) in parts.items()
+    }
     with open(cache, "wb") as f:
         pickle.dump(data, f)
     return data
@@ -96,27 +104,38 @@ def encode(data: dict, config):
             if config.ngram_buckets:
                 distinct = dict.fromkeys(
                     zlib.crc32(g.encode()) % config.ngram_buckets + 1
-                    for g in tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])])
-                kept = list(distinct)[:config.max_ngrams]
-                grams[row, :len(kept)] = kept
+                    for g in tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]
+                )
+                kept = list(distinct)[: config.max_ngrams]
+                grams[row, : len(kept)] = kept
             if len(tokens) > config.max_length:
                 tokens = tokens[:head] + (tokens[-tail:] if tail else [])
-            ids[row, :len(tokens)] = [vocabulary.get(t, oov) for t in tokens]
-        encoded[split] = ({"token_ids": ids, "ngram_ids": grams} if config.ngram_buckets
-                          else ids, labels)
+            ids[row, : len(tokens)] = [vocabulary.get(t, oov) for t in tokens]
+        encoded[split] = (
+            {"token_ids": ids, "ngram_ids": grams} if config.ngram_buckets else ids,
+            labels,
+        )
     class_counts = None
     if config.ngram_buckets:
         inputs, labels = encoded["train"]
-        class_counts = np.stack([np.bincount(inputs["ngram_ids"][labels == label].ravel(),
-                                             minlength=config.ngram_buckets + 1)
-                                 for label in (0, 1)])
+        class_counts = np.stack(
+            [
+                np.bincount(
+                    inputs["ngram_ids"][labels == label].ravel(), minlength=config.ngram_buckets + 1
+                )
+                for label in (0, 1)
+            ]
+        )
         class_counts[:, 0] = 0
     return encoded, len(vocabulary), class_counts
 
 
 def rows(inputs, index):
-    return ({key: value[index] for key, value in inputs.items()} if isinstance(inputs, dict)
-            else inputs[index])
+    return (
+        {key: value[index] for key, value in inputs.items()}
+        if isinstance(inputs, dict)
+        else inputs[index]
+    )
 
 
 def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dict:
@@ -140,28 +159,40 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
         while True:
             order = rng.permutation(len(y))
             for start in range(0, len(order) - config.batch_size + 1, config.batch_size):
-                index = order[start:start + config.batch_size]
+                index = order[start : start + config.batch_size]
                 yield rows(x, index), np.eye(2, dtype="float32")[y[index]]
 
     selection_x, selection_y = encoded["selection"]
     started = time.perf_counter()
-    history = model.fit(batches(), steps_per_epoch=steps // config.evaluations,
-                        epochs=config.evaluations, verbose=0,
-                        validation_data=(selection_x, np.eye(2, dtype="float32")[selection_y]))
+    history = model.fit(
+        batches(),
+        steps_per_epoch=steps // config.evaluations,
+        epochs=config.evaluations,
+        verbose=0,
+        validation_data=(selection_x, np.eye(2, dtype="float32")[selection_y]),
+    )
     seconds = time.perf_counter() - started
 
     def accuracy(split):
         inputs, labels = encoded[split]
-        return round(float((model.predict(inputs, batch_size=500, verbose=0).argmax(-1)
-                            == labels).mean()), 4)
+        return round(
+            float((model.predict(inputs, batch_size=500, verbose=0).argmax(-1) == labels).mean()), 4
+        )
 
-    return {"recipe": name, "overrides": overrides, "epochs": epochs, "steps": steps,
-            "parameters": model.count_params(),
-            "selection_accuracy": accuracy("selection"), "val_accuracy": accuracy("val"),
-            "selection_accuracy_by_quarter": [round(a, 4)
-                                              for a in history.history["val_accuracy"]],
-            "selection_loss_by_quarter": [round(a, 4) for a in history.history["val_loss"]],
-            "fit_seconds": round(seconds, 1), "backend": keras.backend.backend(), "seed": seed}
+    return {
+        "recipe": name,
+        "overrides": overrides,
+        "epochs": epochs,
+        "steps": steps,
+        "parameters": model.count_params(),
+        "selection_accuracy": accuracy("selection"),
+        "val_accuracy": accuracy("val"),
+        "selection_accuracy_by_quarter": [round(a, 4) for a in history.history["val_accuracy"]],
+        "selection_loss_by_quarter": [round(a, 4) for a in history.history["val_loss"]],
+        "fit_seconds": round(seconds, 1),
+        "backend": keras.backend.backend(),
+        "seed": seed,
+    }
 
 
 def ngram_anchor(data: dict, c: float = 1.0) -> dict:
@@ -173,8 +204,9 @@ def ngram_anchor(data: dict, c: float = 1.0) -> dict:
     from sklearn.linear_model import LogisticRegression
 
     started = time.perf_counter()
-    vectorizer = CountVectorizer(analyzer=lambda t: t + [f"{a} {b}" for a, b in zip(t, t[1:])],
-                                 binary=True, min_df=2)
+    vectorizer = CountVectorizer(
+        analyzer=lambda t: t + [f"{a} {b}" for a, b in zip(t, t[1:])], binary=True, min_df=2
+    )
     features = vectorizer.fit_transform(data["train"][0])
     labels = data["train"][1]
     positive = 1 + np.asarray(features[labels == 1].sum(0)).ravel()
@@ -187,16 +219,28 @@ def ngram_anchor(data: dict, c: float = 1.0) -> dict:
         tokens, split_labels = data[split]
         return round(float(model.score(vectorizer.transform(tokens) @ ratios, split_labels)), 4)
 
-    return {"recipe": "ngram_anchor", "features": features.shape[1], "C": c,
-            "selection_accuracy": accuracy("selection"), "val_accuracy": accuracy("val"),
-            "fit_seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "recipe": "ngram_anchor",
+        "features": features.shape[1],
+        "C": c,
+        "selection_accuracy": accuracy("selection"),
+        "val_accuracy": accuracy("val"),
+        "fit_seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def main(argv=None) -> None:
-    recipes.main(__doc__, data=os.path.join(REPO, "..", "shared", "data", "imdb",
-                                            "aclImdb_train.tar.gz"),
-                 cache="/tmp/imdb_recipes.pickle", epochs=2, recipe="small", load=load, run=run,
-                 anchor=ngram_anchor, argv=argv)
+    recipes.main(
+        __doc__,
+        data=os.path.join(REPO, "..", "shared", "data", "imdb", "aclImdb_train.tar.gz"),
+        cache="/tmp/imdb_recipes.pickle",
+        epochs=2,
+        recipe="small",
+        load=load,
+        run=run,
+        anchor=ngram_anchor,
+        argv=argv,
+    )
 
 
 if __name__ == "__main__":

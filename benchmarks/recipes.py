@@ -1,5 +1,6 @@
 """What the recipe benchmarks share (cifar10_recipes.py, imdb_recipes.py): the pipeline's seeded
 hash split, recipe strings and the command line."""
+
 import argparse
 import hashlib
 import json
@@ -16,13 +17,26 @@ def parse_recipe(text: str):
     overrides = {}
     for field in filter(None, fields.split(",")):
         key, value = field.split("=", 1)
-        overrides[key] = int(value) if value.isdigit() else (
-            value if value.replace("_", "").isalpha() else float(value))
+        overrides[key] = (
+            int(value)
+            if value.isdigit()
+            else (value if value.replace("_", "").isalpha() else float(value))
+        )
     return name, overrides
 
 
-def main(doc: str, *, data: str, cache: str, epochs: float, recipe: str, load, run,
-         anchor=None, argv=None) -> None:
+def main(
+    doc: str,
+    *,
+    data: str,
+    cache: str,
+    epochs: float,
+    recipe: str,
+    load,
+    run,
+    anchor=None,
+    argv=None,
+) -> None:
     """Parses the command line, loads (and caches) the data, trains each --recipe with
     run(name, overrides, data, epochs, seed) and writes one JSON line per result; `anchor`
     (data -> result), when given, is the --anchor option's non-neural reference."""
@@ -31,8 +45,12 @@ def main(doc: str, *, data: str, cache: str, epochs: float, recipe: str, load, r
     parser.add_argument("--cache", default=cache, help="the decoded data, written on first use")
     parser.add_argument("--epochs", type=float, default=epochs)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--recipe", action="append", default=[],
-                        help=f"NAME[:FIELD=VALUE,...], repeatable (default: {recipe})")
+    parser.add_argument(
+        "--recipe",
+        action="append",
+        default=[],
+        help=f"NAME[:FIELD=VALUE,...], repeatable (default: {recipe})",
+    )
     if anchor:
         parser.add_argument("--anchor", action="store_true", help=anchor.__doc__.split("\n")[0])
     parser.add_argument("--prepare-only", action="store_true", help="decode and cache, then stop")

@@ -6,6 +6,7 @@ benchmark, a name for the configuration measured, the date, the machine (CPU mod
 memory, Python), the command, the commit, and the figures. docs/benchmarks.md is generated from
 these files (scripts/docs_hooks.py); no figure is copied into the documentation by hand.
 """
+
 import datetime
 import glob
 import json
@@ -37,11 +38,16 @@ def cpu_model() -> str:
 def machine_info() -> dict:
     """The machine a figure was measured on."""
     try:
-        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024 ** 3)
+        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3)
     except (ValueError, OSError):
         memory_gb = None
-    return {"cpu": cpu_model(), "architecture": platform.machine(), "cores": os.cpu_count(),
-            "memory_gb": memory_gb, "python": platform.python_version()}
+    return {
+        "cpu": cpu_model(),
+        "architecture": platform.machine(),
+        "cores": os.cpu_count(),
+        "memory_gb": memory_gb,
+        "python": platform.python_version(),
+    }
 
 
 def hardware_result() -> str:
@@ -62,15 +68,19 @@ def hardware_name() -> str:
 
 def machine() -> str:
     info = machine_info()
-    return (f"{info['cpu']}, {info['architecture']}, {info['cores']} cores, "
-            f"Python {info['python']}")
+    return f"{info['cpu']}, {info['architecture']}, {info['cores']} cores, Python {info['python']}"
 
 
 def commit() -> str:
-    """The commit the benchmark ran from, `+` when the tree had uncommitted changes."""
+    """The commit the benchmark ran from, `+` when the tree had uncommitted changes (or
+    BENCHMARK_COMMIT, for a copy of the tree without its git folder)."""
+    if os.environ.get("BENCHMARK_COMMIT"):
+        return os.environ["BENCHMARK_COMMIT"]
+
     def git(*args):
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
-                              check=False).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=REPO, capture_output=True, text=True, check=False
+        ).stdout.strip()
 
     head = git("rev-parse", "--short=12", "HEAD")
     return (head + "+") if head and git("status", "--porcelain", "--untracked-files=no") else head
@@ -83,6 +93,7 @@ class MemorySampler:
 
     def __init__(self, interval: float = 0.5):
         import threading
+
         self.interval, self.samples = interval, []  # (time, GB of the tree, GB of this process)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -97,6 +108,7 @@ class MemorySampler:
 
     def _run(self):
         import psutil
+
         me = psutil.Process()
         while not self._stop.is_set():
             total = own = me.memory_info().rss
@@ -105,13 +117,15 @@ class MemorySampler:
                     total += child.memory_info().rss
                 except psutil.Error:  # exited between listing and reading
                     pass
-            self.samples.append((time.time(), total / 1024 ** 3, own / 1024 ** 3))
+            self.samples.append((time.time(), total / 1024**3, own / 1024**3))
             self._stop.wait(self.interval)
 
     def peak_between(self, start: float, end: float) -> dict:
         window = [s for s in self.samples if start <= s[0] <= end] or [(0.0, 0.0, 0.0)]
-        return {"tree_gb": round(max(s[1] for s in window), 2),
-                "launcher_gb": round(max(s[2] for s in window), 2)}
+        return {
+            "tree_gb": round(max(s[1] for s in window), 2),
+            "launcher_gb": round(max(s[2] for s in window), 2),
+        }
 
     def peak(self) -> dict:
         return self.peak_between(0.0, float("inf"))
@@ -121,7 +135,7 @@ def peak_memory_gb() -> float:
     """Peak resident memory of this process and its children, in GB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round((own + children) / 1024 ** 2, 2)  # ru_maxrss is in KiB on Linux
+    return round((own + children) / 1024**2, 2)  # ru_maxrss is in KiB on Linux
 
 
 def print_comparison(measured: dict, references) -> None:
@@ -148,9 +162,15 @@ def save(benchmark: str, name: str, result: dict, references=None) -> str:
     path = os.path.join(RESULTS_DIR, benchmark, f"{name}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     command = " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:])
-    record = {"benchmark": benchmark, "name": name,
-              "date": datetime.date.today().isoformat(), "machine": machine_info(),
-              "command": command, "commit": commit(), **result}
+    record = {
+        "benchmark": benchmark,
+        "name": name,
+        "date": datetime.date.today().isoformat(),
+        "machine": machine_info(),
+        "command": command,
+        "commit": commit(),
+        **result,
+    }
     if references:
         record["references"] = [list(row) for row in references]
     with open(path, "w") as f:
@@ -162,14 +182,17 @@ def save(benchmark: str, name: str, result: dict, references=None) -> str:
 
 def add_pipeline_arguments(parser, benchmark: str, epochs: float, preset: str) -> None:
     """The options every pipeline benchmark takes besides its data."""
-    parser.add_argument("--name", help="the results file's name (default: the model, preset "
-                                       "and overrides)")
-    parser.add_argument("--output", default=os.path.join(RUNS_DIR, benchmark),
-                        help="where the pipeline runs (default: %(default)s)")
+    parser.add_argument(
+        "--name", help="the results file's name (default: the model, preset and overrides)"
+    )
+    parser.add_argument(
+        "--output",
+        default=os.path.join(RUNS_DIR, benchmark),
+        help="where the pipeline runs (default: %(default)s)",
+    )
     parser.add_argument("--epochs", type=float, default=epochs)
     parser.add_argument("--preset", default=preset)
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY=VALUE")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--beam-mode", default="in_memory")
 
 
@@ -192,26 +215,35 @@ def model_config(task: str, args, model=None):
     """The model config the benchmark trains (the family's preset with the overrides)."""
     from pipeline.options import PipelineOptions
 
-    return PipelineOptions(task=task, model=model, preset=args.preset,
-                           overrides=overrides(args)).model_config()
+    return PipelineOptions(
+        task=task, model=model, preset=args.preset, overrides=overrides(args)
+    ).model_config()
 
 
-def run_pipeline(args, task: str, data_dir: str, eval_steps: int,
-                 model=None, extra_overrides=None):
+def run_pipeline(args, task: str, data_dir: str, eval_steps: int, model=None, extra_overrides=None):
     """Runs the task's pipeline in this process under <output>/run-<time>, training
     args.epochs (the Trainer turns them into steps from the examples it counts); returns the run
     summary and the Trainer's history.json ({} when it left none)."""
     from pipeline.options import PipelineOptions
     from pipeline.runner import build_local_pipeline, run_local
 
-    pipeline, paths = build_local_pipeline(PipelineOptions(
-        task=task, model=model, data=data_dir,
-        output=os.path.join(args.output, f"run-{int(time.time())}"),
-        epochs=args.epochs, eval_steps=eval_steps, beam_mode=args.beam_mode,
-        preset=args.preset, overrides={**overrides(args), **(extra_overrides or {})}))
+    pipeline, paths = build_local_pipeline(
+        PipelineOptions(
+            task=task,
+            model=model,
+            data=data_dir,
+            output=os.path.join(args.output, f"run-{int(time.time())}"),
+            epochs=args.epochs,
+            eval_steps=eval_steps,
+            beam_mode=args.beam_mode,
+            preset=args.preset,
+            overrides={**overrides(args), **(extra_overrides or {})},
+        )
+    )
     summary = run_local(pipeline, paths)
-    files = glob.glob(os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*",
-                                   "history.json"))
+    files = glob.glob(
+        os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*", "history.json")
+    )
     if not files:
         return summary, {}
     with open(files[0]) as f:
@@ -226,8 +258,12 @@ def text_encoder_inputs(config, seed: int = 0):
     ids = rng.integers(1, config.vocab_size, size=(config.batch_size, config.max_length))
     if not config.ngram_buckets:
         return ids
-    return {"token_ids": ids, "ngram_ids": rng.integers(
-        1, config.ngram_buckets + 1, size=(config.batch_size, config.max_ngrams))}
+    return {
+        "token_ids": ids,
+        "ngram_ids": rng.integers(
+            1, config.ngram_buckets + 1, size=(config.batch_size, config.max_ngrams)
+        ),
+    }
 
 
 def bert_step_flops(config, num_layers: int, hidden: int, intermediate: int) -> float:
@@ -238,8 +274,9 @@ def bert_step_flops(config, num_layers: int, hidden: int, intermediate: int) -> 
     counts several times this for a KerasHub BERT (it counts gathers and the embedding
     gradient as dense products), so the share of the peak is taken from this count."""
     tokens = config.batch_size * config.sequence_length
-    per_block = 2 * (4 * hidden ** 2 + 2 * hidden * intermediate
-                     + 2 * config.sequence_length * hidden)
+    per_block = 2 * (
+        4 * hidden**2 + 2 * hidden * intermediate + 2 * config.sequence_length * hidden
+    )
     trained = num_layers - config.frozen_layers
     return float(tokens * per_block * (num_layers + 2 * trained))
 
@@ -252,9 +289,13 @@ def efficiency(step_flops: float, history: dict) -> dict:
     dtype = "bfloat16" if "bfloat16" in policy else "float32"
     achieved = step_flops * history["train_steps"] / history["fit_seconds"] / 1e12
     peak = hardware.peak_tflops(dtype)
-    return {"precision": policy, "step_gflop": round(step_flops / 1e9, 2),
-            "achieved_tflops": round(achieved, 4), "peak_tflops": peak,
-            "fraction_of_peak": round(achieved / peak, 3)}
+    return {
+        "precision": policy,
+        "step_gflop": round(step_flops / 1e9, 2),
+        "achieved_tflops": round(achieved, 4),
+        "peak_tflops": peak,
+        "fraction_of_peak": round(achieved / peak, 3),
+    }
 
 
 def training_efficiency(build, config, history: dict, inputs) -> dict:
@@ -272,10 +313,13 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
     keras.mixed_precision.set_global_policy(policy)
     try:
         model = build(config)
-        model.compile(optimizer=keras.optimizers.AdamW(1e-3),
-                      loss=keras.losses.CategoricalCrossentropy(from_logits=True))
+        model.compile(
+            optimizer=keras.optimizers.AdamW(1e-3),
+            loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+        )
         labels = np.eye(config.num_classes, dtype="float32")[
-            np.arange(config.batch_size) % config.num_classes]
+            np.arange(config.batch_size) % config.num_classes
+        ]
         step_flops = hardware.training_flops(model, inputs, labels)
     finally:
         keras.mixed_precision.set_global_policy(previous)

@@ -6,16 +6,16 @@ ExampleValidator -> AnomaliesGate -> Transform) at growing data sizes.
     .venv/bin/python benchmarks/scaling.py --task cifar10 --scales 1 4
         [--source ../shared/data/cifar10/cifar10_train_jpeg.tar.gz]
 
-Replicates the real training data `scale` times under fresh ids (hard links, so the copies
-cost no disk; symbolic links across file systems: IMDB reviews as train/<label>/<id + k * 10^6>_<rating>.txt, CIFAR-10 images as
-train/<class>/<k>_<name>), runs the data components with LocalDagRunner for each size (one
-process per size, so that peak memory is that size's), and prints per component the wall time
-and examples per second, the peak memory of each component and of the run (this process and
-all its Beam workers, sampled), and
-the size of the Beam job each ExampleGen builds, side by side for the sizes, with the ratio to
-the smallest. Targets: examples per second at the largest size at least 0.8 of the smallest's
-for every component, peak memory at most 8 GB. Writes <output>/scaling_<task>.json.
-"""
+Replicates the real training data `scale` times under fresh ids (hard links, so the copies cost
+no disk; symbolic links across file systems: IMDB reviews as train/<label>/<id + k *
+10^6>_<rating>.txt, CIFAR-10 images as train/<class>/<k>_<name>), runs the data components with
+LocalDagRunner for each size (one process per size, so that peak memory is that size's), and
+prints per component the wall time and examples per second, the peak memory of each component
+and of the run (this process and all its Beam workers, sampled), and the size of the Beam job
+each ExampleGen builds, side by side for the sizes, with the ratio to the smallest. Targets:
+examples per second at the largest size at least 0.8 of the smallest's for every component, peak
+memory at most 8 GB. Writes <output>/scaling_<task>.json."""
+
 import argparse
 import json
 import os
@@ -29,10 +29,18 @@ import report  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")
-SOURCES = {"imdb": os.path.join(SHARED, "imdb", "aclImdb_train.tar.gz"),
-           "cifar10": os.path.join(SHARED, "cifar10", "cifar10_train_jpeg.tar.gz")}
-COMPONENTS = ("ExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator", "AnomaliesGate",
-              "Transform")
+SOURCES = {
+    "imdb": os.path.join(SHARED, "imdb", "aclImdb_train.tar.gz"),
+    "cifar10": os.path.join(SHARED, "cifar10", "cifar10_train_jpeg.tar.gz"),
+}
+COMPONENTS = (
+    "ExampleGen",
+    "StatisticsGen",
+    "SchemaGen",
+    "ExampleValidator",
+    "AnomaliesGate",
+    "Transform",
+)
 
 
 def unpack(source: str, into: str) -> str:
@@ -103,29 +111,46 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
     from pipeline.options import PipelineOptions
     from pipeline.runner import run_local
 
-    run = PipelineOptions(task=task, data=data, output=output, beam_mode=beam_mode,
-                          no_cache=True).local_paths().resolve()
+    run = (
+        PipelineOptions(task=task, data=data, output=output, beam_mode=beam_mode, no_cache=True)
+        .local_paths()
+        .resolve()
+    )
     options = run.options
     paths = configs.output_paths(output, options.pipeline_name)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)
     components = list(data_components(run, options.data).values())
     job_bytes = beam_job_bytes(components[0])
     pipeline = Pipeline(
-        pipeline_name=options.pipeline_name, pipeline_root=paths["pipeline_root"],
-        components=components, enable_cache=False,
+        pipeline_name=options.pipeline_name,
+        pipeline_root=paths["pipeline_root"],
+        components=components,
+        enable_cache=False,
         metadata_connection_config=metadata.sqlite_metadata_connection_config(
-            paths["metadata_path"]),
-        beam_pipeline_args=configs.BEAM_MODES[beam_mode])
+            paths["metadata_path"]
+        ),
+        beam_pipeline_args=configs.BEAM_MODES[beam_mode],
+    )
     started = time.time()
     with report.MemorySampler() as memory:
         summary = run_local(pipeline, paths)
-    seconds = {("ExampleGen" if name.endswith("ExampleGen") else name): info["seconds"]
-               for name, info in summary["components"].items()}
-    component_memory = {name: memory.peak_between(start, end) for name, (start, end)
-                        in component_windows(paths["metadata_path"], options.pipeline_name).items()}
-    return {"seconds": seconds, "wall_seconds": round(time.time() - started, 1),
-            "peak_memory_gb": memory.peak()["tree_gb"], "memory": component_memory,
-            "example_gen_job_bytes": job_bytes}
+    seconds = {
+        ("ExampleGen" if name.endswith("ExampleGen") else name): info["seconds"]
+        for name, info in summary["components"].items()
+    }
+    component_memory = {
+        name: memory.peak_between(start, end)
+        for name, (start, end) in component_windows(
+            paths["metadata_path"], options.pipeline_name
+        ).items()
+    }
+    return {
+        "seconds": seconds,
+        "wall_seconds": round(time.time() - started, 1),
+        "peak_memory_gb": memory.peak()["tree_gb"],
+        "memory": component_memory,
+        "example_gen_job_bytes": job_bytes,
+    }
 
 
 def component_windows(metadata_path: str, pipeline_name: str) -> dict:
@@ -140,7 +165,9 @@ def component_windows(metadata_path: str, pipeline_name: str) -> dict:
     for execution in store.get_executions_by_context(latest_run(store, pipeline_name).id):
         name = node_id(store, execution.id, pipeline_name)
         windows["ExampleGen" if name.endswith("ExampleGen") else name] = (
-            execution.create_time_since_epoch / 1000, execution.last_update_time_since_epoch / 1000)
+            execution.create_time_since_epoch / 1000,
+            execution.last_update_time_since_epoch / 1000,
+        )
     return windows
 
 
@@ -152,8 +179,9 @@ def beam_job_bytes(example_gen) -> int:
 
     executor = example_gen.executor_spec.executor_class()
     pipeline = beam.Pipeline()
-    executor.GenerateExamplesByBeam(pipeline,
-                                    executor.resolve_layout(as_exec_properties(example_gen)))
+    executor.GenerateExamplesByBeam(
+        pipeline, executor.resolve_layout(as_exec_properties(example_gen))
+    )
     return len(pipeline.to_runner_api().SerializeToString())
 
 
@@ -163,10 +191,14 @@ def main() -> int:
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--source", help="the tarball or extracted tree (default: ../shared)")
     parser.add_argument("--beam-mode", default="multi_processing")
-    parser.add_argument("--output", default=os.path.join(report.RUNS_DIR, "scaling"),
-                        help="where the replicated data and the runs go")
-    parser.add_argument("--one-size", nargs=2, metavar=("DATA", "OUTPUT"),
-                        help=argparse.SUPPRESS)  # the child process for one size
+    parser.add_argument(
+        "--output",
+        default=os.path.join(report.RUNS_DIR, "scaling"),
+        help="where the replicated data and the runs go",
+    )
+    parser.add_argument(
+        "--one-size", nargs=2, metavar=("DATA", "OUTPUT"), help=argparse.SUPPRESS
+    )  # the child process for one size
     args = parser.parse_args()
     if args.one_size:
         print(json.dumps(run_size(args.task, *args.one_size, args.beam_mode)))
@@ -179,20 +211,37 @@ def main() -> int:
         examples = replicate(tree, args.task, scale, data)
         run_dir = os.path.join(args.output, f"run-{args.task}-x{scale}-{int(time.time())}")
         child = subprocess.run(
-            [sys.executable, __file__, "--task", args.task, "--beam-mode", args.beam_mode,
-             "--one-size", data, run_dir], capture_output=True, text=True)
+            [
+                sys.executable,
+                __file__,
+                "--task",
+                args.task,
+                "--beam-mode",
+                args.beam_mode,
+                "--one-size",
+                data,
+                run_dir,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if child.returncode:
             sys.stderr.write(child.stderr[-4000:])
             return child.returncode
         results[scale] = {"examples": examples, **json.loads(child.stdout.splitlines()[-1])}
-        print(f"{args.task} x{scale}: {examples:,} examples, "
-              f"{results[scale]['wall_seconds']:.0f} s", file=sys.stderr)
+        print(
+            f"{args.task} x{scale}: {examples:,} examples, {results[scale]['wall_seconds']:.0f} s",
+            file=sys.stderr,
+        )
 
     base = results[args.scales[0]]
-    print(f"\nData components at growing sizes ({report.machine()}, --beam-mode "
-          f"{args.beam_mode}); ratio: examples/s against x{args.scales[0]}\n")
-    header = f"{'component':18}" + "".join(f"{'x' + str(s) + ' s':>10}{'ex/s':>9}{'ratio':>7}"
-                                          for s in args.scales)
+    print(
+        f"\nData components at growing sizes ({report.machine()}, --beam-mode "
+        f"{args.beam_mode}); ratio: examples/s against x{args.scales[0]}\n"
+    )
+    header = f"{'component':18}" + "".join(
+        f"{'x' + str(s) + ' s':>10}{'ex/s':>9}{'ratio':>7}" for s in args.scales
+    )
     print(header)
     for component in COMPONENTS:
         row = f"{component:18}"
@@ -206,23 +255,39 @@ def main() -> int:
         print(row)
     print("\npeak memory, GB (this process and all its Beam workers; the launcher alone)")
     for component in COMPONENTS:
-        print(f"{component:18}" + "".join(
-            f"{'x' + str(s)}: {m.get('tree_gb', 0):>5.2f} ({m.get('launcher_gb', 0):.2f})    "
-            for s in args.scales for m in [results[s]["memory"].get(component, {})]))
-    for name, key in (("peak memory (GB)", "peak_memory_gb"),
-                      ("ExampleGen job (bytes)", "example_gen_job_bytes"),
-                      ("wall time (s)", "wall_seconds")):
-        print(f"{name:24}" + "".join(f"{'x' + str(s)}: {results[s][key]:<12}"
-                                      for s in args.scales))
+        print(
+            f"{component:18}"
+            + "".join(
+                f"{'x' + str(s)}: {m.get('tree_gb', 0):>5.2f} ({m.get('launcher_gb', 0):.2f})    "
+                for s in args.scales
+                for m in [results[s]["memory"].get(component, {})]
+            )
+        )
+    for name, key in (
+        ("peak memory (GB)", "peak_memory_gb"),
+        ("ExampleGen job (bytes)", "example_gen_job_bytes"),
+        ("wall time (s)", "wall_seconds"),
+    ):
+        print(f"{name:24}" + "".join(f"{'x' + str(s)}: {results[s][key]:<12}" for s in args.scales))
     rates = []
     for component in COMPONENTS:
-        measured = [(scale, results[scale]["examples"] / results[scale]["seconds"][component])
-                    for scale in args.scales
-                    if results[scale]["seconds"].get(component, 0.0) >= 0.5]
-        rates.append({"component": component, "scales": [s for s, _ in measured],
-                      "examples_per_second": [round(r, 1) for _, r in measured]})
-    report.save("scaling", args.task, {"task": args.task, "beam_mode": args.beam_mode,
-                                       "results": results, "rates": rates})
+        measured = [
+            (scale, results[scale]["examples"] / results[scale]["seconds"][component])
+            for scale in args.scales
+            if results[scale]["seconds"].get(component, 0.0) >= 0.5
+        ]
+        rates.append(
+            {
+                "component": component,
+                "scales": [s for s, _ in measured],
+                "examples_per_second": [round(r, 1) for _, r in measured],
+            }
+        )
+    report.save(
+        "scaling",
+        args.task,
+        {"task": args.task, "beam_mode": args.beam_mode, "results": results, "rates": rates},
+    )
     return 0
 
 

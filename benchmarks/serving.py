@@ -14,6 +14,7 @@ embedded data's inputs (a review, a German sentence, a 32x32 PNG), measures:
 each at batch 1 (p50 and p99 of the request latency) and batch 32 (examples per second). Writes
 benchmarks/results/serving/<models>.json.
 """
+
 import argparse
 import base64
 import glob
@@ -60,10 +61,12 @@ def timed(call, warmup: int, seconds: float, at_most: int) -> list:
 
 def summarize(one: list, batch: list, batch_size: int) -> dict:
     ordered = sorted(one)
-    return {"p50_ms": round(1000 * statistics.median(ordered), 2),
-            "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 2),
-            "batch1_calls": len(one),
-            "batch32_examples_per_second": round(batch_size / statistics.median(batch), 1)}
+    return {
+        "p50_ms": round(1000 * statistics.median(ordered), 2),
+        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 2),
+        "batch1_calls": len(one),
+        "batch32_examples_per_second": round(batch_size / statistics.median(batch), 1),
+    }
 
 
 def measure(call_one, call_batch, seconds: float) -> dict:
@@ -79,9 +82,23 @@ def free_port() -> int:
 def serve(output: str, name: str):
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "serve", "--output", output, "--name", name,
-         "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "serve",
+            "--output",
+            output,
+            "--name",
+            name,
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=ROOT,
+    )
     deadline = time.time() + 300
     while True:
         if process.poll() is not None:
@@ -101,12 +118,12 @@ def http_call(connection, column: str, values: list):
     body = json.dumps({"dataframe_split": {"columns": [column], "data": [[v] for v in values]}})
 
     def call():
-        connection.request("POST", "/invocations", body,
-                           {"Content-Type": "application/json"})
+        connection.request("POST", "/invocations", body, {"Content-Type": "application/json"})
         response = connection.getresponse()
         answer = response.read()
         if response.status != 200:
             raise RuntimeError(answer[:500])
+
     return call
 
 
@@ -126,20 +143,23 @@ def benchmark(output: str, name: str, registry, seconds: float) -> dict:
 
     function = tf.saved_model.load(champion["saved_model"]).signatures[signature]
     one, batch = tf.constant(values[:1]), tf.constant(values)
-    result["saved_model"] = measure(lambda: function(**{column: one}),
-                                    lambda: function(**{column: batch}), seconds)
+    result["saved_model"] = measure(
+        lambda: function(**{column: one}), lambda: function(**{column: batch}), seconds
+    )
 
     pyfunc = mlflow.pyfunc.load_model(f"models:/{name}@champion")
     frame_one, frame = pd.DataFrame({column: values[:1]}), pd.DataFrame({column: values})
-    result["pyfunc"] = measure(lambda: pyfunc.predict(frame_one), lambda: pyfunc.predict(frame),
-                               seconds)
+    result["pyfunc"] = measure(
+        lambda: pyfunc.predict(frame_one), lambda: pyfunc.predict(frame), seconds
+    )
 
     wire = [base64.b64encode(v).decode() for v in values] if column == "image" else values
     process, port = serve(output, name)
     try:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        result["http"] = measure(http_call(connection, column, wire[:1]),
-                                 http_call(connection, column, wire), seconds)
+        result["http"] = measure(
+            http_call(connection, column, wire[:1]), http_call(connection, column, wire), seconds
+        )
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=60)
@@ -148,12 +168,22 @@ def benchmark(output: str, name: str, registry, seconds: float) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(ROOT, "outputs"),
-                        help="the run command's output directory (its registry)")
-    parser.add_argument("--names", nargs="+", help=f"registered models (default: those of "
-                                                    f"{', '.join(NAMES)} in the registry)")
-    parser.add_argument("--seconds", type=float, default=20.0,
-                        help="time spent on each measurement (default: %(default)s)")
+    parser.add_argument(
+        "--output",
+        default=os.path.join(ROOT, "outputs"),
+        help="the run command's output directory (its registry)",
+    )
+    parser.add_argument(
+        "--names",
+        nargs="+",
+        help=f"registered models (default: those of {', '.join(NAMES)} in the registry)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=20.0,
+        help="time spent on each measurement (default: %(default)s)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -173,8 +203,10 @@ def main() -> int:
     for name, result in results.items():
         for path in ("saved_model", "pyfunc", "http"):
             r = result[path]
-            print(f"{name:24} {path:12} {r['p50_ms']:>8} {r['p99_ms']:>8} "
-                  f"{r['batch32_examples_per_second']:>15}")
+            print(
+                f"{name:24} {path:12} {r['p50_ms']:>8} {r['p99_ms']:>8} "
+                f"{r['batch32_examples_per_second']:>15}"
+            )
     report.save("serving", "-".join(names), {"results": results})
     return 0
 

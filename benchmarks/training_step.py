@@ -4,11 +4,12 @@
     KERAS_BACKEND=jax python benchmarks/training_step.py --backend jax [--batch-size 256]
 
 For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`,
-translator `base` on 24-token batches, BERT's default preset at all-MiniLM-L6-v2's shape), times Keras `train_on_batch` on random inputs of the
-preset's batch size under the float32 and mixed_bfloat16 policies (median of `--steps` steps
-after two warm-up steps), and prints milliseconds per step, examples per second, the step's
-FLOPs (TensorFlow's profiler) as TFLOP/s and as a fraction of this machine's matmul peak in that
-dtype (benchmarks/hardware.py, run first), and the bfloat16/float32 speed-up. Writes
+translator `base` on 24-token batches, BERT's default preset at all-MiniLM-L6-v2's shape), times
+Keras `train_on_batch` on random inputs of the preset's batch size under the float32 and
+mixed_bfloat16 policies (median of `--steps` steps after two warm-up steps), and prints
+milliseconds per step, examples per second, the step's FLOPs (TensorFlow's profiler) as TFLOP/s
+and as a fraction of this machine's matmul peak in that dtype (benchmarks/hardware.py, run
+first), and the bfloat16/float32 speed-up. Writes
 benchmarks/results/training_step/<machine>.json.
 
 The models are written in keras.ops only, so `--backend jax` times the same models under JAX
@@ -16,6 +17,7 @@ The models are written in keras.ops only, so `--backend jax` times the same mode
 FLOP count, into training_step_jax.json. `--batch-size` replaces the presets' batch size (a
 GPU is idle at CPU-sized batches).
 """
+
 import argparse
 import os
 import statistics
@@ -42,8 +44,13 @@ def text_encoder():
     from trainer_module.text_encoder.model import TextEncoderClassifier
 
     config = batched(PRESETS["small"])
-    return (TextEncoderClassifier, config, report.text_encoder_inputs(config), one_hot(config),
-            keras.losses.CategoricalCrossentropy(from_logits=True))
+    return (
+        TextEncoderClassifier,
+        config,
+        report.text_encoder_inputs(config),
+        one_hot(config),
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    )
 
 
 def vit():
@@ -55,8 +62,13 @@ def vit():
 
     config = batched(PRESETS["cct"])
     images = np.random.default_rng(0).normal(size=(config.batch_size, 32, 32, 3))
-    return (VitClassifier, config, images.astype("float32"), one_hot(config),
-            keras.losses.CategoricalCrossentropy(from_logits=True))
+    return (
+        VitClassifier,
+        config,
+        images.astype("float32"),
+        one_hot(config),
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    )
 
 
 def translator():
@@ -69,17 +81,25 @@ def translator():
     config = batched(PRESETS["base"].replace(source_vocab_size=8000, target_vocab_size=6000))
     rng = np.random.default_rng(0)
     shape = (config.batch_size, 24)  # Multi30k's batches are trimmed to about this length
-    inputs = {"source_ids": rng.integers(4, 8000, size=shape),
-              "decoder_input_ids": rng.integers(4, 6000, size=shape)}
-    return Translator, config, inputs, rng.integers(4, 6000, size=shape), \
-        MaskedSequenceCrossEntropy(0.1)
+    inputs = {
+        "source_ids": rng.integers(4, 8000, size=shape),
+        "decoder_input_ids": rng.integers(4, 6000, size=shape),
+    }
+    return (
+        Translator,
+        config,
+        inputs,
+        rng.integers(4, 6000, size=shape),
+        MaskedSequenceCrossEntropy(0.1),
+    )
 
 
 def one_hot(config):
     import numpy as np
 
     return np.eye(config.num_classes, dtype="float32")[
-        np.arange(config.batch_size) % config.num_classes]
+        np.arange(config.batch_size) % config.num_classes
+    ]
 
 
 def bert():
@@ -96,18 +116,26 @@ def bert():
 
     def build(config):
         backbone = keras_hub.models.BertBackbone(
-            vocabulary_size=30522, num_layers=6, num_heads=12, hidden_dim=384,
-            intermediate_dim=1536)
+            vocabulary_size=30522, num_layers=6, num_heads=12, hidden_dim=384, intermediate_dim=1536
+        )
         model = BertClassifier(backbone, config)
         model.train_phase("full")
         return model
 
     inputs = example_inputs(config, config.batch_size)
-    inputs["token_ids"] = np.random.default_rng(0).integers(
-        1000, 30522, size=inputs["token_ids"].shape).astype("int32")
+    inputs["token_ids"] = (
+        np.random.default_rng(0)
+        .integers(1000, 30522, size=inputs["token_ids"].shape)
+        .astype("int32")
+    )
     inputs["padding_mask"][:] = 1  # reviews fill the 128 pieces
-    return build, config, inputs, one_hot(config), keras.losses.CategoricalCrossentropy(
-        from_logits=True)
+    return (
+        build,
+        config,
+        inputs,
+        one_hot(config),
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    )
 
 
 FAMILIES = {"text_encoder": text_encoder, "vit": vit, "translator": translator, "bert": bert}
@@ -140,15 +168,20 @@ def measure(family: str, policy: str, steps: int) -> dict:
     finally:
         keras.mixed_precision.set_global_policy(previous)
     seconds = statistics.median(times)
-    result = {"ms_per_step": round(1000 * seconds, 1),
-              "examples_per_second": round(config.batch_size / seconds, 1)}
+    result = {
+        "ms_per_step": round(1000 * seconds, 1),
+        "examples_per_second": round(config.batch_size / seconds, 1),
+    }
     if flops:
         import hardware
 
         tflops = flops / seconds / 1e12
         peak = hardware.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
-        result.update(step_gflop=round(flops / 1e9, 2), tflops=round(tflops, 4),
-                      fraction_of_peak=round(tflops / peak, 3))
+        result.update(
+            step_gflop=round(flops / 1e9, 2),
+            tflops=round(tflops, 4),
+            fraction_of_peak=round(tflops / peak, 3),
+        )
     return result
 
 
@@ -174,8 +207,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
-    parser.add_argument("--backend", choices=("tensorflow", "jax"), default="tensorflow",
-                        help="the Keras backend (before Keras is imported)")
+    parser.add_argument(
+        "--backend",
+        choices=("tensorflow", "jax"),
+        default="tensorflow",
+        help="the Keras backend (before Keras is imported)",
+    )
     parser.add_argument("--batch-size", type=int, help="instead of each preset's batch size")
     args = parser.parse_args()
     os.environ["KERAS_BACKEND"] = args.backend
@@ -186,20 +223,30 @@ def main() -> int:
 
     results = {f: {p: measure(f, p, args.steps) for p in POLICIES} for f in args.families}
     print(f"\ntraining step, float32 against mixed_bfloat16 ({device()})\n")
-    print(f"{'family':14} {'policy':16} {'ms/step':>8} {'examples/s':>11} {'GFLOP':>7} "
-          f"{'TFLOP/s':>8} {'of peak':>8}")
+    print(
+        f"{'family':14} {'policy':16} {'ms/step':>8} {'examples/s':>11} {'GFLOP':>7} "
+        f"{'TFLOP/s':>8} {'of peak':>8}"
+    )
     for family, by_policy in results.items():
         for policy, r in by_policy.items():
-            counted = (f"{r['step_gflop']:>7} {r['tflops']:>8.3f} {r['fraction_of_peak']:>8.1%}"
-                       if "tflops" in r else f"{'-':>7} {'-':>8} {'-':>8}")
-            print(f"{family:14} {policy:16} {r['ms_per_step']:>8} {r['examples_per_second']:>11} "
-                  f"{counted}")
+            counted = (
+                f"{r['step_gflop']:>7} {r['tflops']:>8.3f} {r['fraction_of_peak']:>8.1%}"
+                if "tflops" in r
+                else f"{'-':>7} {'-':>8} {'-':>8}"
+            )
+            print(
+                f"{family:14} {policy:16} {r['ms_per_step']:>8} {r['examples_per_second']:>11} "
+                f"{counted}"
+            )
         speedup = by_policy["float32"]["ms_per_step"] / by_policy["mixed_bfloat16"]["ms_per_step"]
         print(f"{'':14} bfloat16 speed-up {speedup:.2f}x")
         by_policy["bfloat16_speedup"] = round(speedup, 2)
     name = report.hardware_name() if args.backend == "tensorflow" else args.backend
-    report.save("training_step", name + (f"-batch-{args.batch_size}" if args.batch_size else ""),
-                {"results": results, "device": device(), "batch_size": args.batch_size})
+    report.save(
+        "training_step",
+        name + (f"-batch-{args.batch_size}" if args.batch_size else ""),
+        {"results": results, "device": device(), "batch_size": args.batch_size},
+    )
     return 0
 
 

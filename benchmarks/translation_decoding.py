@@ -6,11 +6,11 @@ decoding steps.
 
 A randomly initialised model of the preset's shape (weights do not change the cost of a step)
 decodes source sentences of 14 tokens, greedy and with beam search, inside a tf.function as in
-the SavedModel (length penalty 0, as KerasHub's). Random weights rarely emit [END], so every sentence runs the full
-`max_decode_length` steps: the worst case, where the search's early stop does not help (the
-pipeline benchmark measures the trained model). Prints the median time per batch and the ratio
-to the baseline, and checks that both return the same translations.
-"""
+the SavedModel (length penalty 0, as KerasHub's). Random weights rarely emit [END], so every
+sentence runs the full `max_decode_length` steps: the worst case, where the search's early stop
+does not help (the pipeline benchmark measures the trained model). Prints the median time per
+batch and the ratio to the baseline, and checks that both return the same translations."""
+
 import argparse
 import os
 import statistics
@@ -31,11 +31,14 @@ def keras_hub_generate(model, max_decode_length: int, beam_width: int):
     from trainer_module.translator.config import END_ID, PAD_ID, START_ID
     from trainer_module.translator.decoding import NEVER
 
-    sampler = (keras_hub.samplers.GreedySampler() if beam_width == 1
-               else keras_hub.samplers.BeamSampler(num_beams=beam_width))
+    sampler = (
+        keras_hub.samplers.GreedySampler()
+        if beam_width == 1
+        else keras_hub.samplers.BeamSampler(num_beams=beam_width)
+    )
 
     def next_token_logits(prompt, cache, index):
-        logits, cache = model.decode_step(prompt[:, index - 1:index], index - 1, cache)
+        logits, cache = model.decode_step(prompt[:, index - 1 : index], index - 1, cache)
         logits = tf.cast(logits[:, 0, :], tf.float32)
         vocab = tf.shape(logits)[-1]
         banned = tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab)
@@ -47,14 +50,17 @@ def keras_hub_generate(model, max_decode_length: int, beam_width: int):
     def generate(source_ids):
         memory, source_mask, _ = model.encode(source_ids, training=False)
         batch = tf.shape(source_ids)[0]
-        prompt = tf.concat([tf.fill([batch, 1], START_ID),
-                            tf.zeros([batch, max_decode_length], tf.int32)], axis=1)
-        mask = tf.concat([tf.ones([batch, 1], tf.bool),
-                          tf.zeros([batch, max_decode_length], tf.bool)], axis=1)
+        prompt = tf.concat(
+            [tf.fill([batch, 1], START_ID), tf.zeros([batch, max_decode_length], tf.int32)], axis=1
+        )
+        mask = tf.concat(
+            [tf.ones([batch, 1], tf.bool), tf.zeros([batch, max_decode_length], tf.bool)], axis=1
+        )
         cache = model.start_decoding(memory, source_mask, max_decode_length + 1)
         cache.pop("output_table", None)  # KerasHub repeats every entry per beam: batch-first only
-        return sampler(next_token_logits, prompt, cache=cache, index=1, mask=mask,
-                       stop_token_ids=[END_ID])
+        return sampler(
+            next_token_logits, prompt, cache=cache, index=1, mask=mask, stop_token_ids=[END_ID]
+        )
 
     return generate
 
@@ -73,8 +79,10 @@ def main() -> int:
     from trainer_module.translator.decoding import make_generate
     from trainer_module.translator.model import Translator
 
-    config = FAMILY.config(args.preset, {"source_vocab_size": SOURCE_VOCABULARY,
-                                         "target_vocab_size": TARGET_VOCABULARY})
+    config = FAMILY.config(
+        args.preset,
+        {"source_vocab_size": SOURCE_VOCABULARY, "target_vocab_size": TARGET_VOCABULARY},
+    )
     model = Translator(config)
     ids = np.ones((1, 2), dtype="int32")
     model({"source_ids": ids, "decoder_input_ids": ids})
@@ -82,12 +90,16 @@ def main() -> int:
     rows = []
     for beam_width in (1, 4):
         for batch in args.batch_sizes:
-            source = tf.constant(np.random.default_rng(0).integers(
-                4, SOURCE_VOCABULARY, (batch, SOURCE_LENGTH)), tf.int32)
+            source = tf.constant(
+                np.random.default_rng(0).integers(4, SOURCE_VOCABULARY, (batch, SOURCE_LENGTH)),
+                tf.int32,
+            )
             timings, outputs = {}, {}
             for name, make in (("KerasHub", keras_hub_generate), ("search", make_generate)):
-                generate = tf.function(make(model, config.max_decode_length, beam_width),
-                                       input_signature=[tf.TensorSpec([None, None], tf.int32)])
+                generate = tf.function(
+                    make(model, config.max_decode_length, beam_width),
+                    input_signature=[tf.TensorSpec([None, None], tf.int32)],
+                )
                 outputs[name] = generate(source).numpy()  # trace
                 runs = []
                 for _ in range(args.repeats):
@@ -98,13 +110,19 @@ def main() -> int:
             same = float(np.mean(np.all(outputs["KerasHub"] == outputs["search"], axis=1)))
             rows.append((beam_width, batch, timings["KerasHub"], timings["search"], same))
 
-    print(f"\nTranslator decoding ({report.machine()}), preset {args.preset}, "
-          f"{config.max_decode_length} tokens per sentence, median of {args.repeats}\n")
-    print(f"{'beam':>4} {'batch':>5} {'KerasHub ms':>12} {'search ms':>10} {'speed-up':>9} "
-          f"{'same output':>12}")
+    print(
+        f"\nTranslator decoding ({report.machine()}), preset {args.preset}, "
+        f"{config.max_decode_length} tokens per sentence, median of {args.repeats}\n"
+    )
+    print(
+        f"{'beam':>4} {'batch':>5} {'KerasHub ms':>12} {'search ms':>10} {'speed-up':>9} "
+        f"{'same output':>12}"
+    )
     for beam_width, batch, baseline, search, same in rows:
-        print(f"{beam_width:>4} {batch:>5} {1000 * baseline:>12.1f} {1000 * search:>10.1f} "
-              f"{baseline / search:>9.2f} {same:>12.0%}")
+        print(
+            f"{beam_width:>4} {batch:>5} {1000 * baseline:>12.1f} {1000 * search:>10.1f} "
+            f"{baseline / search:>9.2f} {same:>12.0%}"
+        )
     return 0
 
 

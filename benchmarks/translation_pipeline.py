@@ -15,6 +15,7 @@ process, with TensorFlow's default threads and with one thread per op), wall tim
 per component and peak memory, each beside its target or published anchor with the ratio.
 Writes the same as JSON to <output>/translation_benchmark.json.
 """
+
 import argparse
 import gzip
 import json
@@ -32,21 +33,45 @@ DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "multi30k")
 VAL_PAIRS = 1_014
 
 REFERENCES = [
-    ("BLEU lower-cased tokenized, val", "bleu_lowercase_tokenized", 41.0,
-     "target (higher is better)"),
-    ("BLEU lower-cased tokenized", "bleu_lowercase_tokenized", 38.26,
-     "before: word vocabularies, 2026-11-21"),
-    ("BLEU lower-cased tokenized", "bleu_lowercase_tokenized", 36.5,
-     "anchor: 3+3 layers, d_model 256, 10 GPU epochs, test2016"),
+    (
+        "BLEU lower-cased tokenized, val",
+        "bleu_lowercase_tokenized",
+        41.0,
+        "target (higher is better)",
+    ),
+    (
+        "BLEU lower-cased tokenized",
+        "bleu_lowercase_tokenized",
+        38.26,
+        "before: word vocabularies, 2026-11-21",
+    ),
+    (
+        "BLEU lower-cased tokenized",
+        "bleu_lowercase_tokenized",
+        36.5,
+        "anchor: 3+3 layers, d_model 256, 10 GPU epochs, test2016",
+    ),
     ("training time (min)", "fit_minutes", 45.0, "target (lower is better)"),
     ("peak memory (GB)", "peak_memory_gb", 8.0, "target (lower is better)"),
     ("serving, one sentence (ms)", "latency_ms_batch_1", 50.0, "target (lower is better)"),
-    ("serving, batches of 64 (sentences/s)", "sentences_per_second_batch_64", 30.0,
-     "target (higher is better)"),
-    ("serving, one sentence, 1 thread/op (ms)", "latency_ms_batch_1_one_thread", 50.0,
-     "target (lower is better)"),
-    ("serving, batches of 64, 1 thread/op (/s)", "sentences_per_second_batch_64_one_thread",
-     30.0, "target (higher is better)"),
+    (
+        "serving, batches of 64 (sentences/s)",
+        "sentences_per_second_batch_64",
+        30.0,
+        "target (higher is better)",
+    ),
+    (
+        "serving, one sentence, 1 thread/op (ms)",
+        "latency_ms_batch_1_one_thread",
+        50.0,
+        "target (lower is better)",
+    ),
+    (
+        "serving, batches of 64, 1 thread/op (/s)",
+        "sentences_per_second_batch_64_one_thread",
+        30.0,
+        "target (higher is better)",
+    ),
 ]
 
 
@@ -62,8 +87,16 @@ def serving_speed(model_dir: str, data_dir: str, intra_op_threads: int = 0) -> d
     latency of one sentence, and sentences per second in batches of 64. Measured in a fresh
     process, as a server would load it: TensorFlow fixes its thread pools when it starts
     (`intra_op_threads` 0: its default, one per core)."""
-    command = [sys.executable, os.path.abspath(__file__), "--serving", model_dir, "--data",
-               data_dir, "--intra-op-threads", str(intra_op_threads)]
+    command = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--serving",
+        model_dir,
+        "--data",
+        data_dir,
+        "--intra-op-threads",
+        str(intra_op_threads),
+    ]
     finished = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(finished.stdout.strip().splitlines()[-1])
 
@@ -87,9 +120,11 @@ def _measure_serving(model_dir: str, data_dir: str, intra_op_threads: int) -> di
         single.append(time.perf_counter() - started)
     started = time.perf_counter()
     for i in range(0, len(sentences), 64):
-        translate(source=tf.constant(sentences[i:i + 64]))
-    return {"latency_ms_batch_1": round(1000 * statistics.median(single), 1),
-            "sentences_per_second_batch_64": round(len(sentences) / (time.perf_counter() - started), 1)}
+        translate(source=tf.constant(sentences[i : i + 64]))
+    return {
+        "latency_ms_batch_1": round(1000 * statistics.median(single), 1),
+        "sentences_per_second_batch_64": round(len(sentences) / (time.perf_counter() - started), 1),
+    }
 
 
 def serving_measures(model_dir: str, data_dir: str) -> dict:
@@ -103,8 +138,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA)
     report.add_pipeline_arguments(parser, "translation_pipeline", 10.0, "base")
-    parser.add_argument("--serving", metavar="MODEL_DIR",
-                        help="only measure serving of this SavedModel (prints JSON)")
+    parser.add_argument(
+        "--serving",
+        metavar="MODEL_DIR",
+        help="only measure serving of this SavedModel (prints JSON)",
+    )
     parser.add_argument("--intra-op-threads", type=int, default=0)
     args = parser.parse_args()
     if args.serving:
@@ -130,28 +168,45 @@ def main() -> int:
     }
     if summary["pushed_model"]:
         measured.update(serving_measures(summary["pushed_model"], args.data))
-    print(f"\nTranslation pipeline benchmark, Multi30k de->en ({report.machine()}): preset "
-          f"{args.preset} {overrides or ''}, {train_steps} steps ({args.epochs} epochs), "
-          f"{int(summary['metrics'].get('example_count') or 0)} val pairs, beam width "
-          f"{config.beam_width}\n")
+    print(
+        f"\nTranslation pipeline benchmark, Multi30k de->en ({report.machine()}): preset "
+        f"{args.preset} {overrides or ''}, {train_steps} steps ({args.epochs} epochs), "
+        f"{int(summary['metrics'].get('example_count') or 0)} val pairs, beam width "
+        f"{config.beam_width}\n"
+    )
     report.print_comparison(measured, REFERENCES)
-    print(f"\nBLEU cased (sacreBLEU 13a) {measured['bleu']}; token accuracy (teacher-forced, "
-          f"val) {measured['token_accuracy']}; vocabularies {measured['source_vocab_size']} "
-          f"source, {measured['target_vocab_size']} target (+4 reserved); target words/s in "
-          f"training {measured['target_words_per_second']}; pipeline wall time "
-          f"{measured['wall_seconds']:.0f} s")
+    print(
+        f"\nBLEU cased (sacreBLEU 13a) {measured['bleu']}; token accuracy (teacher-forced, "
+        f"val) {measured['token_accuracy']}; vocabularies {measured['source_vocab_size']} "
+        f"source, {measured['target_vocab_size']} target (+4 reserved); target words/s in "
+        f"training {measured['target_words_per_second']}; pipeline wall time "
+        f"{measured['wall_seconds']:.0f} s"
+    )
     if "latency_ms_batch_1" in measured:
         for threads, suffix in (("default threads", ""), ("one thread per op", "_one_thread")):
-            print(f"serving (translate, raw strings, {threads}): "
-                  f"{measured['latency_ms_batch_1' + suffix]} ms for one sentence, "
-                  f"{measured['sentences_per_second_batch_64' + suffix]} sentences/s in "
-                  f"batches of 64")
+            print(
+                f"serving (translate, raw strings, {threads}): "
+                f"{measured['latency_ms_batch_1' + suffix]} ms for one sentence, "
+                f"{measured['sentences_per_second_batch_64' + suffix]} sentences/s in "
+                f"batches of 64"
+            )
     report.print_components(summary["components"])
-    report.save("translation_pipeline", report.result_name(args, "translator"),
-                {"preset": args.preset, "overrides": overrides, "epochs": args.epochs,
-                 "train_steps": train_steps, "measured": measured, "metrics": summary["metrics"],
-                 "components": summary["components"], "history": history.get("history"),
-                 "blessed": summary["blessed"]}, REFERENCES)
+    report.save(
+        "translation_pipeline",
+        report.result_name(args, "translator"),
+        {
+            "preset": args.preset,
+            "overrides": overrides,
+            "epochs": args.epochs,
+            "train_steps": train_steps,
+            "measured": measured,
+            "metrics": summary["metrics"],
+            "components": summary["components"],
+            "history": history.get("history"),
+            "blessed": summary["blessed"],
+        },
+        REFERENCES,
+    )
     return 0
 
 

@@ -18,6 +18,7 @@ newest one (a rolling window, as TFX's RollingRange: the spans that exist among 
 own layout, read as a span alone would be. The driver fingerprints the newest span, so a new
 span starts a new run; spans are new data, never edited in place.
 """
+
 import abc
 import os
 import re
@@ -53,20 +54,25 @@ def data_input(data_dir) -> Tuple[Any, example_gen_pb2.Input]:
     if not isinstance(data_dir, str) or SPAN not in data_dir:
         if isinstance(data_dir, str) and VERSION in data_dir:
             raise ValueError(f"{data_dir}: a {VERSION} needs a {SPAN} before it")
-        return data_dir, example_gen_pb2.Input(splits=[
-            example_gen_pb2.Input.Split(name=f"depth-{depth}", pattern="/".join(["*"] * depth))
-            for depth in range(1, FINGERPRINT_DEPTH + 1)])
+        return data_dir, example_gen_pb2.Input(
+            splits=[
+                example_gen_pb2.Input.Split(name=f"depth-{depth}", pattern="/".join(["*"] * depth))
+                for depth in range(1, FINGERPRINT_DEPTH + 1)
+            ]
+        )
     parts = data_dir.rstrip("/").split("/")
     first = next(i for i, part in enumerate(parts) if SPAN in part)
     if any(VERSION in part for part in parts[:first]):
         raise ValueError(f"{data_dir}: the {VERSION} must come after the {SPAN}")
     base, spans = "/".join(parts[:first]) or ".", "/".join(parts[first:])
-    return base, example_gen_pb2.Input(splits=[
-        example_gen_pb2.Input.Split(name="span", pattern=f"{spans}/*")])
+    return base, example_gen_pb2.Input(
+        splits=[example_gen_pb2.Input.Split(name="span", pattern=f"{spans}/*")]
+    )
 
 
-def example_gen_arguments(data_dir, eval_percent: int, split_seed: int, spans: int = 1,
-                          **options) -> dict:
+def example_gen_arguments(
+    data_dir, eval_percent: int, split_seed: int, spans: int = 1, **options
+) -> dict:
     """FileBasedExampleGen's arguments for a dataset ExampleGen: the data folder (data_input),
     no split configs yet (the executor puts in its layout's) and the options, with the eval
     share and the window (`spans`, which needs a `{SPAN}`) checked now rather than when the
@@ -75,16 +81,25 @@ def example_gen_arguments(data_dir, eval_percent: int, split_seed: int, spans: i
     input_base, input_config = data_input(data_dir)
     if spans != 1:
         if not isinstance(data_dir, str) or SPAN not in data_dir:
-            raise ValueError(f"spans={spans} needs a data folder pattern with a {SPAN}, such "
-                             f"as data/span-{SPAN}; {data_dir} has none")
+            raise ValueError(
+                f"spans={spans} needs a data folder pattern with a {SPAN}, such "
+                f"as data/span-{SPAN}; {data_dir} has none"
+            )
         if spans < 1:
             raise ValueError(f"spans must be 1 or more, not {spans}")
-        options = {**options, "spans": spans,
-                   "span_pattern": input_config.splits[0].pattern[:-len("/*")]}
-    return {"input_base": input_base, "input_config": input_config,
-            "output_config": example_gen_pb2.Output(),
-            "custom_config": pack_options({"split_seed": split_seed,
-                                           "eval_percent": eval_percent, **options})}
+        options = {
+            **options,
+            "spans": spans,
+            "span_pattern": input_config.splits[0].pattern[: -len("/*")],
+        }
+    return {
+        "input_base": input_base,
+        "input_config": input_config,
+        "output_config": example_gen_pb2.Output(),
+        "custom_config": pack_options(
+            {"split_seed": split_seed, "eval_percent": eval_percent, **options}
+        ),
+    }
 
 
 def span_window(exec_properties: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -98,8 +113,12 @@ def span_window(exec_properties: Dict[str, Any]) -> List[Dict[str, Any]]:
     base = exec_properties[standard_component_specs.INPUT_BASE_KEY].rstrip("/")
     pattern = options["span_pattern"]
     # The pattern's folders, with their span and version numbers.
-    matcher = re.compile(re.escape(pattern).replace(re.escape(SPAN), r"(?P<span>\d+)")
-                         .replace(re.escape(VERSION), r"(?P<version>\d+)") + "$")
+    matcher = re.compile(
+        re.escape(pattern)
+        .replace(re.escape(SPAN), r"(?P<span>\d+)")
+        .replace(re.escape(VERSION), r"(?P<version>\d+)")
+        + "$"
+    )
     found = {}
     for path in fileio.glob(f"{base}/{pattern.replace(SPAN, '*').replace(VERSION, '*')}"):
         relative = os.path.relpath(path, base)
@@ -112,12 +131,17 @@ def span_window(exec_properties: Dict[str, Any]) -> List[Dict[str, Any]]:
     window = [exec_properties]
     for span in sorted(found, reverse=True):
         version, relative = found[span]
-        input_config = example_gen_pb2.Input(splits=[
-            example_gen_pb2.Input.Split(name="span", pattern=f"{relative}/*")])
-        window.append({**exec_properties, "span": span,
-                       "version": version if VERSION in pattern else None,
-                       standard_component_specs.INPUT_CONFIG_KEY:
-                           proto_utils.proto_to_json(input_config)})
+        input_config = example_gen_pb2.Input(
+            splits=[example_gen_pb2.Input.Split(name="span", pattern=f"{relative}/*")]
+        )
+        window.append(
+            {
+                **exec_properties,
+                "span": span,
+                "version": version if VERSION in pattern else None,
+                standard_component_specs.INPUT_CONFIG_KEY: proto_utils.proto_to_json(input_config),
+            }
+        )
     return window
 
 
@@ -149,20 +173,25 @@ def read_options(exec_properties: Dict[str, Any]) -> dict:
 
 
 def read_split_configs(
-        exec_properties: Dict[str, Any]) -> Tuple[example_gen_pb2.Input, example_gen_pb2.Output]:
+    exec_properties: Dict[str, Any],
+) -> Tuple[example_gen_pb2.Input, example_gen_pb2.Output]:
     """The input (split patterns) and output (hash split) configs of the resolved layout."""
     input_config, output_config = example_gen_pb2.Input(), example_gen_pb2.Output()
-    proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
-                              input_config)
-    proto_utils.json_to_proto(exec_properties[standard_component_specs.OUTPUT_CONFIG_KEY],
-                              output_config)
+    proto_utils.json_to_proto(
+        exec_properties[standard_component_specs.INPUT_CONFIG_KEY], input_config
+    )
+    proto_utils.json_to_proto(
+        exec_properties[standard_component_specs.OUTPUT_CONFIG_KEY], output_config
+    )
     return input_config, output_config
 
 
 def as_exec_properties(component) -> Dict[str, Any]:
     """A component's exec properties as its executor receives them (protos as JSON)."""
-    return {key: proto_utils.proto_to_json(value) if hasattr(value, "DESCRIPTOR") else value
-            for key, value in component.exec_properties.items()}
+    return {
+        key: proto_utils.proto_to_json(value) if hasattr(value, "DESCRIPTOR") else value
+        for key, value in component.exec_properties.items()
+    }
 
 
 class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
@@ -182,14 +211,19 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
         """The exec properties with the layout's root, split configs and options."""
         options = read_options(exec_properties)
         layout = self.detect_layout(data_folder(exec_properties), options)
-        return {**exec_properties,
-                standard_component_specs.INPUT_BASE_KEY: layout.root,
-                standard_component_specs.INPUT_CONFIG_KEY:
-                    proto_utils.proto_to_json(layout.input_config),
-                standard_component_specs.OUTPUT_CONFIG_KEY:
-                    proto_utils.proto_to_json(layout.output_config),
-                standard_component_specs.CUSTOM_CONFIG_KEY: proto_utils.proto_to_json(
-                    pack_options({**options, **self.layout_options(layout)}))}
+        return {
+            **exec_properties,
+            standard_component_specs.INPUT_BASE_KEY: layout.root,
+            standard_component_specs.INPUT_CONFIG_KEY: proto_utils.proto_to_json(
+                layout.input_config
+            ),
+            standard_component_specs.OUTPUT_CONFIG_KEY: proto_utils.proto_to_json(
+                layout.output_config
+            ),
+            standard_component_specs.CUSTOM_CONFIG_KEY: proto_utils.proto_to_json(
+                pack_options({**options, **self.layout_options(layout)})
+            ),
+        }
 
     @abc.abstractmethod
     def read_splits(self, pipeline, exec_properties: Dict[str, Any]) -> Dict[str, Any]:
@@ -202,8 +236,9 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
         for examples in output_dict[standard_component_specs.EXAMPLES_KEY]:
             examples.set_string_custom_property(LAYOUT_PROPERTY, ",".join(layouts))
             if len(self._window) > 1 or "spans" in read_options(exec_properties):
-                examples.set_string_custom_property(SPANS_PROPERTY, ",".join(
-                    str(p["span"]) for p in reversed(self._window)))
+                examples.set_string_custom_property(
+                    SPANS_PROPERTY, ",".join(str(p["span"]) for p in reversed(self._window))
+                )
         super().Do(input_dict, output_dict, self._window[0])
 
     def GenerateExamplesByBeam(self, pipeline, exec_properties: Dict[str, Any]) -> Dict[str, Any]:
@@ -215,10 +250,14 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
         names = set(read[0])
         for properties, splits in zip(window, read):
             if set(splits) != names:
-                raise ValueError(f"{data_folder(properties)}: splits {sorted(splits)} differ "
-                                 f"from the newest span's {sorted(names)}")
-        return {name: [splits[name] for splits in read] | f"Window{name}" >> beam.Flatten()
-                for name in sorted(names)}
+                raise ValueError(
+                    f"{data_folder(properties)}: splits {sorted(splits)} differ "
+                    f"from the newest span's {sorted(names)}"
+                )
+        return {
+            name: [splits[name] for splits in read] | f"Window{name}" >> beam.Flatten()
+            for name in sorted(names)
+        }
 
 
 class _ReadSpan(beam.PTransform):

@@ -1,5 +1,6 @@
 """What TFMA wrote for one evaluation: metrics per slice, candidate vs baseline, the thresholds
 in force and the validation result (read by the run summary, the report and the registry)."""
+
 import json
 import math
 import os
@@ -23,7 +24,8 @@ def slice_name(slice_key) -> str:
 
 
 def metric_name(key) -> str:
-    """The metric's name with its sub key (k, class id), e.g. `sparse_top_k_categorical_accuracy`."""
+    """The metric's name with its sub key (k, class id), e.g.
+    `sparse_top_k_categorical_accuracy`."""
     name = key.name
     if key.HasField("sub_key"):
         sub = key.sub_key
@@ -42,8 +44,7 @@ def _number(value) -> Optional[float]:
 
 # Binary metrics with no meaning on a slice of one class, where TFMA still reports a number
 # (AUC 0.0): by the slice's mean label, the values of mean_label that leave them undefined.
-UNDEFINED_ON_ONE_CLASS = {"auc": (0.0, 1.0), "auc_precision_recall": (0.0, 1.0),
-                          "recall": (0.0,)}
+UNDEFINED_ON_ONE_CLASS = {"auc": (0.0, 1.0), "auc_precision_recall": (0.0, 1.0), "recall": (0.0,)}
 
 
 def _drop_undefined(row: Dict[str, Dict[str, float]]) -> None:
@@ -67,8 +68,13 @@ def metrics_by_slice(evaluation_uri: str) -> Dict[str, Dict[str, Dict[str, float
             if number is None:
                 continue
             key = entry.key
-            role = ("change" if key.is_diff else
-                    "candidate" if key.model_name in CANDIDATE_NAMES else "baseline")
+            role = (
+                "change"
+                if key.is_diff
+                else "candidate"
+                if key.model_name in CANDIDATE_NAMES
+                else "baseline"
+            )
             row.setdefault(metric_name(key), {})[role] = number
     for row in table.values():
         _drop_undefined(row)
@@ -78,8 +84,11 @@ def metrics_by_slice(evaluation_uri: str) -> Dict[str, Dict[str, Dict[str, float
 def overall_metrics(evaluation_uri: str) -> dict:
     """The candidate model's metrics on the whole eval split (no slice), by name."""
     overall = metrics_by_slice(evaluation_uri).get(OVERALL, {})
-    return {name: round(values["candidate"], 6) for name, values in sorted(overall.items())
-            if "candidate" in values}
+    return {
+        name: round(values["candidate"], 6)
+        for name, values in sorted(overall.items())
+        if "candidate" in values
+    }
 
 
 def _threshold_text(threshold) -> str:
@@ -93,8 +102,11 @@ def _threshold_text(threshold) -> str:
     if threshold.HasField("change_threshold"):
         change = threshold.change_threshold
         direction = tfma.MetricDirection.Name(change.direction).lower().replace("_", " ")
-        amounts = [f"{kind} {getattr(change, kind).value:g}" for kind in ("absolute", "relative")
-                   if change.HasField(kind)]
+        amounts = [
+            f"{kind} {getattr(change, kind).value:g}"
+            for kind in ("absolute", "relative")
+            if change.HasField(kind)
+        ]
         parts.append(f"change vs baseline ({direction}; {', '.join(amounts)})")
     return "; ".join(parts)
 
@@ -104,8 +116,9 @@ def eval_config(evaluation_uri: str) -> Optional[tfma.EvalConfig]:
     if not fileio.exists(path):  # fileio: a gs:// pipeline root too
         return None
     with fileio.open(path) as f:
-        return json_format.ParseDict(json.load(f)["evalConfig"], tfma.EvalConfig(),
-                                     ignore_unknown_fields=True)
+        return json_format.ParseDict(
+            json.load(f)["evalConfig"], tfma.EvalConfig(), ignore_unknown_fields=True
+        )
 
 
 def thresholds(evaluation_uri: str) -> List[dict]:
@@ -116,11 +129,21 @@ def thresholds(evaluation_uri: str) -> List[dict]:
         for metric in spec.metrics:
             for per_slice in metric.per_slice_thresholds:
                 slices = ", ".join(slice_name_of_spec(s) for s in per_slice.slicing_specs)
-                rows.append({"metric": metric.class_name, "slices": slices,
-                             "threshold": _threshold_text(per_slice.threshold)})
+                rows.append(
+                    {
+                        "metric": metric.class_name,
+                        "slices": slices,
+                        "threshold": _threshold_text(per_slice.threshold),
+                    }
+                )
             if metric.HasField("threshold"):
-                rows.append({"metric": metric.class_name, "slices": "every slice",
-                             "threshold": _threshold_text(metric.threshold)})
+                rows.append(
+                    {
+                        "metric": metric.class_name,
+                        "slices": "every slice",
+                        "threshold": _threshold_text(metric.threshold),
+                    }
+                )
     return rows
 
 
@@ -140,6 +163,8 @@ def blessing_failures(evaluation_uri: str) -> List[str]:
             kind = "change vs baseline" if key.is_diff else "value"
             value = failure.metric_value.double_value.value
             threshold = " ".join(str(failure.metric_threshold).split())
-            lines.append(f"{key.name} {kind} on {slice_name(per_slice.slice_key)}: "
-                         f"{value:.4f} misses {threshold}")
+            lines.append(
+                f"{key.name} {kind} on {slice_name(per_slice.slice_key)}: "
+                f"{value:.4f} misses {threshold}"
+            )
     return lines

@@ -1,4 +1,5 @@
 """The seeded hash split the dataset ExampleGens share when the data has no split of its own."""
+
 import hashlib
 from typing import Dict
 
@@ -11,18 +12,29 @@ from trainer_module import features
 
 # File or folder names that name a split, and the split they become; data under other names
 # is split by seeded hash.
-SPLIT_NAMES = {"train": "train", "val": "eval", "valid": "eval", "validation": "eval",
-               "dev": "eval", "eval": "eval", "test": "test"}
+SPLIT_NAMES = {
+    "train": "train",
+    "val": "eval",
+    "valid": "eval",
+    "validation": "eval",
+    "dev": "eval",
+    "eval": "eval",
+    "test": "test",
+}
 
 
 def hash_split_config(eval_percent: int) -> example_gen_pb2.Output:
     """`train` / `eval` output splits of 100 - eval_percent and eval_percent hash buckets."""
     if not 0 < eval_percent < 100:
         raise ValueError(f"eval_percent must be between 1 and 99, not {eval_percent}")
-    return example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
-        example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=100 - eval_percent),
-        example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=eval_percent),
-    ]))
+    return example_gen_pb2.Output(
+        split_config=example_gen_pb2.SplitConfig(
+            splits=[
+                example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=100 - eval_percent),
+                example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=eval_percent),
+            ]
+        )
+    )
 
 
 def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> int:
@@ -34,9 +46,12 @@ def seeded_bucket(example: tf.train.Example, seed: int, total_buckets: int) -> i
     return int(hashlib.sha256(f"{seed}:".encode() + example_id).hexdigest(), 16) % total_buckets
 
 
-def split_by_seeded_hash(examples: beam.PCollection, input_config: example_gen_pb2.Input,
-                         output_config: example_gen_pb2.Output,
-                         seed: int) -> Dict[str, beam.PCollection]:
+def split_by_seeded_hash(
+    examples: beam.PCollection,
+    input_config: example_gen_pb2.Input,
+    output_config: example_gen_pb2.Output,
+    seed: int,
+) -> Dict[str, beam.PCollection]:
     """Output split name -> the examples whose bucket falls in that split's share."""
     bounds, total = [], 0
     for split in output_config.split_config.splits:

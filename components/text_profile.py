@@ -2,6 +2,7 @@
 and DistributionValidator compares, what the raw strings cannot show: the text's length in
 words (a numeric histogram) and its word tokens (a value distribution over the data: another
 language, topic or encoding moves it). No model reads them."""
+
 import re
 from typing import Dict
 
@@ -17,6 +18,9 @@ def text_profile(text: str, words: str, tokens: str) -> Dict[str, tf.train.Featu
     """{words: the number of words, tokens: the first PROFILE_TOKENS lower-cased tokens}, with
     the feature names trainer_module/features.py gives them."""
     found = WORD_TOKEN.findall(text.lower())[:PROFILE_TOKENS]
-    return {words: tf.train.Feature(int64_list=tf.train.Int64List(value=[len(text.split())])),
-            tokens: tf.train.Feature(bytes_list=tf.train.BytesList(
-                value=[token.encode("utf-8") for token in found]))}
+    return {
+        words: tf.train.Feature(int64_list=tf.train.Int64List(value=[len(text.split())])),
+        tokens: tf.train.Feature(
+            bytes_list=tf.train.BytesList(value=[token.encode("utf-8") for token in found])
+        ),
+    }

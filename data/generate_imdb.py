@@ -10,6 +10,7 @@ Reviews vary in length (one line to several paragraphs joined by `<br /><br />`,
 aclImdb), use punctuation and some non-ASCII text, and carry a 1-10 rating in the file name
 (`ID_RATING.txt`: positive 7-10, negative 1-4).
 """
+
 import argparse
 import pathlib
 import random
@@ -18,41 +19,128 @@ import sys
 SEED = 20261121
 COUNTS = {"train": 160, "test": 60}  # reviews per label folder
 
-TITLES = ["The Lantern Keeper", "Salt and Iron", "Midnight at Café Lumière", "A Quiet Orbit",
-          "The Glass Orchard", "Dockside Blues", "Émile's Last Summer", "North of Nowhere",
-          "The Paper Crown", "Kites over Kraków", "Static Hearts", "The Long Haul",
-          "Señora Valdés", "Fjord Light", "Borrowed Thunder", "The Ninth Mile"]
-PEOPLE = ["the lead actress", "the director", "the young co-star", "the composer",
-          "the screenwriter", "the cinematographer", "the veteran actor", "the supporting cast",
-          "Zoë Marchetti", "Björn Alder", "the editor", "the villain"]
-POSITIVE = ["a wonderful, moving story", "genuinely brilliant", "beautifully shot",
-            "an absolute delight", "one of the best films of the year", "funny and warm",
-            "superb from start to finish", "a gorgeous score", "the performances are excellent",
-            "I loved every minute", "clever, tight and surprising", "a masterpiece of mood",
-            "charming and heartfelt", "it earns every tear", "thrilling", "smart dialogue",
-            "a joy to watch", "wonderfully acted", "I was captivated", "highly recommended"]
-NEGATIVE = ["a dull, lifeless mess", "painfully boring", "badly written",
-            "an utter waste of time", "one of the worst films of the year", "tedious and flat",
-            "awful from start to finish", "a grating score", "the performances are terrible",
-            "I hated every minute", "lazy, predictable and confused", "a disaster of pacing",
-            "clumsy and cynical", "it never earns a single tear", "stupid", "wooden dialogue",
-            "a chore to sit through", "horribly acted", "I was bored stiff", "avoid it"]
-NEUTRAL = ["The plot follows a family over one long winter.", "It runs just under two hours.",
-           "I saw it at a small festival screening.", "The story is set in a harbour town.",
-           "Most of it was filmed on location.", "It is based on a novel I have not read.",
-           "There is a subplot about a missing letter.", "The first act introduces six characters.",
-           "My friend dragged me to it on a Tuesday.", "The trailer gives away very little.",
-           "It is partly in French, with subtitles.", "The film opens with a long tracking shot."]
-POSITIVE_TEMPLATES = ["Honestly, {p}.", "{P} -- {person} is {p2}.", "What a film: {p}!",
-                      "{title} is {p}; {p2}.", "I expected little, but it was {p}.",
-                      "By the end I thought: {p}. {P2}!", "{Person} makes it {p}."]
-NEGATIVE_TEMPLATES = ["Honestly, {p}.", "{P} -- {person} is {p2}.", "What a film: {p}...",
-                      "{title} is {p}; {p2}.", "I expected a lot, but it was {p}.",
-                      "By the end I thought: {p}. {P2}?!", "{Person} makes it {p}."]
-CLOSERS = {1: ["10/10 would watch again ★★★★★", "See it on the biggest screen you can.",
-               "Bravo.", "Worth every cent — and then some."],
-           0: ["1/10, and that is generous.", "Save your money.", "Skip it.",
-               "Two hours I will never get back… ugh."]}
+TITLES = [
+    "The Lantern Keeper",
+    "Salt and Iron",
+    "Midnight at Café Lumière",
+    "A Quiet Orbit",
+    "The Glass Orchard",
+    "Dockside Blues",
+    "Émile's Last Summer",
+    "North of Nowhere",
+    "The Paper Crown",
+    "Kites over Kraków",
+    "Static Hearts",
+    "The Long Haul",
+    "Señora Valdés",
+    "Fjord Light",
+    "Borrowed Thunder",
+    "The Ninth Mile",
+]
+PEOPLE = [
+    "the lead actress",
+    "the director",
+    "the young co-star",
+    "the composer",
+    "the screenwriter",
+    "the cinematographer",
+    "the veteran actor",
+    "the supporting cast",
+    "Zoë Marchetti",
+    "Björn Alder",
+    "the editor",
+    "the villain",
+]
+POSITIVE = [
+    "a wonderful, moving story",
+    "genuinely brilliant",
+    "beautifully shot",
+    "an absolute delight",
+    "one of the best films of the year",
+    "funny and warm",
+    "superb from start to finish",
+    "a gorgeous score",
+    "the performances are excellent",
+    "I loved every minute",
+    "clever, tight and surprising",
+    "a masterpiece of mood",
+    "charming and heartfelt",
+    "it earns every tear",
+    "thrilling",
+    "smart dialogue",
+    "a joy to watch",
+    "wonderfully acted",
+    "I was captivated",
+    "highly recommended",
+]
+NEGATIVE = [
+    "a dull, lifeless mess",
+    "painfully boring",
+    "badly written",
+    "an utter waste of time",
+    "one of the worst films of the year",
+    "tedious and flat",
+    "awful from start to finish",
+    "a grating score",
+    "the performances are terrible",
+    "I hated every minute",
+    "lazy, predictable and confused",
+    "a disaster of pacing",
+    "clumsy and cynical",
+    "it never earns a single tear",
+    "stupid",
+    "wooden dialogue",
+    "a chore to sit through",
+    "horribly acted",
+    "I was bored stiff",
+    "avoid it",
+]
+NEUTRAL = [
+    "The plot follows a family over one long winter.",
+    "It runs just under two hours.",
+    "I saw it at a small festival screening.",
+    "The story is set in a harbour town.",
+    "Most of it was filmed on location.",
+    "It is based on a novel I have not read.",
+    "There is a subplot about a missing letter.",
+    "The first act introduces six characters.",
+    "My friend dragged me to it on a Tuesday.",
+    "The trailer gives away very little.",
+    "It is partly in French, with subtitles.",
+    "The film opens with a long tracking shot.",
+]
+POSITIVE_TEMPLATES = [
+    "Honestly, {p}.",
+    "{P} -- {person} is {p2}.",
+    "What a film: {p}!",
+    "{title} is {p}; {p2}.",
+    "I expected little, but it was {p}.",
+    "By the end I thought: {p}. {P2}!",
+    "{Person} makes it {p}.",
+]
+NEGATIVE_TEMPLATES = [
+    "Honestly, {p}.",
+    "{P} -- {person} is {p2}.",
+    "What a film: {p}...",
+    "{title} is {p}; {p2}.",
+    "I expected a lot, but it was {p}.",
+    "By the end I thought: {p}. {P2}?!",
+    "{Person} makes it {p}.",
+]
+CLOSERS = {
+    1: [
+        "10/10 would watch again ★★★★★",
+        "See it on the biggest screen you can.",
+        "Bravo.",
+        "Worth every cent — and then some.",
+    ],
+    0: [
+        "1/10, and that is generous.",
+        "Save your money.",
+        "Skip it.",
+        "Two hours I will never get back… ugh.",
+    ],
+}
 
 
 def review(rng: random.Random, label: int) -> str:
@@ -66,9 +154,17 @@ def review(rng: random.Random, label: int) -> str:
                 continue
             p, p2 = rng.sample(phrases, 2)
             person = rng.choice(PEOPLE)
-            sentences.append(rng.choice(templates).format(
-                p=p, p2=p2, P=p[0].upper() + p[1:], P2=p2[0].upper() + p2[1:], person=person,
-                Person=person[0].upper() + person[1:], title=rng.choice(TITLES)))
+            sentences.append(
+                rng.choice(templates).format(
+                    p=p,
+                    p2=p2,
+                    P=p[0].upper() + p[1:],
+                    P2=p2[0].upper() + p2[1:],
+                    person=person,
+                    Person=person[0].upper() + person[1:],
+                    title=rng.choice(TITLES),
+                )
+            )
         paragraphs.append(" ".join(sentences))
     if rng.random() < 0.5:
         paragraphs.append(rng.choice(CLOSERS[label]))

@@ -7,6 +7,7 @@ position, with pixel noise, so a model has to learn the shape rather than a colo
     python data/generate_shapes.py            # rewrite data/shapes/
     python data/generate_shapes.py --check    # exit 1 if data/shapes/ differs (pixel-wise)
 """
+
 import argparse
 import pathlib
 import shutil
@@ -28,7 +29,7 @@ def _grid():
 
 def _disc(rng, r, c):
     cy, cx, radius = rng.uniform(11, 21), rng.uniform(11, 21), rng.uniform(6, 10)
-    return (r - cy) ** 2 + (c - cx) ** 2 <= radius ** 2
+    return (r - cy) ** 2 + (c - cx) ** 2 <= radius**2
 
 
 def _ring(rng, r, c):
@@ -60,6 +61,7 @@ def _stripes(axis):
         period, phase = rng.uniform(5, 8), rng.uniform(0, 8)
         coordinate = {"horizontal": r, "vertical": c, "diagonal": r + c}[axis]
         return ((coordinate + phase) % period) < period / 2
+
     return draw
 
 
@@ -77,9 +79,16 @@ def _dots(rng, r, c):
 
 
 CLASSES = {
-    "circle": _disc, "ring": _ring, "square": _square, "triangle": _triangle, "cross": _cross,
-    "horizontal_stripes": _stripes("horizontal"), "vertical_stripes": _stripes("vertical"),
-    "diagonal_stripes": _stripes("diagonal"), "checkerboard": _checkerboard, "dots": _dots,
+    "circle": _disc,
+    "ring": _ring,
+    "square": _square,
+    "triangle": _triangle,
+    "cross": _cross,
+    "horizontal_stripes": _stripes("horizontal"),
+    "vertical_stripes": _stripes("vertical"),
+    "diagonal_stripes": _stripes("diagonal"),
+    "checkerboard": _checkerboard,
+    "dots": _dots,
 }
 
 
@@ -112,8 +121,10 @@ def main() -> int:
     if args.check:
         on_disk = sorted(str(p.relative_to(OUT_DIR)) for p in OUT_DIR.rglob("*.png"))
         differ = sorted(set(on_disk) ^ set(images)) or [
-            path for path, pixels in images.items()
-            if not np.array_equal(np.asarray(Image.open(OUT_DIR / path)), pixels)]
+            path
+            for path, pixels in images.items()
+            if not np.array_equal(np.asarray(Image.open(OUT_DIR / path)), pixels)
+        ]
         if differ:
             print(f"{OUT_DIR} differs from the generator, e.g. {differ[:3]}", file=sys.stderr)
             return 1

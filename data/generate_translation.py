@@ -12,6 +12,7 @@ Bank." / "A young woman in a red shirt is sitting on a bench."). German gender, 
 endings and plural verbs are followed, so the model has to learn more than word-for-word
 substitution.
 """
+
 import argparse
 import pathlib
 import random
@@ -23,33 +24,66 @@ OUT_DIR = pathlib.Path(__file__).resolve().parent / "translation"
 
 # noun: (German nominative with indefinite article by gender, English, gender, plural?)
 SUBJECTS = [
-    ("Mann", "man", "m"), ("Frau", "woman", "f"), ("Kind", "child", "n"),
-    ("Junge", "boy", "m"), ("Mädchen", "girl", "n"), ("Hund", "dog", "m"),
-    ("Arbeiter", "worker", "m"), ("Musikerin", "musician", "f"),
+    ("Mann", "man", "m"),
+    ("Frau", "woman", "f"),
+    ("Kind", "child", "n"),
+    ("Junge", "boy", "m"),
+    ("Mädchen", "girl", "n"),
+    ("Hund", "dog", "m"),
+    ("Arbeiter", "worker", "m"),
+    ("Musikerin", "musician", "f"),
 ]
-PLURAL_SUBJECTS = [("Zwei Männer", "Two men"), ("Drei Kinder", "Three children"),
-                   ("Einige Leute", "Some people"), ("Zwei Frauen", "Two women")]
-ADJECTIVES = [("jung", "young"), ("alt", "old"), ("klein", "little"), ("glücklich", "happy"),
-              ("müde", "tired")]
+PLURAL_SUBJECTS = [
+    ("Zwei Männer", "Two men"),
+    ("Drei Kinder", "Three children"),
+    ("Einige Leute", "Some people"),
+    ("Zwei Frauen", "Two women"),
+]
+ADJECTIVES = [
+    ("jung", "young"),
+    ("alt", "old"),
+    ("klein", "little"),
+    ("glücklich", "happy"),
+    ("müde", "tired"),
+]
 # action: (singular German, plural German, English singular, English plural)
-ACTIONS = [("läuft", "laufen", "is running", "are running"),
-           ("sitzt", "sitzen", "is sitting", "are sitting"),
-           ("steht", "stehen", "is standing", "are standing"),
-           ("spielt", "spielen", "is playing", "are playing"),
-           ("wartet", "warten", "is waiting", "are waiting"),
-           ("lacht", "lachen", "is laughing", "are laughing"),
-           ("tanzt", "tanzen", "is dancing", "are dancing"),
-           ("schläft", "schlafen", "is sleeping", "are sleeping")]
-PLACES = [("auf der Straße", "on the street"), ("im Park", "in the park"),
-          ("am Strand", "on the beach"), ("vor einem Gebäude", "in front of a building"),
-          ("im Wasser", "in the water"), ("auf einer Bank", "on a bench"),
-          ("im Schnee", "in the snow"), ("neben einem Auto", "next to a car"),
-          ("auf einer Bühne", "on a stage"), ("im Gras", "in the grass")]
+ACTIONS = [
+    ("läuft", "laufen", "is running", "are running"),
+    ("sitzt", "sitzen", "is sitting", "are sitting"),
+    ("steht", "stehen", "is standing", "are standing"),
+    ("spielt", "spielen", "is playing", "are playing"),
+    ("wartet", "warten", "is waiting", "are waiting"),
+    ("lacht", "lachen", "is laughing", "are laughing"),
+    ("tanzt", "tanzen", "is dancing", "are dancing"),
+    ("schläft", "schlafen", "is sleeping", "are sleeping"),
+]
+PLACES = [
+    ("auf der Straße", "on the street"),
+    ("im Park", "in the park"),
+    ("am Strand", "on the beach"),
+    ("vor einem Gebäude", "in front of a building"),
+    ("im Wasser", "in the water"),
+    ("auf einer Bank", "on a bench"),
+    ("im Schnee", "in the snow"),
+    ("neben einem Auto", "next to a car"),
+    ("auf einer Bühne", "on a stage"),
+    ("im Gras", "in the grass"),
+]
 # clothing: (German dative with "in einem/einer", English)
-CLOTHES = [("einem {c}en Hemd", "a {c} shirt"), ("einer {c}en Jacke", "a {c} jacket"),
-           ("einem {c}en Kleid", "a {c} dress"), ("einem {c}en Hut", "a {c} hat")]
-COLOURS = [("rot", "red"), ("blau", "blue"), ("grün", "green"), ("schwarz", "black"),
-           ("weiß", "white"), ("gelb", "yellow")]
+CLOTHES = [
+    ("einem {c}en Hemd", "a {c} shirt"),
+    ("einer {c}en Jacke", "a {c} jacket"),
+    ("einem {c}en Kleid", "a {c} dress"),
+    ("einem {c}en Hut", "a {c} hat"),
+]
+COLOURS = [
+    ("rot", "red"),
+    ("blau", "blue"),
+    ("grün", "green"),
+    ("schwarz", "black"),
+    ("weiß", "white"),
+    ("gelb", "yellow"),
+]
 
 ARTICLES = {"m": "ein", "f": "eine", "n": "ein"}
 ADJECTIVE_ENDINGS = {"m": "er", "f": "e", "n": "es"}  # after ein/eine (mixed declension)
@@ -102,7 +136,8 @@ def corpus() -> dict:
 
 
 def files() -> dict:
-    """{file name: content}: `<split>.de` and `<split>.en`, line N of one pairs with line N of the other."""
+    """{file name: content}: `<split>.de` and `<split>.en`, line N of one pairs with line N of
+    the other."""
     out = {}
     for split, pairs in corpus().items():
         out[f"{split}.de"] = "".join(f"{de}\n" for de, _ in pairs)
@@ -116,8 +151,11 @@ def main() -> int:
     args = parser.parse_args()
     expected = files()
     if args.check:
-        stale = [name for name, text in expected.items()
-                 if not (OUT_DIR / name).exists() or (OUT_DIR / name).read_text("utf-8") != text]
+        stale = [
+            name
+            for name, text in expected.items()
+            if not (OUT_DIR / name).exists() or (OUT_DIR / name).read_text("utf-8") != text
+        ]
         if stale:
             print(f"{OUT_DIR} differs from the generator: {stale}", file=sys.stderr)
             return 1

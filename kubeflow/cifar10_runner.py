@@ -5,6 +5,7 @@
 
 Settings come from the environment: see docs/kubeflow.md.
 """
+
 from pipeline.kubeflow_runner import compile_task
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ query a pushed model.
   tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
                             promote NAME VERSION [--alias A] [--force]
   tfx-transformers serve [--output DIR] [--name NAME] [--alias A | --version V] [--port P]
+                         [--max-request-mb M] [--max-rows N] [--timeout S]
 """
+
 import argparse
 import json
 import os
@@ -22,6 +24,7 @@ from typing import List, Optional
 from components.model_registry.version import CHAMPION
 from pipeline import configs
 from pipeline.cloud import ENGINES, CloudConfig
+from trainer_module.serving import contract
 
 
 def parse_parameter(text: str):
@@ -31,126 +34,217 @@ def parse_parameter(text: str):
     return tuple(text.split("=", 1))
 
 
-
-
 def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     """The CLI's parser; `pipeline_options=False` leaves out run's and compile's options, which
     load every task's definition (TensorFlow, TFX) to be declared."""
-    parser = argparse.ArgumentParser(prog="tfx-transformers", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="tfx-transformers",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run a task's pipeline with LocalDagRunner")
     run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
-    run.add_argument("--wait", action="store_true",
-                     help="wait for another run of the same pipeline on the same output to "
-                          "finish (default: refuse at once, naming it)")
+    run.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait for another run of the same pipeline on the same output to "
+        "finish (default: refuse at once, naming it)",
+    )
     compile_ = commands.add_parser(
-        "compile", help="compile a task's pipeline for Vertex AI Pipelines / Kubeflow "
-                        "Pipelines (settings from the environment: docs/kubeflow.md)")
+        "compile",
+        help="compile a task's pipeline for Vertex AI Pipelines / Kubeflow "
+        "Pipelines (settings from the environment: docs/kubeflow.md)",
+    )
     if pipeline_options:
         from pipeline.options import add_arguments
 
         add_arguments(run, local=True)
         add_arguments(compile_, local=False)
-    compile_.add_argument("--output-file", metavar="PATH",
-                          help="the PipelineJob JSON (default: kubeflow/build/<pipeline>.json)")
+    compile_.add_argument(
+        "--output-file",
+        metavar="PATH",
+        help="the PipelineJob JSON (default: kubeflow/build/<pipeline>.json)",
+    )
 
     submit = commands.add_parser("submit", help="start a run of a compiled pipeline")
     submit.add_argument("template", help="the compiled PipelineJob JSON")
     submit.add_argument("--engine", choices=ENGINES, default="vertex")
     submit.add_argument("--host", help="with --engine kubeflow: the KFP API endpoint")
-    submit.add_argument("--param", dest="parameters", type=parse_parameter, action="append",
-                        default=[], metavar="NAME=VALUE",
-                        help='a runtime parameter, e.g. --param train_args=\'{"num_steps": 500}\'')
+    submit.add_argument(
+        "--param",
+        dest="parameters",
+        type=parse_parameter,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a runtime parameter, e.g. --param train_args='{\"num_steps\": 500}'",
+    )
     submit.add_argument("--service-account")
     submit.add_argument("--no-cache", action="store_true", help="rerun every component")
 
     infer = commands.add_parser(
-        "infer", help="score a folder of unlabeled inputs with a pipeline's latest blessed "
-                      "model (TFX's BulkInferrer): PredictionLogs and JSON lines")
-    infer.add_argument("--task", default="imdb", help="the task whose pipeline trained the "
-                                                       "model (default: %(default)s)")
+        "infer",
+        help="score a folder of unlabeled inputs with a pipeline's latest blessed "
+        "model (TFX's BulkInferrer): PredictionLogs and JSON lines",
+    )
+    infer.add_argument(
+        "--task",
+        default="imdb",
+        help="the task whose pipeline trained the model (default: %(default)s)",
+    )
     infer.add_argument("--model", help="its model family (default: the task's first)")
-    infer.add_argument("--data", required=True, metavar="DIR",
-                       help="the folder: *.jsonl lines of raw inputs as `predict --input` "
-                            "reads them, *.txt (a review per file; translation: a sentence "
-                            "per line), or image files")
-    infer.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
-                       help="the run command's output directory (default: %(default)s)")
-    infer.add_argument("--beam-mode", default=configs.DEFAULT_BEAM_MODE,
-                       choices=sorted(configs.BEAM_MODES))
+    infer.add_argument(
+        "--data",
+        required=True,
+        metavar="DIR",
+        help="the folder: *.jsonl lines of raw inputs as `predict --input` "
+        "reads them, *.txt (a review per file; translation: a sentence "
+        "per line), or image files",
+    )
+    infer.add_argument(
+        "--output",
+        default=configs.DEFAULT_OUTPUT_DIR,
+        help="the run command's output directory (default: %(default)s)",
+    )
+    infer.add_argument(
+        "--beam-mode", default=configs.DEFAULT_BEAM_MODE, choices=sorted(configs.BEAM_MODES)
+    )
     infer.add_argument("--no-cache", action="store_true", help="score the folder again")
     infer.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
-    infer.add_argument("--wait", action="store_true",
-                       help="wait for a run of the same pipeline to finish (default: refuse)")
+    infer.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait for a run of the same pipeline to finish (default: refuse)",
+    )
 
     predict = commands.add_parser(
-        "predict", help="classify text or images, or translate, with a pushed SavedModel")
-    predict.add_argument("--model", required=True,
-                         help="a SavedModel folder, or a folder of numbered versions (the newest is used)")
-    predict.add_argument("--image", dest="images", nargs="+", metavar="FILE",
-                         help="JPEG or PNG files, any size (image classifiers)")
-    predict.add_argument("--input", metavar="FILE.jsonl",
-                         help='JSON lines of raw inputs ({"text": ...}, {"source": ...} or '
-                              '{"image": base64}), "-" for stdin: one answer line per input '
-                              'line, streamed; a bad line gets an error line naming it')
+        "predict", help="classify text or images, or translate, with a pushed SavedModel"
+    )
+    predict.add_argument(
+        "--model",
+        required=True,
+        help="a SavedModel folder, or a folder of numbered versions (the newest is used)",
+    )
+    predict.add_argument(
+        "--image",
+        dest="images",
+        nargs="+",
+        metavar="FILE",
+        help="JPEG or PNG files, any size (image classifiers)",
+    )
+    predict.add_argument(
+        "--input",
+        metavar="FILE.jsonl",
+        help='JSON lines of raw inputs ({"text": ...}, {"source": ...} or '
+        '{"image": base64}), "-" for stdin: one answer line per input '
+        "line, streamed; a bad line gets an error line naming it",
+    )
     predict.add_argument("--batch-size", type=int, default=32, help="lines per model call")
     predict.add_argument("texts", nargs="*", metavar="TEXT")
 
     report = commands.add_parser(
-        "report", help="print the path of the latest run report, or rebuild one from MLMD")
-    report.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
-                        help="the run command's output directory (default: %(default)s)")
-    report.add_argument("--pipeline", help="e.g. imdb-text-encoder (default: the newest report "
-                                           "of any pipeline; required with --run/--regenerate "
-                                           "when the output holds several)")
-    report.add_argument("--run", dest="run_id", help="a run id (the run summary's run_id): "
-                                                     "rebuild that run's report from MLMD")
-    report.add_argument("--regenerate", action="store_true",
-                        help="rebuild the report from MLMD (default: the newest run) into "
-                             "<output>/reports/<pipeline>/<run id>.html")
+        "report", help="print the path of the latest run report, or rebuild one from MLMD"
+    )
+    report.add_argument(
+        "--output",
+        default=configs.DEFAULT_OUTPUT_DIR,
+        help="the run command's output directory (default: %(default)s)",
+    )
+    report.add_argument(
+        "--pipeline",
+        help="e.g. imdb-text-encoder (default: the newest report "
+        "of any pipeline; required with --run/--regenerate "
+        "when the output holds several)",
+    )
+    report.add_argument(
+        "--run",
+        dest="run_id",
+        help="a run id (the run summary's run_id): rebuild that run's report from MLMD",
+    )
+    report.add_argument(
+        "--regenerate",
+        action="store_true",
+        help="rebuild the report from MLMD (default: the newest run) into "
+        "<output>/reports/<pipeline>/<run id>.html",
+    )
 
     registry = commands.add_parser(
-        "registry", help="read and change the MLflow model registry (MLFLOW_TRACKING_URI, "
-                         "else the local one under --output)")
+        "registry",
+        help="read and change the MLflow model registry (MLFLOW_TRACKING_URI, "
+        "else the local one under --output)",
+    )
     # --output is accepted before the action (registry --output DIR list) and after it.
     output = argparse.ArgumentParser(add_help=False)
-    output.add_argument("--output", default=argparse.SUPPRESS,
-                        help="the run command's output directory (default: outputs)")
-    registry.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
-                          help="the run command's output directory (default: %(default)s)")
+    output.add_argument(
+        "--output",
+        default=argparse.SUPPRESS,
+        help="the run command's output directory (default: outputs)",
+    )
+    registry.add_argument(
+        "--output",
+        default=configs.DEFAULT_OUTPUT_DIR,
+        help="the run command's output directory (default: %(default)s)",
+    )
     actions = registry.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", parents=[output],
-                                 help="every registered version, with metrics and aliases")
+    listing = actions.add_parser(
+        "list", parents=[output], help="every registered version, with metrics and aliases"
+    )
     listing.add_argument("--name", help="one registered model, e.g. imdb-text-encoder")
-    show = actions.add_parser("show", parents=[output],
-                              help="one version (default: the champion)")
+    show = actions.add_parser("show", parents=[output], help="one version (default: the champion)")
     show.add_argument("name")
     show.add_argument("version", nargs="?")
     show.add_argument("--alias", default=CHAMPION)
-    promote = actions.add_parser("promote", parents=[output],
-                                 help="move an alias (default: champion) to a version")
+    promote = actions.add_parser(
+        "promote", parents=[output], help="move an alias (default: champion) to a version"
+    )
     promote.add_argument("name")
     promote.add_argument("version")
     promote.add_argument("--alias", default=CHAMPION)
-    promote.add_argument("--force", action="store_true",
-                         help="also for a version the Evaluator did not bless")
+    promote.add_argument(
+        "--force", action="store_true", help="also for a version the Evaluator did not bless"
+    )
 
     serve = commands.add_parser(
-        "serve", help="serve a registered model over HTTP (POST /invocations) with MLflow's "
-                      "scoring server")
-    serve.add_argument("--output", default=configs.DEFAULT_OUTPUT_DIR,
-                       help="the run command's output directory, whose registry is read "
-                            "unless MLFLOW_TRACKING_URI is set (default: %(default)s)")
-    serve.add_argument("--name", help="the registered model, e.g. imdb-text-encoder (default: "
-                                      "the registry's only model)")
+        "serve",
+        help="serve a registered model over HTTP (POST /invocations) with MLflow's scoring server",
+    )
+    serve.add_argument(
+        "--output",
+        default=configs.DEFAULT_OUTPUT_DIR,
+        help="the run command's output directory, whose registry is read "
+        "unless MLFLOW_TRACKING_URI is set (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--name",
+        help="the registered model, e.g. imdb-text-encoder (default: the registry's only model)",
+    )
     which = serve.add_mutually_exclusive_group()
     which.add_argument("--alias", default=CHAMPION, help="default: %(default)s")
     which.add_argument("--version", help="a version number instead of the alias")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=5000)
     serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    serve.add_argument(
+        "--max-request-mb",
+        type=float,
+        default=contract.MAX_REQUEST_BYTES / 2**20,
+        help="the largest request body accepted, in MiB; larger ones get 413 "
+        "(default: %(default)g)",
+    )
+    serve.add_argument(
+        "--max-rows",
+        type=int,
+        default=contract.MAX_ROWS,
+        help="the most rows one request may hold; more get 400 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--timeout",
+        type=int,
+        default=contract.REQUEST_TIMEOUT_SECONDS,
+        help="seconds a request may take before it gets 504 (default: %(default)s)",
+    )
     return parser
 
 
@@ -176,15 +270,22 @@ def command_infer(args) -> int:
     from pipeline.runner import build_local_inference
 
     def build():
-        options = PipelineOptions(task=args.task, model=args.model, output=args.output,
-                                  beam_mode=args.beam_mode, no_cache=args.no_cache)
+        options = PipelineOptions(
+            task=args.task,
+            model=args.model,
+            output=args.output,
+            beam_mode=args.beam_mode,
+            no_cache=args.no_cache,
+        )
         return (options, *build_local_inference(options, args.data))
 
     def summarize(metadata_path: str, name: str) -> dict:
         summary = summarize_inference(metadata_path, name)
         for line in summary["skew"] or []:  # reported, not a gate: the answers are written
-            print(f"warning: the inputs differ from the champion's training data: {line}",
-                  file=sys.stderr)
+            print(
+                f"warning: the inputs differ from the champion's training data: {line}",
+                file=sys.stderr,
+            )
         return summary
 
     return _run_locally(args, build, summarize)
@@ -208,8 +309,9 @@ def _run_locally(args, build, summarize=None) -> int:
     name = pipeline.pipeline_info.pipeline_name
     try:
         with locks.exclusive(locks.lock_path(paths["metadata_path"]), wait=args.wait):
-            summary = run_local(pipeline, paths, verbose=args.verbose,
-                                summarize=summarize or run_summary.summarize)
+            summary = run_local(
+                pipeline, paths, verbose=args.verbose, summarize=summarize or run_summary.summarize
+            )
     except locks.Busy as error:
         print(f"error: {error}", file=sys.stderr)
         print(json.dumps({"status": "refused", "pipeline_name": name, "error": str(error)}))
@@ -239,10 +341,17 @@ def command_compile(args) -> int:
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(json.dumps({"pipeline_name": name, "pipeline_job": os.path.abspath(output_file),
-                      "image": cloud.image, "pipeline_root": job["runtimeConfig"].get(
-                          "gcsOutputDirectory"),
-                      "parameters": job["runtimeConfig"].get("parameterValues", {})}))
+    print(
+        json.dumps(
+            {
+                "pipeline_name": name,
+                "pipeline_job": os.path.abspath(output_file),
+                "image": cloud.image,
+                "pipeline_root": job["runtimeConfig"].get("gcsOutputDirectory"),
+                "parameters": job["runtimeConfig"].get("parameterValues", {}),
+            }
+        )
+    )
     return 0
 
 
@@ -252,9 +361,16 @@ def command_submit(args) -> int:
     try:
         with open(args.template) as f:
             name = json.load(f)["pipelineSpec"]["pipelineInfo"]["name"]
-        run = submit(args.template, name, CloudConfig.from_environment(), engine=args.engine,
-                     host=args.host, parameter_values=dict(args.parameters),
-                     service_account=args.service_account, enable_cache=not args.no_cache)
+        run = submit(
+            args.template,
+            name,
+            CloudConfig.from_environment(),
+            engine=args.engine,
+            host=args.host,
+            parameter_values=dict(args.parameters),
+            service_account=args.service_account,
+            enable_cache=not args.no_cache,
+        )
     except (ValueError, FileNotFoundError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -266,15 +382,18 @@ def command_predict(args) -> int:
     from pipeline.predict import load_model, predict_images, predict_lines, predict_texts
 
     if sum(map(bool, (args.images, args.texts, args.input))) != 1:
-        print("error: give one of TEXT arguments, --image FILE... or --input FILE.jsonl",
-              file=sys.stderr)
+        print(
+            "error: give one of TEXT arguments, --image FILE... or --input FILE.jsonl",
+            file=sys.stderr,
+        )
         return 2
     if args.input:
         return _predict_file(args, load_model, predict_lines)
     try:
         model, path = load_model(args.model)
-        rows = predict_images(model, args.images) if args.images else predict_texts(
-            model, args.texts)
+        rows = (
+            predict_images(model, args.images) if args.images else predict_texts(model, args.texts)
+        )
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -297,8 +416,11 @@ def _predict_file(args, load_model, predict_lines) -> int:
             errors += "error" in answer
             print(json.dumps(answer, ensure_ascii=False), flush=True)
     if errors:
-        print(f"error: {errors} line(s) of {args.input} could not be predicted (their "
-              f"answer lines say why)", file=sys.stderr)
+        print(
+            f"error: {errors} line(s) of {args.input} could not be predicted (their "
+            f"answer lines say why)",
+            file=sys.stderr,
+        )
     return 1 if errors else 0
 
 
@@ -311,8 +433,10 @@ def command_report(args) -> int:
         else:
             path = reports.latest_report(args.output, args.pipeline)
             if path is None:
-                raise FileNotFoundError(f"no run report under {os.path.abspath(args.output)}; "
-                                        "run a pipeline first (tfx-transformers run ...)")
+                raise FileNotFoundError(
+                    f"no run report under {os.path.abspath(args.output)}; "
+                    "run a pipeline first (tfx-transformers run ...)"
+                )
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -324,13 +448,15 @@ def command_registry(args) -> int:
     from components.model_registry.backends import from_config, mlflow_config
 
     try:
-        registry = from_config(mlflow_config(
-            configs.output_paths(args.output, "")["registry_dir"]))
+        registry = from_config(mlflow_config(configs.output_paths(args.output, "")["registry_dir"]))
         if args.action == "list":
             rows = registry.versions(args.name)
         elif args.action == "show":
-            rows = [registry.show(args.name, args.version) if args.version
-                    else registry.by_alias(args.name, args.alias)]
+            rows = [
+                registry.show(args.name, args.version)
+                if args.version
+                else registry.by_alias(args.name, args.alias)
+            ]
         else:
             rows = [registry.promote(args.name, args.version, args.alias, force=args.force)]
     except Exception as error:  # MLflow's errors name the model and version
@@ -346,8 +472,18 @@ def command_serve(args) -> int:
     from pipeline.serve import serving
 
     try:
-        found = serving(args.output, args.name, args.alias, args.version, args.host, args.port,
-                        args.workers)
+        found = serving(
+            args.output,
+            args.name,
+            args.alias,
+            args.version,
+            args.host,
+            args.port,
+            args.workers,
+            max_request_bytes=int(args.max_request_mb * 2**20),
+            max_rows=args.max_rows,
+            timeout_seconds=args.timeout,
+        )
     except Exception as error:  # MLflow's errors name the model and alias
         print(f"error: {str(error).strip()}", file=sys.stderr)
         return 2
@@ -361,11 +497,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(pipeline_options=bool({"run", "compile"} & set(argv[:1]))
-                        ).parse_args(argv)
-    commands = {"run": command_run, "compile": command_compile, "submit": command_submit,
-                "infer": command_infer, "predict": command_predict, "report": command_report,
-                "registry": command_registry, "serve": command_serve}
+    args = build_parser(pipeline_options=bool({"run", "compile"} & set(argv[:1]))).parse_args(argv)
+    commands = {
+        "run": command_run,
+        "compile": command_compile,
+        "submit": command_submit,
+        "infer": command_infer,
+        "predict": command_predict,
+        "report": command_report,
+        "registry": command_registry,
+        "serve": command_serve,
+    }
     return commands[args.command](args)
 
 

@@ -5,6 +5,7 @@ Required: GOOGLE_CLOUD_PROJECT, PIPELINE_ROOT (gs://...), PIPELINE_IMAGE. Everyt
 default; see ENVIRONMENT and CloudConfig. What the pipeline runs (task, model, steps...) is the
 options object's (pipeline/options.py, TFXT_* variables), as for local runs.
 """
+
 import dataclasses
 import os
 from typing import Mapping, Optional
@@ -58,59 +59,82 @@ class CloudConfig:
         if self.beam_runner not in BEAM_RUNNERS:
             raise ValueError(f"BEAM_RUNNER must be one of {BEAM_RUNNERS}, not {self.beam_runner!r}")
         if self.registry not in CLOUD_REGISTRIES:
-            raise ValueError(f"MODEL_REGISTRY must be one of {CLOUD_REGISTRIES}, "
-                             f"not {self.registry!r}")
+            raise ValueError(
+                f"MODEL_REGISTRY must be one of {CLOUD_REGISTRIES}, not {self.registry!r}"
+            )
         if self.replica_count < 1 or self.accelerator_count < 0:
-            raise ValueError("TRAINER_REPLICA_COUNT must be >= 1 and "
-                             "TRAINER_ACCELERATOR_COUNT >= 0")
+            raise ValueError(
+                "TRAINER_REPLICA_COUNT must be >= 1 and TRAINER_ACCELERATOR_COUNT >= 0"
+            )
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ, **overrides):
         """The settings `environ` sets (see ENVIRONMENT), the defaults for the rest, then
         `overrides` by field name."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
-        missing = [name for name, field in ENVIRONMENT.items()
-                   if fields[field].default is dataclasses.MISSING and not environ.get(name)
-                   and field not in overrides]
+        missing = [
+            name
+            for name, field in ENVIRONMENT.items()
+            if fields[field].default is dataclasses.MISSING
+            and not environ.get(name)
+            and field not in overrides
+        ]
         if missing:
             raise ValueError(f"set {', '.join(missing)} (see docs/kubeflow.md)")
         parse = {bool: flag, int: int}
-        values = {field: parse.get(fields[field].type, str)(environ[name])
-                  for name, field in ENVIRONMENT.items() if name in environ}
+        values = {
+            field: parse.get(fields[field].type, str)(environ[name])
+            for name, field in ENVIRONMENT.items()
+            if name in environ
+        }
         return cls(**{**values, **overrides})
 
     def paths(self, pipeline_name: str, task_data_dir: str) -> dict:
         """The pipeline's root, its serving folder and its data folder."""
         root = self.root.rstrip("/")
         data_root = (self.data_root or f"{root}/data").rstrip("/")
-        return {"pipeline_root": f"{root}/pipelines/{pipeline_name}",
-                "serving_model_dir": f"{root}/serving_model/{pipeline_name}",
-                "data_dir": f"{data_root}/{task_data_dir}",
-                "registry_dir": f"{root}/mlflow"}
+        return {
+            "pipeline_root": f"{root}/pipelines/{pipeline_name}",
+            "serving_model_dir": f"{root}/serving_model/{pipeline_name}",
+            "data_dir": f"{data_root}/{task_data_dir}",
+            "registry_dir": f"{root}/mlflow",
+        }
 
     def beam_pipeline_args(self, pipeline_name: str) -> list:
         """Dataflow, with the pipeline image as the workers' SDK container (Transform's
         preprocessing_fn and the example gens are this project's code); or Beam's
         DirectRunner inside the pipeline step."""
         if self.beam_runner == "direct":
-            return ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
-                    "--direct_num_workers=0"]
+            return [
+                "--runner=DirectRunner",
+                "--direct_running_mode=multi_processing",
+                "--direct_num_workers=0",
+            ]
         root = self.root.rstrip("/")
-        return ["--runner=DataflowRunner", f"--project={self.project}",
-                f"--region={self.region}", f"--temp_location={root}/tmp/{pipeline_name}",
-                f"--sdk_container_image={self.image}", "--experiments=use_runner_v2",
-                f"--machine_type={self.dataflow_machine_type}",
-                f"--max_num_workers={self.dataflow_max_workers}"]
+        return [
+            "--runner=DataflowRunner",
+            f"--project={self.project}",
+            f"--region={self.region}",
+            f"--temp_location={root}/tmp/{pipeline_name}",
+            f"--sdk_container_image={self.image}",
+            "--experiments=use_runner_v2",
+            f"--machine_type={self.dataflow_machine_type}",
+            f"--max_num_workers={self.dataflow_max_workers}",
+        ]
 
     def worker_pool_specs(self) -> list:
         """Vertex AI CustomJob worker pools: the chief, then replica_count - 1 workers (which
         Vertex AI names in TF_CONFIG, so run_fn trains with MultiWorkerMirroredStrategy)."""
         machine = {"machine_type": self.machine_type}
         if self.accelerator_type and self.accelerator_count:
-            machine.update(accelerator_type=self.accelerator_type,
-                           accelerator_count=self.accelerator_count)
-        pool = {"machine_spec": machine, "replica_count": 1,
-                "container_spec": {"image_uri": self.image}}
+            machine.update(
+                accelerator_type=self.accelerator_type, accelerator_count=self.accelerator_count
+            )
+        pool = {
+            "machine_spec": machine,
+            "replica_count": 1,
+            "container_spec": {"image_uri": self.image},
+        }
         pools = [pool]
         if self.replica_count > 1:
             pools.append({**pool, "replica_count": self.replica_count - 1})
@@ -128,9 +152,19 @@ class CloudConfig:
         common = {constants.ENABLE_VERTEX_KEY: True, constants.VERTEX_REGION_KEY: self.region}
         pools = self.worker_pool_specs()
         return {
-            "trainer": {**common, TRAINING_ARGS_KEY: {
-                "project": self.project, "job_spec": {"worker_pool_specs": pools}}},
+            "trainer": {
+                **common,
+                TRAINING_ARGS_KEY: {
+                    "project": self.project,
+                    "job_spec": {"worker_pool_specs": pools},
+                },
+            },
             # Trials run one at a time, each on the chief's machine.
-            "tuner": {**common, TUNING_ARGS_KEY: {
-                "project": self.project, "job_spec": {"worker_pool_specs": pools[:1]}}},
+            "tuner": {
+                **common,
+                TUNING_ARGS_KEY: {
+                    "project": self.project,
+                    "job_spec": {"worker_pool_specs": pools[:1]},
+                },
+            },
         }

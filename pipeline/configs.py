@@ -1,4 +1,5 @@
 """Pipeline knobs and defaults: one home for every setting that is not a model hyperparameter."""
+
 import os
 import pathlib
 
@@ -26,13 +27,23 @@ TRAINING_SEED = 0
 # Beam component unless an SDK image is named (local workers import the installed packages),
 # and Beam's DirectRunner first tries the Prism runner, downloading its binary from GitHub
 # (a network request per component, then a fallback to the same in-process runner).
-_LOCAL_ONLY = ["--sdk_container_image=local-workers-import-the-installed-packages",
-               "--prism_location=/dev/null/prism-is-not-used"]
+_LOCAL_ONLY = [
+    "--sdk_container_image=local-workers-import-the-installed-packages",
+    "--prism_location=/dev/null/prism-is-not-used",
+]
 BEAM_MODES = {
-    "in_memory": ["--runner=DirectRunner", "--direct_running_mode=in_memory",
-                  "--direct_num_workers=1", *_LOCAL_ONLY],
-    "multi_processing": ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
-                         "--direct_num_workers=0", *_LOCAL_ONLY],
+    "in_memory": [
+        "--runner=DirectRunner",
+        "--direct_running_mode=in_memory",
+        "--direct_num_workers=1",
+        *_LOCAL_ONLY,
+    ],
+    "multi_processing": [
+        "--runner=DirectRunner",
+        "--direct_running_mode=multi_processing",
+        "--direct_num_workers=0",
+        *_LOCAL_ONLY,
+    ],
 }
 DEFAULT_BEAM_MODE = "in_memory"
 

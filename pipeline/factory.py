@@ -1,5 +1,6 @@
 """The one pipeline factory: the options (a task, a model family and how to train it) in, a TFX
 pipeline out."""
+
 import json
 from typing import Any, Mapping, Optional, Sequence
 
@@ -57,7 +58,8 @@ def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) 
     if options.spans > 1:
         # The training window: the newest span and the ones before it, read the same way.
         training_reader = task.example_gen(data_dir, **run.reading, spans=options.spans).with_id(
-            example_gen.id + WINDOW)
+            example_gen.id + WINDOW
+        )
         window = {"window_example_gen": training_reader}
     # Computes statistics over both splits.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
@@ -65,11 +67,13 @@ def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) 
     if options.schema:
         schema_gen = ImportSchemaGen(schema_file=options.schema)
     else:
-        schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"],
-                               infer_feature_shape=True)
+        schema_gen = SchemaGen(
+            statistics=statistics_gen.outputs["statistics"], infer_feature_shape=True
+        )
     # Checks the statistics against the schema.
     example_validator = ExampleValidator(
-        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"])
+        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"]
+    )
     # Compares the new data's statistics with those of the data the champion was judged on.
     drift = task.distribution_validator_config(run.drift_thresholds)
     drift_components, drift_anomalies = {}, None
@@ -78,13 +82,18 @@ def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) 
         distribution_validator = DistributionValidator(
             statistics=statistics_gen.outputs["statistics"],
             # No champion yet: no baseline, and DistributionValidator passes the data.
-            baseline_statistics=baseline.outputs["statistics"].as_optional(), config=drift)
-        drift_components = {"baseline_statistics": baseline,
-                            "distribution_validator": distribution_validator}
+            baseline_statistics=baseline.outputs["statistics"].as_optional(),
+            config=drift,
+        )
+        drift_components = {
+            "baseline_statistics": baseline,
+            "distribution_validator": distribution_validator,
+        }
         drift_anomalies = distribution_validator.outputs["anomalies"]
     # Stops the run, listing them, when either validator found anomalies.
-    anomalies_gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"],
-                                   drift=drift_anomalies)
+    anomalies_gate = AnomaliesGate(
+        anomalies=example_validator.outputs["anomalies"], drift=drift_anomalies
+    )
     # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
     transform = Transform(
         examples=training_reader.outputs["examples"],
@@ -96,9 +105,16 @@ def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) 
         disable_statistics=True,
     )
     transform.add_upstream_node(anomalies_gate)
-    return {"example_gen": example_gen, **window, "statistics_gen": statistics_gen,
-            "schema_gen": schema_gen, "example_validator": example_validator,
-            **drift_components, "anomalies_gate": anomalies_gate, "transform": transform}
+    return {
+        "example_gen": example_gen,
+        **window,
+        "statistics_gen": statistics_gen,
+        "schema_gen": schema_gen,
+        "example_validator": example_validator,
+        **drift_components,
+        "anomalies_gate": anomalies_gate,
+        "transform": transform,
+    }
 
 
 def latest_blessed_model(node_id: str) -> Resolver:
@@ -144,23 +160,31 @@ def create_pipeline(
     # Steps, or none and `epochs` in the custom_config: the Trainer counts its examples.
     epochs = options.training_epochs(data_dir)
     train_args = trainer_pb2.TrainArgs(
-        num_steps=None if epochs else options.train_steps or task.default_train_steps)
+        num_steps=None if epochs else options.train_steps or task.default_train_steps
+    )
     eval_args = trainer_pb2.EvalArgs(num_steps=options.eval_steps or task.default_eval_steps)
     if runtime_parameters:
         # The ExampleGen reads its data folder only when it runs, so a run can point it
         # elsewhere; the epochs above were chosen for the default. A {SPAN} pattern stays
         # fixed: the driver resolves the latest span when the job runs.
         if SPAN not in data_dir:
-            data_dir = data_types.RuntimeParameter(name="data_dir", ptype=str,
-                                                   default=data_dir)
+            data_dir = data_types.RuntimeParameter(name="data_dir", ptype=str, default=data_dir)
         train_args, eval_args = (
-            data_types.RuntimeParameter(name=name, ptype=str,
-                                        default=proto_utils.proto_to_json(args))
-            for name, args in (("train_args", train_args), ("eval_args", eval_args)))
+            data_types.RuntimeParameter(
+                name=name, ptype=str, default=proto_utils.proto_to_json(args)
+            )
+            for name, args in (("train_args", train_args), ("eval_args", eval_args))
+        )
     preset = run.preset
-    training_config = {"task": task.name, "model": family.name, "preset": preset,
-                       "overrides": dict(options.overrides), "seed": configs.TRAINING_SEED,
-                       "mixed_precision": options.mixed_precision, "epochs": epochs}
+    training_config = {
+        "task": task.name,
+        "model": family.name,
+        "preset": preset,
+        "overrides": dict(options.overrides),
+        "seed": configs.TRAINING_SEED,
+        "mixed_precision": options.mixed_precision,
+        "epochs": epochs,
+    }
     trainer_class, tuner_class = Trainer, Tuner
     vertex_training = vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
@@ -171,7 +195,11 @@ def create_pipeline(
 
     data = data_components(run, data_dir, lineage_resolvers=lineage_resolvers)
     example_gen, statistics_gen, schema_gen, transform = (
-        data["example_gen"], data["statistics_gen"], data["schema_gen"], data["transform"])
+        data["example_gen"],
+        data["statistics_gen"],
+        data["schema_gen"],
+        data["transform"],
+    )
     tuner_components = []
     hyperparameters = None
     if options.tune:
@@ -181,9 +209,13 @@ def create_pipeline(
             examples=transform.outputs["transformed_examples"],
             transform_graph=transform.outputs["transform_graph"],
             schema=schema_gen.outputs["schema"],
-            train_args=train_args, eval_args=eval_args,
-            custom_config={**training_config, "trials": options.tuner_trials,
-                           **vertex_training.get("tuner", {})},
+            train_args=train_args,
+            eval_args=eval_args,
+            custom_config={
+                **training_config,
+                "trials": options.tuner_trials,
+                **vertex_training.get("tuner", {}),
+            },
         )
         tuner_components = [tuner]
         hyperparameters = tuner.outputs["best_hyperparameters"]
@@ -219,27 +251,42 @@ def create_pipeline(
         model=trainer.outputs["model"],
         model_blessing=evaluator.outputs["blessing"],
         push_destination=pusher_pb2.PushDestination(
-            filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=serving_model_dir)),
+            filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=serving_model_dir)
+        ),
     ).with_id("Pusher")
-    components = [*data.values(), *tuner_components, *warm_start, trainer, model_resolver,
-                  evaluator, pusher]
+    components = [
+        *data.values(),
+        *tuner_components,
+        *warm_start,
+        trainer,
+        model_resolver,
+        evaluator,
+        pusher,
+    ]
     # The run's artifacts, by the input keys of the registry and the report.
-    artifacts = {"examples": example_gen.outputs["examples"],
-           **({"training_examples": data["window_example_gen"].outputs["examples"]}
-              if "window_example_gen" in data else {}),
-           "statistics": statistics_gen.outputs["statistics"],
-           "schema": schema_gen.outputs["schema"],
-           "anomalies": data["example_validator"].outputs["anomalies"],
-           "transform_graph": transform.outputs["transform_graph"],
-           "model": trainer.outputs["model"], "model_run": trainer.outputs["model_run"],
-           "evaluation": evaluator.outputs["evaluation"],
-           "blessing": evaluator.outputs["blessing"],
-           "pushed_model": pusher.outputs["pushed_model"],
-           "baseline_model": model_resolver.outputs["model"]}
+    artifacts = {
+        "examples": example_gen.outputs["examples"],
+        **(
+            {"training_examples": data["window_example_gen"].outputs["examples"]}
+            if "window_example_gen" in data
+            else {}
+        ),
+        "statistics": statistics_gen.outputs["statistics"],
+        "schema": schema_gen.outputs["schema"],
+        "anomalies": data["example_validator"].outputs["anomalies"],
+        "transform_graph": transform.outputs["transform_graph"],
+        "model": trainer.outputs["model"],
+        "model_run": trainer.outputs["model_run"],
+        "evaluation": evaluator.outputs["evaluation"],
+        "blessing": evaluator.outputs["blessing"],
+        "pushed_model": pusher.outputs["pushed_model"],
+        "baseline_model": model_resolver.outputs["model"],
+    }
     if registry_config:
         # Registers the pushed version with its metrics and lineage; blessed: the champion.
-        registry = ModelRegistry(registry=registry_config,
-                                 **{key: artifacts[key] for key in ModelRegistrySpec.INPUTS})
+        registry = ModelRegistry(
+            registry=registry_config, **{key: artifacts[key] for key in ModelRegistrySpec.INPUTS}
+        )
         components.append(registry)
         artifacts["registered_model"] = registry.outputs["registered_model"]
     card = task.model_card(family.name, preset)
@@ -278,7 +325,8 @@ def create_inference_pipeline(
     task, options = run.task, run.options
     # Reads the folder's raw inputs (texts, sentences, images) into tf.Examples.
     example_gen = UnlabeledExampleGen(data_dir, feature=task.raw_feature).with_id(
-        "UnlabeledExampleGen")
+        "UnlabeledExampleGen"
+    )
     # The latest blessed model of the training pipeline: the version it pushed last.
     champion = latest_blessed_model("champion_resolver")
     # Runs the model's serving_default (serialized tf.Examples of the raw feature) over them,
@@ -291,20 +339,28 @@ def create_inference_pipeline(
         model_spec=bulk_inferrer_pb2.ModelSpec(model_signature_name=[BULK_INFERENCE]),
     )
     # The answers as JSON lines, as `predict` writes them.
-    writer = PredictionsWriter(inference_result=bulk_inferrer.outputs["inference_result"],
-                               feature=task.raw_feature)
+    writer = PredictionsWriter(
+        inference_result=bulk_inferrer.outputs["inference_result"], feature=task.raw_feature
+    )
     # Training/serving skew: the inputs' text profile against the champion's data, reported
     # (the run summary's "skew"), not a gate.
     skew = []
     config = task.skew_validator_config(run.drift_thresholds)
     if config is not None:
         statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"]).with_id(
-            "UnlabeledStatisticsGen")
+            "UnlabeledStatisticsGen"
+        )
         baseline = baseline_statistics_resolver()
-        skew = [statistics_gen, baseline, DistributionValidator(
-            statistics=statistics_gen.outputs["statistics"],
-            baseline_statistics=baseline.outputs["statistics"].as_optional(), config=config,
-            include_split_pairs=[(UNLABELED, "train")]).with_id("SkewValidator")]
+        skew = [
+            statistics_gen,
+            baseline,
+            DistributionValidator(
+                statistics=statistics_gen.outputs["statistics"],
+                baseline_statistics=baseline.outputs["statistics"].as_optional(),
+                config=config,
+                include_split_pairs=[(UNLABELED, "train")],
+            ).with_id("SkewValidator"),
+        ]
     return Pipeline(
         pipeline_name=options.pipeline_name,
         pipeline_root=pipeline_root,

@@ -5,6 +5,7 @@ paths, the pipeline image, Dataflow arguments for the Beam components, Vertex AI
 for the Trainer (and Tuner), the Vertex AI model registry, and the runtime parameters
 `train_args` and `eval_args`. Settings: pipeline/cloud.py.
 """
+
 import json
 import os
 from typing import Any, Mapping, Optional
@@ -53,9 +54,12 @@ def runtime_parameter_defaults(pipeline) -> dict:
     """{name: default} of the pipeline's runtime parameters."""
     from tfx.orchestration import data_types
 
-    return {value.name: value.default for component in pipeline.components
-            for value in component.exec_properties.values()
-            if isinstance(value, data_types.RuntimeParameter)}
+    return {
+        value.name: value.default
+        for component in pipeline.components
+        for value in component.exec_properties.values()
+        if isinstance(value, data_types.RuntimeParameter)
+    }
 
 
 def default_job_path(pipeline) -> str:
@@ -72,18 +76,26 @@ def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
     from tfx.orchestration.kubeflow.v2 import kubeflow_v2_dag_runner as v2
 
     runner = v2.KubeflowV2DagRunner(
-        config=v2.KubeflowV2DagRunnerConfig(default_image=cloud.image,
-                                            use_pipeline_spec_2_1=True),
+        config=v2.KubeflowV2DagRunnerConfig(default_image=cloud.image, use_pipeline_spec_2_1=True),
         output_dir=os.path.dirname(os.path.abspath(output_file)),
-        output_filename=os.path.basename(output_file))
-    return runner.run(pipeline, parameter_values=runtime_parameter_defaults(pipeline),
-                      write_out=True)
+        output_filename=os.path.basename(output_file),
+    )
+    return runner.run(
+        pipeline, parameter_values=runtime_parameter_defaults(pipeline), write_out=True
+    )
 
 
-def submit(template_path: str, pipeline_name: str, cloud: CloudConfig, *,
-           engine: str = "vertex", host: Optional[str] = None,
-           parameter_values: Optional[Mapping[str, Any]] = None,
-           service_account: Optional[str] = None, enable_cache: bool = True) -> str:
+def submit(
+    template_path: str,
+    pipeline_name: str,
+    cloud: CloudConfig,
+    *,
+    engine: str = "vertex",
+    host: Optional[str] = None,
+    parameter_values: Optional[Mapping[str, Any]] = None,
+    service_account: Optional[str] = None,
+    enable_cache: bool = True,
+) -> str:
     """Starts a run of a compiled pipeline on Vertex AI Pipelines or on a Kubeflow Pipelines
     cluster (`host`), under the pipeline's root; returns the run's resource name or id."""
     pipeline_root = cloud.paths(pipeline_name, "")["pipeline_root"]
@@ -92,9 +104,12 @@ def submit(template_path: str, pipeline_name: str, cloud: CloudConfig, *,
 
         aiplatform.init(project=cloud.project, location=cloud.region)
         job = aiplatform.PipelineJob(
-            display_name=pipeline_name, template_path=template_path,
+            display_name=pipeline_name,
+            template_path=template_path,
             pipeline_root=pipeline_root,
-            parameter_values=dict(parameter_values or {}), enable_caching=enable_cache)
+            parameter_values=dict(parameter_values or {}),
+            enable_caching=enable_cache,
+        )
         job.submit(service_account=service_account)
         return job.resource_name
     if engine == "kubeflow":
@@ -107,13 +122,19 @@ def submit(template_path: str, pipeline_name: str, cloud: CloudConfig, *,
         spec_path = os.path.splitext(template_path)[0] + ".yaml"
         with open(spec_path, "w") as f:
             yaml.safe_dump(job["pipelineSpec"], f, sort_keys=True)
-        arguments = {**job.get("runtimeConfig", {}).get("parameterValues", {}),
-                     **(parameter_values or {})}
+        arguments = {
+            **job.get("runtimeConfig", {}).get("parameterValues", {}),
+            **(parameter_values or {}),
+        }
         client = kfp.Client(host=host)
         run = client.create_run_from_pipeline_package(
-            spec_path, arguments=arguments, run_name=pipeline_name,
-            pipeline_root=pipeline_root, enable_caching=enable_cache,
-            service_account=service_account)
+            spec_path,
+            arguments=arguments,
+            run_name=pipeline_name,
+            pipeline_root=pipeline_root,
+            enable_caching=enable_cache,
+            service_account=service_account,
+        )
         return run.run_id
     raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
 
@@ -125,7 +146,8 @@ def compile_task(task: str, environ: Mapping[str, str] = os.environ) -> str:
     cloud = CloudConfig.from_environment(environ)
     # The script names the task; everything else may come from the environment.
     options = PipelineOptions.from_environment(
-        {k: v for k, v in environ.items() if k != "TFXT_TASK"}, task=task)
+        {k: v for k, v in environ.items() if k != "TFXT_TASK"}, task=task
+    )
     pipeline = build_cloud_pipeline(options, cloud)
     output_file = default_job_path(pipeline)
     compile_pipeline(pipeline, cloud, output_file)

@@ -9,6 +9,7 @@ TFXT_DATA, TFXT_PRESET, TFXT_SET, TFXT_TRAIN_STEPS, TFXT_BLESSING_THRESHOLD, TFX
 TFXT_REGISTRY, TFXT_OUTPUT, TFXT_SOURCE_LANG, TFXT_BERT_PRESET, ... The pipeline name is
 `<task>-<model family>`, e.g. imdb-text-encoder.
 """
+
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
 from pipeline.options import PipelineOptions

@@ -4,6 +4,7 @@ operating system releases it when the process ends, however it ends (kill -9 inc
 lock is never left stale. A second run of the same pipeline on the same output refuses at once,
 naming the holder, or waits for it (`--wait`). Other pipelines on the same output run alongside:
 each has its own ML Metadata store and pipeline root, and the registry is transactional."""
+
 import contextlib
 import fcntl
 import json
@@ -30,8 +31,10 @@ def holder(path: str) -> str:
         who = {}
     if not who:
         return "another process"
-    return (f"process {who.get('pid')} on {who.get('host')}, running since "
-            f"{who.get('started')}: {who.get('command')}")
+    return (
+        f"process {who.get('pid')} on {who.get('host')}, running since "
+        f"{who.get('started')}: {who.get('command')}"
+    )
 
 
 @contextlib.contextmanager
@@ -44,10 +47,16 @@ def exclusive(path: str, wait: bool = False):
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
-            raise Busy(f"another run of this pipeline is using the same output: {path} is held "
-                       f"by {holder(path)}. Wait for it to finish, or pass --wait") from None
-        me = {"pid": os.getpid(), "host": socket.gethostname(),
-              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "command": " ".join(sys.argv)}
+            raise Busy(
+                f"another run of this pipeline is using the same output: {path} is held "
+                f"by {holder(path)}. Wait for it to finish, or pass --wait"
+            ) from None
+        me = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "command": " ".join(sys.argv),
+        }
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, json.dumps(me).encode(), 0)
         try:

@@ -6,6 +6,7 @@ Flags and variables are generated from the declarations: the fields below, each 
 options and each model family's options (trainer_module/family.py: Option). A field `beam_mode`
 is the flag `--beam-mode` and the variable `TFXT_BEAM_MODE`.
 """
+
 import argparse
 import dataclasses
 import json
@@ -61,8 +62,9 @@ def parse_thresholds(text: str) -> Tuple[Tuple[str, float], ...]:
 
 def _field(default, help: str, parse: Callable = str, local: bool = False, metavar=None):
     """A declared option: its default, help, parser and whether only local runs take it."""
-    return dataclasses.field(default=default, metadata={
-        "help": help, "parse": parse, "local": local, "metavar": metavar})
+    return dataclasses.field(
+        default=default, metadata={"help": help, "parse": parse, "local": local, "metavar": metavar}
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,58 +72,102 @@ class PipelineOptions:
     """What to run and how; where it runs (paths, Beam, the cloud) is the runners' business."""
 
     task: str = _field("imdb", "a task the factory knows: " + ", ".join(sorted(TASKS)))
-    model: Optional[str] = _field(None, "the model family (default: the task's first): "
-                                        + ", ".join(sorted(FAMILIES)))
-    data: Optional[str] = _field(None, "input data directory (default: the task's embedded "
-                                       "corpus; compile: <DATA_ROOT>/<task>)", metavar="DIR")
+    model: Optional[str] = _field(
+        None, "the model family (default: the task's first): " + ", ".join(sorted(FAMILIES))
+    )
+    data: Optional[str] = _field(
+        None,
+        "input data directory (default: the task's embedded corpus; compile: <DATA_ROOT>/<task>)",
+        metavar="DIR",
+    )
     preset: Optional[str] = _field(None, "the family's preset (default: the family's default)")
     overrides: Mapping[str, Any] = _field(
-        None, "override a preset field, e.g. d_model=128 (repeatable; TFXT_SET: "
-              "space-separated)", metavar="KEY=VALUE")
+        None,
+        "override a preset field, e.g. d_model=128 (repeatable; TFXT_SET: space-separated)",
+        metavar="KEY=VALUE",
+    )
     data_options: Mapping[str, Any] = _field(None, "the task's data options")
     epochs: Optional[float] = _field(
-        None, "passes over the training split; the Trainer computes its steps from the number "
-              "of training examples (default on your data: the task's benchmark recipe, " +
-              "; ".join(f"{t.name}: {t.default_epochs:g}" for t in sorted(
-                  TASKS.values(), key=lambda t: t.name)) + "; on the embedded corpus: the "
-              "task's steps)", positive_float)
-    train_steps: Optional[int] = _field(None, "optimizer steps, instead of --epochs",
-                                        positive_int)
+        None,
+        "passes over the training split; the Trainer computes its steps from the number "
+        "of training examples (default on your data: the task's benchmark recipe, "
+        + "; ".join(
+            f"{t.name}: {t.default_epochs:g}" for t in sorted(TASKS.values(), key=lambda t: t.name)
+        )
+        + "; on the embedded corpus: the "
+        "task's steps)",
+        positive_float,
+    )
+    train_steps: Optional[int] = _field(None, "optimizer steps, instead of --epochs", positive_int)
     eval_steps: Optional[int] = _field(None, "validation batches per evaluation", positive_int)
     blessing_threshold: Optional[float] = _field(
-        None, "lower bound on the task's gating metric, in its unit: " + "; ".join(
+        None,
+        "lower bound on the task's gating metric, in its unit: "
+        + "; ".join(
             f"{t.name}: {t.gate.metric} ({t.gate.unit}, default {t.gate.default:g})"
-            for t in sorted(TASKS.values(), key=lambda t: t.name)), float)
-    schema: Optional[str] = _field(None, "a curated schema (text proto) to validate the data "
-                                         "against, e.g. data/imdb/schema.pbtxt (default: "
-                                         "inferred from the data)", metavar="PATH")
+            for t in sorted(TASKS.values(), key=lambda t: t.name)
+        ),
+        float,
+    )
+    schema: Optional[str] = _field(
+        None,
+        "a curated schema (text proto) to validate the data "
+        "against, e.g. data/imdb/schema.pbtxt (default: "
+        "inferred from the data)",
+        metavar="PATH",
+    )
     drift_thresholds: Tuple[Tuple[str, float], ...] = _field(
-        (), "how far a checked feature's distribution may move from the champion's data before "
-            "the run stops, e.g. label=0.2 (comma-separated; " + "; ".join(
-                f"{t.name}: " + (", ".join(f"{c.feature} {c.threshold:g}" for c in t.drift_checks)
-                                 or "none") for t in sorted(TASKS.values(), key=lambda t: t.name))
-            + ")", parse_thresholds, metavar="FEATURE=VALUE")
+        (),
+        "how far a checked feature's distribution may move from the champion's data before "
+        "the run stops, e.g. label=0.2 (comma-separated; "
+        + "; ".join(
+            f"{t.name}: "
+            + (", ".join(f"{c.feature} {c.threshold:g}" for c in t.drift_checks) or "none")
+            for t in sorted(TASKS.values(), key=lambda t: t.name)
+        )
+        + ")",
+        parse_thresholds,
+        metavar="FEATURE=VALUE",
+    )
     spans: int = _field(
-        1, "with a {SPAN} in --data: train on the newest span and the spans before it, N in "
-           "all (a rolling window); the newest span alone is validated, checked for drift and "
-           "evaluated on", positive_int, metavar="N")
-    tune: bool = _field(False, "search the family's space with a Tuner first; the Trainer "
-                               "uses the best values", flag)
-    tuner_trials: int = _field(configs.TUNER_TRIALS, "KerasTuner trials with --tune",
-                               positive_int)
+        1,
+        "with a {SPAN} in --data: train on the newest span and the spans before it, N in "
+        "all (a rolling window); the newest span alone is validated, checked for drift and "
+        "evaluated on",
+        positive_int,
+        metavar="N",
+    )
+    tune: bool = _field(
+        False,
+        "search the family's space with a Tuner first; the Trainer uses the best values",
+        flag,
+    )
+    tuner_trials: int = _field(configs.TUNER_TRIALS, "KerasTuner trials with --tune", positive_int)
     mixed_precision: str = _field(
-        configs.MIXED_PRECISION, "the Trainer's dtype policy: auto (mixed precision where the "
+        configs.MIXED_PRECISION,
+        "the Trainer's dtype policy: auto (mixed precision where the "
         "hardware has a fast path: float16 on GPUs, bfloat16 on CPUs with AMX/AVX512-BF16), on, "
-        "off, or a Keras policy name (" + ", ".join(precision.POLICIES) + ")")
+        "off, or a Keras policy name (" + ", ".join(precision.POLICIES) + ")",
+    )
     no_cache: bool = _field(False, "rerun every component", flag)
     # Local runs only.
-    output: str = _field(configs.DEFAULT_OUTPUT_DIR, "pipeline roots, MLMD, logs and pushed "
-                                                     "models", local=True, metavar="DIR")
-    beam_mode: str = _field(configs.DEFAULT_BEAM_MODE, "Beam on this machine: " + ", ".join(
-        sorted(configs.BEAM_MODES)), local=True)
-    registry: str = _field(configs.DEFAULT_REGISTRY,
-                           "register pushed models in MLflow (MLFLOW_TRACKING_URI, else a "
-                           "local registry under the output) or not: mlflow, none", local=True)
+    output: str = _field(
+        configs.DEFAULT_OUTPUT_DIR,
+        "pipeline roots, MLMD, logs and pushed models",
+        local=True,
+        metavar="DIR",
+    )
+    beam_mode: str = _field(
+        configs.DEFAULT_BEAM_MODE,
+        "Beam on this machine: " + ", ".join(sorted(configs.BEAM_MODES)),
+        local=True,
+    )
+    registry: str = _field(
+        configs.DEFAULT_REGISTRY,
+        "register pushed models in MLflow (MLFLOW_TRACKING_URI, else a "
+        "local registry under the output) or not: mlflow, none",
+        local=True,
+    )
 
     def __post_init__(self):
         object.__setattr__(self, "overrides", dict(self.overrides or {}))
@@ -162,25 +208,32 @@ class PipelineOptions:
         ValueError naming the first setting that cannot work."""
         task, family = self.task_spec, self.family
         resolved = ResolvedRun(
-            options=self, task=task, family=family,
-            preset=self.preset or family.default_preset, model_config=self.model_config(),
+            options=self,
+            task=task,
+            family=family,
+            preset=self.preset or family.default_preset,
+            model_config=self.model_config(),
             reading=task.reading_options(self.data_options),
             drift_thresholds=task.drift_thresholds(dict(self.drift_thresholds)),
             blessing_threshold=task.gate.check(
-                task.gate.default if self.blessing_threshold is None else self.blessing_threshold))
+                task.gate.default if self.blessing_threshold is None else self.blessing_threshold
+            ),
+        )
         if self.tune and not self.family.tunable:
-            raise ValueError(f"the {self.family.name!r} model family has no search space; "
-                             "run it without --tune")
+            raise ValueError(
+                f"the {self.family.name!r} model family has no search space; run it without --tune"
+            )
         precision.check_setting(self.mixed_precision)
         if self.epochs is not None and self.train_steps is not None:
-            raise ValueError(f"give epochs ({self.epochs:g}) or train_steps "
-                             f"({self.train_steps}), not both")
+            raise ValueError(
+                f"give epochs ({self.epochs:g}) or train_steps ({self.train_steps}), not both"
+            )
         if self.beam_mode not in configs.BEAM_MODES:
-            raise ValueError(f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, "
-                             f"not {self.beam_mode!r}")
+            raise ValueError(
+                f"beam_mode must be one of {sorted(configs.BEAM_MODES)}, not {self.beam_mode!r}"
+            )
         if self.registry not in configs.REGISTRIES:
-            raise ValueError(f"registry must be one of {configs.REGISTRIES}, "
-                             f"not {self.registry!r}")
+            raise ValueError(f"registry must be one of {configs.REGISTRIES}, not {self.registry!r}")
         return resolved
 
     def check(self) -> "PipelineOptions":
@@ -202,9 +255,11 @@ class PipelineOptions:
         if self.schema and not os.path.isfile(self.schema):
             raise FileNotFoundError(f"schema file not found: {self.schema}")
         return dataclasses.replace(
-            self, overrides=overrides,
+            self,
+            overrides=overrides,
             data=os.path.abspath(self.data or self.task_spec.default_data_dir),
-            schema=os.path.abspath(self.schema) if self.schema else None)
+            schema=os.path.abspath(self.schema) if self.schema else None,
+        )
 
     def check_cloud_paths(self) -> "PipelineOptions":
         """Refuses local paths a cloud job could not read: a local BERT preset directory, a
@@ -215,10 +270,13 @@ class PipelineOptions:
                 option = next(o for o in self.family.options if o.config_field == field)
                 raise ValueError(
                     f"{option.flag} {value} is a local path, which a cloud pipeline cannot "
-                    f"read: copy it to a bucket and pass its gs:// path, or pass a preset name")
+                    f"read: copy it to a bucket and pass its gs:// path, or pass a preset name"
+                )
         if self.schema and _is_local_path(self.schema):
-            raise ValueError(f"--schema {self.schema} is a local path, which a cloud pipeline "
-                             "cannot read: copy it to a bucket and pass its gs:// path")
+            raise ValueError(
+                f"--schema {self.schema} is a local path, which a cloud pipeline "
+                "cannot read: copy it to a bucket and pass its gs:// path"
+            )
         return self
 
     # Building it.
@@ -226,19 +284,30 @@ class PipelineOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "PipelineOptions":
         """From the flags `add_arguments` declared (absent local ones keep their defaults)."""
-        values = {f.name: getattr(args, f.name) for f in _declared_fields()
-                  if getattr(args, f.name, None) is not None}
+        values = {
+            f.name: getattr(args, f.name)
+            for f in _declared_fields()
+            if getattr(args, f.name, None) is not None
+        }
         values["overrides"] = dict(getattr(args, "overrides", None) or [])
-        values["data_options"] = {o.name: getattr(args, o.name) for o in _task_options()
-                                  if getattr(args, o.name, None) is not None}
-        family_values = {o: getattr(args, o.name) for o in _family_options()
-                         if getattr(args, o.name, None) is not None}
+        values["data_options"] = {
+            o.name: getattr(args, o.name)
+            for o in _task_options()
+            if getattr(args, o.name, None) is not None
+        }
+        family_values = {
+            o: getattr(args, o.name)
+            for o in _family_options()
+            if getattr(args, o.name, None) is not None
+        }
         return cls(**values)._with_family_options(family_values)
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] = os.environ,
-                         **defaults) -> "PipelineOptions":
+    def from_environment(
+        cls, environ: Mapping[str, str] = os.environ, **defaults
+    ) -> "PipelineOptions":
         """From TFXT_* variables (unset or empty ones keep `defaults`, then the defaults)."""
+
         def get(name: str) -> Optional[str]:
             value = environ.get(ENV_PREFIX + name.upper(), "")
             return value if value.strip() else None
@@ -247,14 +316,19 @@ class PipelineOptions:
         for field in _declared_fields():
             text = get(field.name)
             if text is not None:
-                values[field.name] = _parse(field.metadata["parse"], text,
-                                            ENV_PREFIX + field.name.upper())
+                values[field.name] = _parse(
+                    field.metadata["parse"], text, ENV_PREFIX + field.name.upper()
+                )
         text = get("set")
         if text is not None:
-            values["overrides"] = dict(_parse(parse_override, item, ENV_PREFIX + "SET")
-                                       for item in shlex.split(text))
-        values["data_options"] = {o.name: _parse(o.type, get(o.name), o.environment_variable)
-                                  for o in _task_options() if get(o.name) is not None}
+            values["overrides"] = dict(
+                _parse(parse_override, item, ENV_PREFIX + "SET") for item in shlex.split(text)
+            )
+        values["data_options"] = {
+            o.name: _parse(o.type, get(o.name), o.environment_variable)
+            for o in _task_options()
+            if get(o.name) is not None
+        }
         family_values = {o: get(o.name) for o in _family_options() if get(o.name) is not None}
         return cls(**values)._with_family_options(family_values)
 
@@ -273,6 +347,7 @@ class PipelineOptions:
 class ResolvedRun:
     """What the pipeline factory consumes: the options, checked once (PipelineOptions.resolve),
     and the values they resolve to."""
+
     options: PipelineOptions
     task: Task
     family: ModelFamily
@@ -289,8 +364,11 @@ class ResolvedRun:
 
 def _declared_fields():
     """The fields with a flag and a variable of their own."""
-    return [f for f in dataclasses.fields(PipelineOptions)
-            if f.name not in ("overrides", "data_options")]
+    return [
+        f
+        for f in dataclasses.fields(PipelineOptions)
+        if f.name not in ("overrides", "data_options")
+    ]
 
 
 def _task_options() -> list:
@@ -308,8 +386,9 @@ def _path_fields(family: ModelFamily) -> list:
 
 def _is_local_path(value: str) -> bool:
     """A file-system path rather than a URI (gs://, hf://, kaggle://) or a preset name."""
-    return "://" not in value and (os.sep in value or value.startswith(".")
-                                   or os.path.exists(value))
+    return "://" not in value and (
+        os.sep in value or value.startswith(".") or os.path.exists(value)
+    )
 
 
 def _parse(parse: Callable, text: str, name: str):
@@ -333,19 +412,37 @@ def add_arguments(parser: argparse.ArgumentParser, local: bool) -> None:
         default = field.default if meta["local"] else None
         if default is not None:
             help_text += f" (default: {default})"
-        parser.add_argument(name, type=_argparse_type(meta["parse"]), default=default,
-                            metavar=meta["metavar"], help=help_text)
-    parser.add_argument("--set", dest="overrides", type=_argparse_type(parse_override),
-                        action="append", default=[], metavar="KEY=VALUE",
-                        help=PipelineOptions.__dataclass_fields__["overrides"].metadata["help"])
+        parser.add_argument(
+            name,
+            type=_argparse_type(meta["parse"]),
+            default=default,
+            metavar=meta["metavar"],
+            help=help_text,
+        )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        type=_argparse_type(parse_override),
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=PipelineOptions.__dataclass_fields__["overrides"].metadata["help"],
+    )
     for option in _task_options():
         tasks = [t.name for t in TASKS.values() if option in t.data_options]
-        parser.add_argument(option.flag, type=_argparse_type(option.type), help=(
-            f"{'/'.join(tasks)}: {option.help} (default: {option.default})"))
+        parser.add_argument(
+            option.flag,
+            type=_argparse_type(option.type),
+            help=(f"{'/'.join(tasks)}: {option.help} (default: {option.default})"),
+        )
     for option in _family_options():
         families = [f.name for f in FAMILIES.values() if option in f.options]
-        parser.add_argument(option.flag, type=_argparse_type(option.type), metavar="VALUE",
-                            help=f"with --model {'/'.join(families)}: {option.help}")
+        parser.add_argument(
+            option.flag,
+            type=_argparse_type(option.type),
+            metavar="VALUE",
+            help=f"with --model {'/'.join(families)}: {option.help}",
+        )
 
 
 def _argparse_type(parse: Callable) -> Callable:

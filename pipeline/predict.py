@@ -1,6 +1,7 @@
 """Loads a pushed SavedModel with plain TensorFlow and runs it on raw input: a text classifier
 (`classify_text`), a translator (`translate`) or an image classifier (`classify_image`), as the
 served-model contract says (trainer_module/serving/contract.py)."""
+
 import itertools
 import os
 from typing import IO, Iterable, Iterator, List, Tuple
@@ -26,8 +27,10 @@ def resolve_model_dir(path: str) -> str:
         return path
     if not tf.io.gfile.isdir(path):
         raise FileNotFoundError(f"model path not found: {path}")
-    versions = sorted((int(n.rstrip("/")) for n in tf.io.gfile.listdir(path)
-                       if n.rstrip("/").isdigit()), reverse=True)
+    versions = sorted(
+        (int(n.rstrip("/")) for n in tf.io.gfile.listdir(path) if n.rstrip("/").isdigit()),
+        reverse=True,
+    )
     for version in versions:
         candidate = os.path.join(path, str(version))
         if tf.io.gfile.exists(os.path.join(candidate, "saved_model.pb")):
@@ -70,22 +73,24 @@ def predict_images(model, paths: Iterable[str]) -> List[dict]:
     try:
         outputs = model.signatures[CLASSIFY_IMAGE](image=tf.constant(images))
     except tf.errors.InvalidArgumentError as error:
-        raise ValueError(f"cannot decode one of {paths} as JPEG/PNG: "
-                         f"{error.message.splitlines()[0]}") from None
+        raise ValueError(
+            f"cannot decode one of {paths} as JPEG/PNG: {error.message.splitlines()[0]}"
+        ) from None
     return _rows("image", paths, outputs)
 
 
 def _rows(input_name: str, inputs: List[str], outputs: dict) -> List[dict]:
     outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
-    return [{input_name: value, **answer({name: row[i] for name, row in outputs.items()})}
-            for i, value in enumerate(inputs)]
+    return [
+        {input_name: value, **answer({name: row[i] for name, row in outputs.items()})}
+        for i, value in enumerate(inputs)
+    ]
 
 
 def _answers(model, signature: str, values: list) -> List[dict]:
     outputs = model.signatures[signature](**{INPUTS[signature]: tf.constant(values)})
     outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
-    return [answer({name: value[i] for name, value in outputs.items()})
-            for i in range(len(values))]
+    return [answer({name: value[i] for name, value in outputs.items()}) for i in range(len(values))]
 
 
 def predict_lines(model, lines: IO[str], batch_size: int = 32) -> Iterator[dict]:

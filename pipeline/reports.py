@@ -1,4 +1,5 @@
 """Run reports in an output directory: find the latest one, or rebuild one from MLMD."""
+
 import glob
 import json
 import os
@@ -46,7 +47,9 @@ def latest_report(output_dir: str, pipeline_name: Optional[str] = None) -> Optio
     return newest[1] if newest else None
 
 
-def run_artifacts(store: mlmd.MetadataStore, run_context, pipeline_name: str) -> Dict[str, ArtifactRef]:
+def run_artifacts(
+    store: mlmd.MetadataStore, run_context, pipeline_name: str
+) -> Dict[str, ArtifactRef]:
     """role -> ArtifactRef for the artifacts the run's components produced or reused."""
     types = {t.id: t.name for t in store.get_artifact_types()}
     refs = {}
@@ -62,27 +65,33 @@ def run_artifacts(store: mlmd.MetadataStore, run_context, pipeline_name: str) ->
 def _trainer_config(store, run_context) -> dict:
     for execution in store.get_executions_by_context(run_context.id):
         value = execution.custom_properties.get("custom_config")
-        config = json.loads(value.string_value) if value is not None and value.string_value else None
+        config = (
+            json.loads(value.string_value) if value is not None and value.string_value else None
+        )
         if isinstance(config, dict) and "task" in config:  # the Trainer's
             return config
     return {}
 
 
-def regenerate(output_dir: str, pipeline_name: Optional[str] = None,
-               run_id: Optional[str] = None) -> str:
+def regenerate(
+    output_dir: str, pipeline_name: Optional[str] = None, run_id: Optional[str] = None
+) -> str:
     """Rebuilds the report of run `run_id` (default: the newest) from MLMD into
     <output>/reports/<pipeline>/<run id>.html; returns the path. `pipeline_name` may be left
     out when the output directory holds one pipeline."""
     if pipeline_name is None:
         names = _pipeline_names(output_dir)
         if len(names) != 1:
-            raise ValueError(f"name the pipeline (--pipeline); {output_dir} holds "
-                             f"{', '.join(names) or 'none'}")
+            raise ValueError(
+                f"name the pipeline (--pipeline); {output_dir} holds {', '.join(names) or 'none'}"
+            )
         pipeline_name = names[0]
     metadata_path = configs.output_paths(output_dir, pipeline_name)["metadata_path"]
     if not os.path.exists(metadata_path):
-        raise FileNotFoundError(f"no pipeline {pipeline_name!r} under {output_dir} "
-                                f"(known: {', '.join(_pipeline_names(output_dir)) or 'none'})")
+        raise FileNotFoundError(
+            f"no pipeline {pipeline_name!r} under {output_dir} "
+            f"(known: {', '.join(_pipeline_names(output_dir)) or 'none'})"
+        )
     store = _store(metadata_path)
     if run_id:
         run = store.get_context_by_type_and_name("pipeline_run", run_id)
@@ -98,5 +107,10 @@ def regenerate(output_dir: str, pipeline_name: Optional[str] = None,
     card = task.model_card(model, config.get("preset"))
     safe_run = re.sub(r"[^0-9A-Za-z_.-]", "_", run.name)
     path = os.path.join(os.path.abspath(output_dir), REPORTS_DIR, pipeline_name, f"{safe_run}.html")
-    return write_report(path, run_artifacts(store, run, pipeline_name),
-                        pipeline_name=pipeline_name, run_id=run.name, card=card)
+    return write_report(
+        path,
+        run_artifacts(store, run, pipeline_name),
+        pipeline_name=pipeline_name,
+        run_id=run.name,
+        card=card,
+    )

@@ -1,4 +1,5 @@
 """What a pipeline run did, read back from MLMD: per-component state and time, metrics, push."""
+
 import json
 import os
 from typing import Optional
@@ -22,24 +23,32 @@ DATA_PROPERTIES = ("data_layout", "span", "version", "spans", "pairs", "skipped_
 def node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) -> str:
     for context in store.get_contexts_by_execution(execution_id):
         if context.name.startswith(pipeline_name + "."):
-            return context.name[len(pipeline_name) + 1:]
+            return context.name[len(pipeline_name) + 1 :]
     return f"execution-{execution_id}"
 
 
-def latest_run(store: mlmd.MetadataStore, pipeline_name: str) -> Optional[metadata_store_pb2.Context]:
+def latest_run(
+    store: mlmd.MetadataStore, pipeline_name: str
+) -> Optional[metadata_store_pb2.Context]:
     pipeline = store.get_context_by_type_and_name("pipeline", pipeline_name)
     if pipeline is None:
         return None
     ours = {e.id for e in store.get_executions_by_context(pipeline.id)}
-    runs = [c for c in store.get_contexts_by_type("pipeline_run")
-            if any(e.id in ours for e in store.get_executions_by_context(c.id))]
+    runs = [
+        c
+        for c in store.get_contexts_by_type("pipeline_run")
+        if any(e.id in ours for e in store.get_executions_by_context(c.id))
+    ]
     return max(runs, key=lambda c: (c.create_time_since_epoch, c.id), default=None)
 
 
 def outputs(store: mlmd.MetadataStore, execution_id: int) -> dict:
     """Output key -> artifacts of one execution."""
-    events = [e for e in store.get_events_by_execution_ids([execution_id])
-              if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)]
+    events = [
+        e
+        for e in store.get_events_by_execution_ids([execution_id])
+        if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
+    ]
     artifacts = {a.id: a for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
     outputs = {}
     for event in events:
@@ -59,15 +68,25 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
     """The summary of the newest run of `pipeline_name` recorded in the SQLite MLMD store."""
     store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
     run = latest_run(store, pipeline_name)
-    summary = {"pipeline_name": pipeline_name, "run_id": run.name if run else None,
-               "pushed_model": None, "pushed_version": None, "blessed": None,
-               "metrics": {}, "components": {}, "registered": None, "report": None}
+    summary = {
+        "pipeline_name": pipeline_name,
+        "run_id": run.name if run else None,
+        "pushed_model": None,
+        "pushed_version": None,
+        "blessed": None,
+        "metrics": {},
+        "components": {},
+        "registered": None,
+        "report": None,
+    }
     if run is None:
         return summary
     executions = sorted(store.get_executions_by_context(run.id), key=lambda e: e.id)
     for execution in executions:
         node = node_id(store, execution.id, pipeline_name)
-        seconds = (execution.last_update_time_since_epoch - execution.create_time_since_epoch) / 1000
+        seconds = (
+            execution.last_update_time_since_epoch - execution.create_time_since_epoch
+        ) / 1000
         summary["components"][node] = {
             "state": _STATES.Name(execution.last_known_state).lower(),
             "seconds": round(seconds, 2),
@@ -95,8 +114,10 @@ def summarize(metadata_path: str, pipeline_name: str) -> dict:
                 summary["pushed_version"] = _property(artifact, "pushed_version")
         for artifact in produced.get("registered_model", []):
             if _property(artifact, "registered"):
-                summary["registered"] = {name: _property(artifact, name) for name in
-                                         ("registry", "name", "version", "alias", "uri")}
+                summary["registered"] = {
+                    name: _property(artifact, name)
+                    for name in ("registry", "name", "version", "alias", "uri")
+                }
         for artifact in produced.get("model_run", []):
             summary["training"] = training_length(artifact.uri)
         for artifact in produced.get("report", []):
@@ -111,8 +132,10 @@ def training_length(model_run_uri: str) -> Optional[dict]:
         return None
     with fileio.open(path) as f:
         history = json.load(f)
-    return {key: history.get(key) for key in ("train_steps", "epochs", "train_examples",
-                                             "resumed_from_step", "warm_start")}
+    return {
+        key: history.get(key)
+        for key in ("train_steps", "epochs", "train_examples", "resumed_from_step", "warm_start")
+    }
 
 
 def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
@@ -125,12 +148,20 @@ def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
 
     store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
     run = latest_run(store, pipeline_name)
-    summary = {"pipeline_name": pipeline_name, "run_id": run.name if run else None,
-               "model": None, "model_version": None, "predictions": None,
-               "prediction_files": [], "prediction_logs": None, "skew": None,
-               "components": {}}
-    for execution in sorted(store.get_executions_by_context(run.id) if run else [],
-                            key=lambda e: e.id):
+    summary = {
+        "pipeline_name": pipeline_name,
+        "run_id": run.name if run else None,
+        "model": None,
+        "model_version": None,
+        "predictions": None,
+        "prediction_files": [],
+        "prediction_logs": None,
+        "skew": None,
+        "components": {},
+    }
+    for execution in sorted(
+        store.get_executions_by_context(run.id) if run else [], key=lambda e: e.id
+    ):
         node = node_id(store, execution.id, pipeline_name)
         summary["components"][node] = _STATES.Name(execution.last_known_state).lower()
         produced = outputs(store, execution.id)
@@ -144,12 +175,18 @@ def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
 
             for artifact in produced.get("anomalies", []):
                 pairs = fileio.glob(os.path.join(artifact.uri, "SplitPair-*"))
-                summary["skew"] = describe_anomalies(artifact.uri, [
-                    os.path.basename(p)[len("SplitPair-"):] for p in pairs]) if pairs else None
+                summary["skew"] = (
+                    describe_anomalies(
+                        artifact.uri, [os.path.basename(p)[len("SplitPair-") :] for p in pairs]
+                    )
+                    if pairs
+                    else None
+                )
         for artifact in produced.get("predictions", []):
             summary["predictions"] = _property(artifact, COUNT_PROPERTY)
-            summary["prediction_files"] = sorted(fileio.glob(
-                os.path.join(artifact.uri, FILE_PREFIX + "*")))
+            summary["prediction_files"] = sorted(
+                fileio.glob(os.path.join(artifact.uri, FILE_PREFIX + "*"))
+            )
     return summary
 
 

@@ -1,4 +1,5 @@
 """Runs a pipeline on this machine with LocalDagRunner, showing progress per component."""
+
 import contextlib
 import io
 import logging
@@ -25,16 +26,18 @@ from trainer_module.training import progress
 
 _COMPONENT_EVENT = re.compile(r"Component (\S+) is (running|finished)\.")
 # Warnings the pinned stack emits on every run that say nothing about the user's pipeline.
-_KNOWN_NOISE = ("ArtifactQuery.property_predicate is not supported",
-                "is deprecated and will be removed in a future version",
-                "Tables initialized inside a tf.function",
-                "does not have payload_format custom property",
-                # A resolver's channel of statistics: TFX's class for them serves all the same.
-                "generating an ephemeral artifact class on-the-fly",
-                # Beam's RunInference (BulkInferrer) on a platform without `resource`.
-                "Resource module is not available for current platform",
-                # tf.Transform, when an analyzer is traced again in the same order.
-                "node's cache key varies on repeated tracing")
+_KNOWN_NOISE = (
+    "ArtifactQuery.property_predicate is not supported",
+    "is deprecated and will be removed in a future version",
+    "Tables initialized inside a tf.function",
+    "does not have payload_format custom property",
+    # A resolver's channel of statistics: TFX's class for them serves all the same.
+    "generating an ephemeral artifact class on-the-fly",
+    # Beam's RunInference (BulkInferrer) on a platform without `resource`.
+    "Resource module is not available for current platform",
+    # tf.Transform, when an analyzer is traced again in the same order.
+    "node's cache key varies on repeated tracing",
+)
 
 
 class _PrintsToLog(io.TextIOBase):
@@ -78,10 +81,12 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
         data_dir=options.data,
         serving_model_dir=paths["serving_model_dir"],
         metadata_connection_config=metadata.sqlite_metadata_connection_config(
-            paths["metadata_path"]),
+            paths["metadata_path"]
+        ),
         beam_pipeline_args=configs.BEAM_MODES[options.beam_mode],
-        registry_config=(mlflow_config(paths["registry_dir"])
-                         if options.registry == "mlflow" else None),
+        registry_config=(
+            mlflow_config(paths["registry_dir"]) if options.registry == "mlflow" else None
+        ),
     )
     check_data(pipeline)
     return pipeline, paths
@@ -101,7 +106,8 @@ def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
         raise FileNotFoundError(
             f"pipeline {options.pipeline_name} has pushed no model under "
             f"{os.path.abspath(options.output)}: run `tfx-transformers run --task "
-            f"{options.task} --model {options.family.name}` first") from None
+            f"{options.task} --model {options.family.name}` first"
+        ) from None
     data_dir = os.path.abspath(data_dir)
     list_inputs(data_dir, run.task.raw_feature)
     pipeline = create_inference_pipeline(
@@ -109,7 +115,8 @@ def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
         pipeline_root=paths["pipeline_root"],
         data_dir=data_dir,
         metadata_connection_config=metadata.sqlite_metadata_connection_config(
-            paths["metadata_path"]),
+            paths["metadata_path"]
+        ),
         beam_pipeline_args=configs.BEAM_MODES[options.beam_mode],
     )
     return pipeline, paths
@@ -124,7 +131,8 @@ def check_data(pipeline) -> None:
             exec_properties = as_exec_properties(component)
             if SPAN in exec_properties["input_config"]:  # the latest span, as the driver finds it
                 exec_properties = FileBasedDriver(metadata_handle=None).resolve_exec_properties(
-                    exec_properties, None, None)
+                    exec_properties, None, None
+                )
             executor_class().resolve_layout(exec_properties)
 
 
@@ -180,8 +188,9 @@ class _Progress(logging.Handler):
             for node, (number, started, said) in list(self.running.items()):
                 if now - said >= self.tick:
                     self.running[node] = (number, started, now)
-                    self._write(f"[{number}/{self.total}] {node} ... "
-                                f"{progress.duration(now - started)}")
+                    self._write(
+                        f"[{number}/{self.total}] {node} ... {progress.duration(now - started)}"
+                    )
 
     def close(self):
         self.stopped.set()
@@ -221,8 +230,9 @@ def _logging_to(log_file: str, total: int, verbose: bool, stream: TextIO):
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(_PrintsToLog()):
             if not verbose:  # TFMA divides by zero for empty slices; NaN is the right answer
-                warnings.filterwarnings("ignore", category=RuntimeWarning,
-                                        module="tensorflow_model_analysis")
+                warnings.filterwarnings(
+                    "ignore", category=RuntimeWarning, module="tensorflow_model_analysis"
+                )
             yield
     finally:
         progress_lines.close()
@@ -233,16 +243,23 @@ def _logging_to(log_file: str, total: int, verbose: bool, stream: TextIO):
         absl_handler.setLevel(saved[2])
 
 
-def run_local(pipeline, paths: Mapping[str, str], verbose: bool = False,
-              stream: Optional[TextIO] = None, summarize=run_summary.summarize) -> dict:
+def run_local(
+    pipeline,
+    paths: Mapping[str, str],
+    verbose: bool = False,
+    stream: Optional[TextIO] = None,
+    summarize=run_summary.summarize,
+) -> dict:
     """Runs `pipeline` with LocalDagRunner; returns the run summary (`summarize`: see
     run_summary). Progress lines go to `stream` (default: sys.stderr).
 
     Raises whatever a component raised; the full log is in paths['log_dir'].
     """
     stream = stream or sys.stderr
-    log_file = os.path.join(paths["log_dir"],
-                            f"{pipeline.pipeline_info.pipeline_name}-{time.strftime('%Y%m%d-%H%M%S')}.log")
+    log_file = os.path.join(
+        paths["log_dir"],
+        f"{pipeline.pipeline_info.pipeline_name}-{time.strftime('%Y%m%d-%H%M%S')}.log",
+    )
     started = time.monotonic()
     with _logging_to(log_file, len(pipeline.components), verbose, stream):
         LocalDagRunner().run(pipeline)

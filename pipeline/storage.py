@@ -1,6 +1,7 @@
 """Whether the output directory can be written: read-only, full, or over the process's file
 size limit show up as an error that names the directory, before a run starts and after one
 fails (where ML Metadata's SQLite would only say "disk I/O error")."""
+
 import errno
 import os
 import tempfile

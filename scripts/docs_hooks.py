@@ -3,8 +3,8 @@ measurements is generated from them when the site is built, so that it cannot dr
 
 In any page:
 - `{{ tasks.cifar10.default_epochs }}`, `{{ presets.vit.cct.mixup_alpha }}`,
-  `{{ configs.TUNER_TRIALS }}`: a value read from the code (roots: `tasks`, `families`,
-  `presets`, `configs`; then keys or attributes);
+  `{{ configs.TUNER_TRIALS }}`, `{{ contract.MAX_ROWS }}`: a value read from the code (roots:
+  `tasks`, `families`, `presets`, `configs`, `contract`; then keys or attributes);
 - `{{ cli_reference }}`: every command of the CLI with its options, from its own parsers, and
   every pipeline option with its environment variable, from `PipelineOptions`;
 - `{{ results BENCHMARK [FIELD=VALUE ...] }}`: every results file of a benchmark
@@ -15,6 +15,7 @@ In any page:
 - `{{ config_table FAMILY }}`: a model family's config fields, each with its comment, its
   default and its value in every preset that changes it.
 """
+
 import glob
 import io
 import json
@@ -30,6 +31,8 @@ PLACEHOLDER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 # How a measured key reads in a table.
 LABELS = {
     "accuracy": "validation accuracy (TFMA)",
+    "bert_alone_accuracy": "validation accuracy of BERT's path alone (Keras)",
+    "wide_alone_accuracy": "validation accuracy of the n-gram path alone (Keras)",
     "top3_accuracy": "top-3 accuracy (TFMA)",
     "bleu": "BLEU, cased, sacreBLEU 13a (TFMA)",
     "bleu_lowercase_tokenized": "BLEU, lower-cased tokenized (TFMA)",
@@ -60,14 +63,21 @@ def _sys_path() -> None:
 
 # Values read from the code.
 
+
 def code_roots() -> Dict[str, Any]:
     _sys_path()
     from pipeline import configs
     from pipeline.tasks import TASKS
     from trainer_module.families import FAMILIES
+    from trainer_module.serving import contract
 
-    return {"tasks": TASKS, "families": FAMILIES, "configs": configs,
-            "presets": {name: family.presets for name, family in FAMILIES.items()}}
+    return {
+        "tasks": TASKS,
+        "families": FAMILIES,
+        "configs": configs,
+        "contract": contract,
+        "presets": {name: family.presets for name, family in FAMILIES.items()},
+    }
 
 
 def lookup(root: Any, path: List[str]) -> Any:
@@ -103,8 +113,7 @@ def field_comments(config_class) -> Dict[str, str]:
     lines = inspect.getsource(config_class).splitlines()
     comments = {}
     for field in dataclasses.fields(config_class):
-        index = next(i for i, line in enumerate(lines)
-                     if line.strip().startswith(f"{field.name}:"))
+        index = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{field.name}:"))
         above = []
         for line in reversed(lines[:index]):
             if not line.strip().startswith("#"):
@@ -126,15 +135,19 @@ def config_table(family_name: str) -> str:
     rows = []
     for field in dataclasses.fields(config_class):
         values = [getattr(p, field.name) for p in presets.values()]
-        rows.append([f"`{field.name}`", comments[field.name], getattr(default, field.name)]
-                    + [v if v != getattr(default, field.name) else "" for v in values])
+        rows.append(
+            [f"`{field.name}`", comments[field.name], getattr(default, field.name)]
+            + [v if v != getattr(default, field.name) else "" for v in values]
+        )
     columns = ["field", "what it is, and why", "default"] + [
         f"`{name}`" + (" (the family's default)" if name == family.default_preset else "")
-        for name in presets]
+        for name in presets
+    ]
     return _table(columns, rows)
 
 
 # Results files.
+
 
 def load_results(benchmark: str) -> List[dict]:
     """A benchmark's results files, newest first (then by name)."""
@@ -153,9 +166,12 @@ def _machine(record: dict) -> str:
     machine = record.get("machine") or {}
     if isinstance(machine, str):
         return machine
-    parts = [machine.get("cpu"), f"{machine['cores']} cores" if machine.get("cores") else None,
-             f"{machine['memory_gb']} GB" if machine.get("memory_gb") else None,
-             f"Python {machine['python']}" if machine.get("python") else None]
+    parts = [
+        machine.get("cpu"),
+        f"{machine['cores']} cores" if machine.get("cores") else None,
+        f"{machine['memory_gb']} GB" if machine.get("memory_gb") else None,
+        f"Python {machine['python']}" if machine.get("python") else None,
+    ]
     return ", ".join(p for p in parts if p)
 
 
@@ -174,8 +190,11 @@ def _cell(value: Any) -> str:
 def render_record(record: dict, level: str = "###") -> str:
     title = record.get("title") or record["name"]
     out = [f"{level} {title}", ""]
-    meta = [record.get("date"), _machine(record),
-            f"commit `{record['commit']}`" if record.get("commit") else None]
+    meta = [
+        record.get("date"),
+        _machine(record),
+        f"commit `{record['commit']}`" if record.get("commit") else None,
+    ]
     out += [" · ".join(m for m in meta if m), ""]
     if record.get("provenance"):
         out += [f"*{record['provenance']}*", ""]
@@ -193,14 +212,22 @@ def render_record(record: dict, level: str = "###") -> str:
         rows.append([label, value, reference, None if ratio is None else round(ratio, 3), kind])
     if rows:
         out += [_table(["measure", "measured", "reference", "ratio", "the reference"], rows), ""]
-    rest = [[LABELS.get(k, k), v] for k, v in measured.items()
-            if k not in referenced and v is not None and not isinstance(v, (dict, list))]
+    rest = [
+        [LABELS.get(k, k), v]
+        for k, v in measured.items()
+        if k not in referenced and v is not None and not isinstance(v, (dict, list))
+    ]
     if rest:
         out += [_table(["measure", "value"], rest), ""]
     components = record.get("components") or {}
     if components:
-        out += [_table(["component", "seconds"],
-                       [[node, info.get("seconds")] for node, info in components.items()]), ""]
+        out += [
+            _table(
+                ["component", "seconds"],
+                [[node, info.get("seconds")] for node, info in components.items()],
+            ),
+            "",
+        ]
     for table in record.get("tables") or []:
         if table.get("title"):
             out += [f"**{table['title']}**", ""]
@@ -213,8 +240,9 @@ def render_record(record: dict, level: str = "###") -> str:
 def render_results(benchmark: str, filters=()) -> str:
     """Every results file of `benchmark` whose fields match `filters` (FIELD=VALUE strings)."""
     wanted = dict(f.split("=", 1) for f in filters)
-    records = [r for r in load_results(benchmark)
-               if all(str(r.get(k)) == v for k, v in wanted.items())]
+    records = [
+        r for r in load_results(benchmark) if all(str(r.get(k)) == v for k, v in wanted.items())
+    ]
     if not records:
         raise FileNotFoundError(f"no results of {benchmark} match {wanted}")
     return "\n".join(render_record(r) for r in records)
@@ -229,6 +257,7 @@ def result_value(reference: str) -> str:
 
 
 # Plots, drawn from the results files when the site is built.
+
 
 def _figure():
     import matplotlib
@@ -257,14 +286,14 @@ def plot_accuracy_against_time() -> bytes:
         for record in load_results(benchmark):
             measured = record.get("measured") or {}
             minutes = measured.get("fit_minutes") or (
-                measured["fit_seconds"] / 60 if measured.get("fit_seconds") else None)
+                measured["fit_seconds"] / 60 if measured.get("fit_seconds") else None
+            )
             if minutes and measured.get(key):
                 points.append((minutes, measured[key], record["name"]))
         if points:
             axes.scatter([p[0] for p in points], [p[1] for p in points], label=label)
             for x, y, name in points:
-                axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3),
-                              textcoords="offset points")
+                axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
     axes.set_xscale("log")
     axes.set_xlabel("training time (minutes, log scale)")
     axes.set_ylabel("validation accuracy (TFMA)")
@@ -297,8 +326,12 @@ def plot_serving() -> bytes:
     models = list(record["results"])
     width = 0.8 / len(paths)
     for i, path in enumerate(paths):
-        axes.bar([m + i * width for m in range(len(models))],
-                 [record["results"][m][path]["p50_ms"] for m in models], width, label=path)
+        axes.bar(
+            [m + i * width for m in range(len(models))],
+            [record["results"][m][path]["p50_ms"] for m in models],
+            width,
+            label=path,
+        )
     axes.set_xticks([m + width for m in range(len(models))], models, fontsize=8)
     axes.set_ylabel("p50 latency, batch of 1 (ms)")
     axes.grid(alpha=0.3, axis="y")
@@ -306,11 +339,15 @@ def plot_serving() -> bytes:
     return _png(plt, figure)
 
 
-PLOTS = {"accuracy_against_time": plot_accuracy_against_time, "scaling": plot_scaling,
-         "serving": plot_serving}
+PLOTS = {
+    "accuracy_against_time": plot_accuracy_against_time,
+    "scaling": plot_scaling,
+    "serving": plot_serving,
+}
 
 
 # The CLI reference.
+
 
 def cli_reference() -> str:
     _sys_path()
@@ -323,9 +360,18 @@ def cli_reference() -> str:
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     out = []
     for name, sub in commands.choices.items():
-        out += [f"### `tfx-transformers {name}`", "", sub.description or commands._choices_actions[
-            list(commands.choices).index(name)].help or "", "", "```text",
-            sub.format_usage().strip(), "```", ""]
+        out += [
+            f"### `tfx-transformers {name}`",
+            "",
+            sub.description
+            or commands._choices_actions[list(commands.choices).index(name)].help
+            or "",
+            "",
+            "```text",
+            sub.format_usage().strip(),
+            "```",
+            "",
+        ]
         rows = []
         for action in sub._actions:
             if isinstance(action, argparse._HelpAction):
@@ -334,24 +380,36 @@ def cli_reference() -> str:
             default = action.default
             if default in (None, [], False, argparse.SUPPRESS):
                 default = ""
-            rows.append([flags, (action.help or "").replace("%(default)s", str(default)),
-                         default])
+            rows.append([flags, (action.help or "").replace("%(default)s", str(default)), default])
         out += [_table(["option", "what it does", "default"], rows), ""]
     fields = list(_declared_fields())
-    rows = [[f"`--{f.name.replace('_', '-')}`", f"`{ENV_PREFIX}{f.name.upper()}`",
-             f.metadata["help"]] for f in fields]
-    rows.append(["`--set KEY=VALUE`", f"`{ENV_PREFIX}SET`",
-                 PipelineOptions.__dataclass_fields__["overrides"].metadata["help"]])
-    out += ["### Pipeline options and their environment variables", "",
-            "`run` and `compile` take these as flags; the TFX CLI's DSL file "
-            "(`pipeline/local_runner.py`) and the Kubeflow runners read the variables. A task's "
-            "or a family's own options follow the same rule (`--bert-preset` is "
-            f"`{ENV_PREFIX}BERT_PRESET`).", "", _table(["flag", "variable", "what it sets"], rows),
-            ""]
+    rows = [
+        [f"`--{f.name.replace('_', '-')}`", f"`{ENV_PREFIX}{f.name.upper()}`", f.metadata["help"]]
+        for f in fields
+    ]
+    rows.append(
+        [
+            "`--set KEY=VALUE`",
+            f"`{ENV_PREFIX}SET`",
+            PipelineOptions.__dataclass_fields__["overrides"].metadata["help"],
+        ]
+    )
+    out += [
+        "### Pipeline options and their environment variables",
+        "",
+        "`run` and `compile` take these as flags; the TFX CLI's DSL file "
+        "(`pipeline/local_runner.py`) and the Kubeflow runners read the variables. A task's "
+        "or a family's own options follow the same rule (`--bert-preset` is "
+        f"`{ENV_PREFIX}BERT_PRESET`).",
+        "",
+        _table(["flag", "variable", "what it sets"], rows),
+        "",
+    ]
     return "\n".join(out)
 
 
 # MkDocs events.
+
 
 def expand(markdown: str) -> str:
     roots = None
@@ -365,7 +423,7 @@ def expand(markdown: str) -> str:
             _, benchmark, *filters = text.split()
             return render_results(benchmark, filters)
         if text.startswith("result "):
-            return result_value(text[len("result "):])
+            return result_value(text[len("result ") :])
         if text.startswith("config_table "):
             return config_table(text.split()[1])
         if text.startswith("plot "):

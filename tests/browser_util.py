@@ -3,6 +3,7 @@
 The browser is a system package (`make browser`); without it the browser tests skip, unless
 REQUIRE_BROWSER=1 (set by CI), which turns a missing browser into a failure.
 """
+
 import os
 import shutil
 
@@ -10,13 +11,20 @@ import pytest
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 # Headless as root, with Chromium's own background traffic off: the page must need no network.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def chromium_path() -> str:
     path = os.environ.get("CHROMIUM") or next(
-        (p for p in map(shutil.which, CHROMIUM_NAMES) if p), None)
+        (p for p in map(shutil.which, CHROMIUM_NAMES) if p), None
+    )
     if path is None:
         message = "Chromium not installed (make browser)"
         if os.environ.get("REQUIRE_BROWSER") == "1":

@@ -1,5 +1,6 @@
 """Shared fixtures: tiny corpora the tests write themselves, and one real training run per model
 family (its Trainer entry point on in-memory data), shared by the session's tests."""
+
 import os
 import pathlib
 
@@ -8,21 +9,35 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-POSITIVE = ["a wonderful film, I loved it", "brilliant acting and a great story",
-            "superb, moving and funny", "the best movie this year!", "great fun, loved the cast",
-            "excellent and charming <br /><br />truly great", "wonderful score, brilliant cast",
-            "I loved every minute: superb"]
-NEGATIVE = ["a terrible film, I hated it", "awful acting and a boring story",
-            "dull, lifeless and flat", "the worst movie this year!", "boring mess, hated the cast",
-            "terrible and tedious <br /><br />truly awful", "awful score, boring cast",
-            "I hated every minute: dull"]
+POSITIVE = [
+    "a wonderful film, I loved it",
+    "brilliant acting and a great story",
+    "superb, moving and funny",
+    "the best movie this year!",
+    "great fun, loved the cast",
+    "excellent and charming <br /><br />truly great",
+    "wonderful score, brilliant cast",
+    "I loved every minute: superb",
+]
+NEGATIVE = [
+    "a terrible film, I hated it",
+    "awful acting and a boring story",
+    "dull, lifeless and flat",
+    "the worst movie this year!",
+    "boring mess, hated the cast",
+    "terrible and tedious <br /><br />truly awful",
+    "awful score, boring cast",
+    "I hated every minute: dull",
+]
 REVIEWS = [{"text": t, "label": 1} for t in POSITIVE] + [{"text": t, "label": 0} for t in NEGATIVE]
 
 # German -> English pairs a tiny translator learns exactly.
-PAIRS = [("Ein Mann läuft.", "A man is running."),
-         ("Eine Frau sitzt.", "A woman is sitting."),
-         ("Zwei Hunde spielen im Park.", "Two dogs are playing in the park."),
-         ("Ein Kind lacht.", "A child is laughing.")]
+PAIRS = [
+    ("Ein Mann läuft.", "A man is running."),
+    ("Eine Frau sitzt.", "A woman is sitting."),
+    ("Zwei Hunde spielen im Park.", "Two dogs are playing in the park."),
+    ("Ein Kind lacht.", "A child is laughing."),
+]
 
 COLOURS = {"red": [220, 30, 30], "green": [30, 200, 40], "blue": [30, 40, 220]}
 
@@ -30,23 +45,29 @@ COLOURS = {"red": [220, 30, 30], "green": [30, 200, 40], "blue": [30, 40, 220]}
 def review_spec():
     import tensorflow as tf
 
-    return {"text": tf.io.FixedLenFeature([], tf.string),
-            "label": tf.io.FixedLenFeature([], tf.int64)}
+    return {
+        "text": tf.io.FixedLenFeature([], tf.string),
+        "label": tf.io.FixedLenFeature([], tf.int64),
+    }
 
 
 def pair_spec():
     import tensorflow as tf
 
-    return {"source": tf.io.FixedLenFeature([], tf.string),
-            "target": tf.io.FixedLenFeature([], tf.string)}
+    return {
+        "source": tf.io.FixedLenFeature([], tf.string),
+        "target": tf.io.FixedLenFeature([], tf.string),
+    }
 
 
 def image_spec():
     import tensorflow as tf
 
-    return {"image": tf.io.FixedLenFeature([], tf.string),
-            "label": tf.io.FixedLenFeature([], tf.int64),
-            "label_name": tf.io.FixedLenFeature([], tf.string)}
+    return {
+        "image": tf.io.FixedLenFeature([], tf.string),
+        "label": tf.io.FixedLenFeature([], tf.int64),
+        "label_name": tf.io.FixedLenFeature([], tf.string),
+    }
 
 
 def picture(name: str, size: int, seed: int) -> np.ndarray:
@@ -61,8 +82,10 @@ def write_aclimdb(root: pathlib.Path, splits=("train", "test"), copies: int = 1)
     for split in splits:
         review_id = 0
         for _ in range(copies):
-            for folder, texts, ratings in (("pos", POSITIVE, (7, 8, 9, 10)),
-                                           ("neg", NEGATIVE, (1, 2, 3, 4))):
+            for folder, texts, ratings in (
+                ("pos", POSITIVE, (7, 8, 9, 10)),
+                ("neg", NEGATIVE, (1, 2, 3, 4)),
+            ):
                 for i, text in enumerate(texts):
                     path = root / "aclImdb" / split / folder / f"{review_id}_{ratings[i % 4]}.txt"
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,8 +104,12 @@ def tiny_bert_preset(tmp_path_factory) -> str:
     """A randomly initialised 2-layer BERT saved as a local KerasHub preset directory."""
     from trainer_module.bert.tiny_preset import write_tiny_preset
 
-    return write_tiny_preset(str(tmp_path_factory.mktemp("bert") / "preset"),
-                             hidden_dim=16, intermediate_dim=32, max_sequence_length=64)
+    return write_tiny_preset(
+        str(tmp_path_factory.mktemp("bert") / "preset"),
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=64,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -91,9 +118,13 @@ def tiny_bert_checkpoint(tmp_path_factory) -> str:
     pretraining heads and key names of the original BERT scripts."""
     from trainer_module.bert.tiny_preset import write_tiny_checkpoint
 
-    return write_tiny_checkpoint(str(tmp_path_factory.mktemp("bert_hf") / "checkpoint"),
-                                 style="pretraining", hidden_dim=16, intermediate_dim=32,
-                                 max_sequence_length=64)
+    return write_tiny_checkpoint(
+        str(tmp_path_factory.mktemp("bert_hf") / "checkpoint"),
+        style="pretraining",
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=64,
+    )
 
 
 # One real Trainer run per family (tests/family_util.py), shared by the model, training and
@@ -101,14 +132,27 @@ def tiny_bert_checkpoint(tmp_path_factory) -> str:
 # under mixed precision ("on": bfloat16 on a CPU), so their exports show float32 outputs of a
 # bfloat16-trained model; the translator, overfitted to exact outputs, and BERT in float32.
 
+
 @pytest.fixture(scope="session")
 def text_encoder_run(tmp_path_factory):
     from tests.family_util import run_family
 
     return run_family(
-        "text_encoder", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("text_encoder")),
-        overrides={"vocab_size": 100, "max_length": 12, "truncation_head": 8, "num_layers": 2,
-                   "pooling": "cls", "dropout": 0.0}, train_steps=30, mixed_precision="on")
+        "text_encoder",
+        REVIEWS,
+        review_spec(),
+        str(tmp_path_factory.mktemp("text_encoder")),
+        overrides={
+            "vocab_size": 100,
+            "max_length": 12,
+            "truncation_head": 8,
+            "num_layers": 2,
+            "pooling": "cls",
+            "dropout": 0.0,
+        },
+        train_steps=30,
+        mixed_precision="on",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -117,12 +161,24 @@ def translator_run(tmp_path_factory):
     from tests.family_util import run_family
 
     return run_family(
-        "translator", [{"source": s, "target": t} for s, t in PAIRS], pair_spec(),
+        "translator",
+        [{"source": s, "target": t} for s, t in PAIRS],
+        pair_spec(),
         str(tmp_path_factory.mktemp("translator")),
-        overrides={"max_source_length": 12, "max_target_length": 12, "max_decode_length": 11,
-                   "dropout": 0.0, "label_smoothing": 0.0, "peak_learning_rate": 3e-3,
-                   "warmup_steps": 10, "batch_size": 4, "beam_width": 2},
-        train_steps=250, eval_steps=1)
+        overrides={
+            "max_source_length": 12,
+            "max_target_length": 12,
+            "max_decode_length": 11,
+            "dropout": 0.0,
+            "label_smoothing": 0.0,
+            "peak_learning_rate": 3e-3,
+            "warmup_steps": 10,
+            "batch_size": 4,
+            "beam_width": 2,
+        },
+        train_steps=250,
+        eval_steps=1,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -130,11 +186,20 @@ def vit_run(tmp_path_factory):
     from tests.family_util import run_family
     from tests.image_util import encode
 
-    rows = [{"image": encode(picture(name, 16, seed)), "label": label, "label_name": name}
-            for seed in range(6) for label, name in enumerate(COLOURS)]
-    return run_family("vit", rows, image_spec(), str(tmp_path_factory.mktemp("vit")),
-                      overrides={"batch_size": 6, "crop_padding": 0}, epochs=14,
-                      mixed_precision="on")
+    rows = [
+        {"image": encode(picture(name, 16, seed)), "label": label, "label_name": name}
+        for seed in range(6)
+        for label, name in enumerate(COLOURS)
+    ]
+    return run_family(
+        "vit",
+        rows,
+        image_spec(),
+        str(tmp_path_factory.mktemp("vit")),
+        overrides={"batch_size": 6, "crop_padding": 0},
+        epochs=14,
+        mixed_precision="on",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -142,9 +207,19 @@ def bert_run(tmp_path_factory, tiny_bert_checkpoint):
     """From a Hugging Face checkpoint, with the wide path (the tiny preset's)."""
     from tests.family_util import run_family
 
-    return run_family("bert", REVIEWS, review_spec(), str(tmp_path_factory.mktemp("bert_run")),
-                      overrides={"backbone_preset": tiny_bert_checkpoint, "sequence_length": 16,
-                                 "truncation_head": 4, "batch_size": 8}, train_steps=10)
+    return run_family(
+        "bert",
+        REVIEWS,
+        review_spec(),
+        str(tmp_path_factory.mktemp("bert_run")),
+        overrides={
+            "backbone_preset": tiny_bert_checkpoint,
+            "sequence_length": 16,
+            "truncation_head": 4,
+            "batch_size": 8,
+        },
+        train_steps=10,
+    )
 
 
 @pytest.fixture
@@ -156,10 +231,16 @@ def mlflow_imported():
 
 # With pytest-xdist (make test: two workers, --dist loadgroup), the tests that share a run go
 # to one worker, so each run happens once: the session's runs by name, a module's by module.
-SHARED_RUNS = {"imdb_run": "imdb_run", "imdb_reruns": "imdb_run", "imdb_next_span": "imdb_run",
-               "imdb_tuned": "imdb_run", "text_encoder_run": "family_runs",
-               "translator_run": "family_runs", "vit_run": "family_runs",
-               "bert_run": "family_runs"}
+SHARED_RUNS = {
+    "imdb_run": "imdb_run",
+    "imdb_reruns": "imdb_run",
+    "imdb_next_span": "imdb_run",
+    "imdb_tuned": "imdb_run",
+    "text_encoder_run": "family_runs",
+    "translator_run": "family_runs",
+    "vit_run": "family_runs",
+    "bert_run": "family_runs",
+}
 MODULE_RUNS = {"run"}  # module-scoped fixtures of the e2e modules
 
 

@@ -2,6 +2,7 @@
 export) on rows held in memory, as the Trainer component would run it after Transform: the
 rows go through the family's preprocessing_fn with tf.Transform's Beam implementation, are
 written as TFRecords, and read back through TFXIO. Seconds per family on the tiny presets."""
+
 import dataclasses
 import importlib
 import os
@@ -24,7 +25,8 @@ def import_path(dotted: str):
 
 def _dataset_factory(file_pattern, options, schema):
     return tfxio.TFExampleRecord(file_pattern=file_pattern, schema=schema).TensorFlowDataset(
-        options)
+        options
+    )
 
 
 def write_examples(rows: Sequence[Mapping], output: tft.TFTransformOutput, path: str) -> str:
@@ -38,6 +40,7 @@ def write_examples(rows: Sequence[Mapping], output: tft.TFTransformOutput, path:
 @dataclasses.dataclass
 class FamilyRun:
     """What a run left: the trained model, the transform output, the export and the logs."""
+
     model: keras.Model
     output: tft.TFTransformOutput
     transformed: List[dict]
@@ -48,32 +51,56 @@ class FamilyRun:
         return self.fn_args.serving_model_dir
 
 
-def run_family(name: str, rows: Sequence[Mapping], feature_spec: Mapping, workdir: str, *,
-               preset: str = "tiny", overrides: Optional[Mapping[str, Any]] = None,
-               train_steps: Optional[int] = 4, epochs: Optional[float] = None,
-               eval_steps: int = 1, eval_rows=None,
-               mixed_precision: str = "off", hyperparameters=None) -> FamilyRun:
+def run_family(
+    name: str,
+    rows: Sequence[Mapping],
+    feature_spec: Mapping,
+    workdir: str,
+    *,
+    preset: str = "tiny",
+    overrides: Optional[Mapping[str, Any]] = None,
+    train_steps: Optional[int] = 4,
+    epochs: Optional[float] = None,
+    eval_steps: int = 1,
+    eval_rows=None,
+    mixed_precision: str = "off",
+    hyperparameters=None,
+) -> FamilyRun:
     family = get_family(name)
     config = family.config(preset, overrides)
     transform_dir = os.path.join(workdir, "transform")
     transformed, output = analyze_and_transform(
-        list(rows) + list(eval_rows or []), import_path(family.preprocessing_fn),
-        family.transform_config(config), transform_dir, feature_spec)
-    train_rows = transformed[:len(rows)]
-    evaluation = transformed[len(rows):] or train_rows
+        list(rows) + list(eval_rows or []),
+        import_path(family.preprocessing_fn),
+        family.transform_config(config),
+        transform_dir,
+        feature_spec,
+    )
+    train_rows = transformed[: len(rows)]
+    evaluation = transformed[len(rows) :] or train_rows
     fn_args = FnArgs(
         working_dir=os.path.join(workdir, "working"),
         train_files=[write_examples(train_rows, output, os.path.join(workdir, "train.tfrecord"))],
         eval_files=[write_examples(evaluation, output, os.path.join(workdir, "eval.tfrecord"))],
-        train_steps=None if epochs else train_steps, eval_steps=eval_steps,
-        transform_graph_path=transform_dir, transform_output=transform_dir,
+        train_steps=None if epochs else train_steps,
+        eval_steps=eval_steps,
+        transform_graph_path=transform_dir,
+        transform_output=transform_dir,
         serving_model_dir=os.path.join(workdir, "serving_model"),
         model_run_dir=os.path.join(workdir, "model_run"),
-        data_accessor=DataAccessor(tf_dataset_factory=_dataset_factory,
-                                   record_batch_factory=None, data_view_decode_fn=None),
+        data_accessor=DataAccessor(
+            tf_dataset_factory=_dataset_factory, record_batch_factory=None, data_view_decode_fn=None
+        ),
         hyperparameters=hyperparameters,
-        custom_config={"task": "test", "model": name, "preset": preset,
-                       "overrides": dict(overrides or {}), "seed": 0,
-                       "mixed_precision": mixed_precision, "epochs": epochs})
+        custom_config={
+            "task": "test",
+            "model": name,
+            "preset": preset,
+            "overrides": dict(overrides or {}),
+            "seed": 0,
+            "mixed_precision": mixed_precision,
+            "epochs": epochs,
+        },
+    )
     model = import_path(family.run_fn)(fn_args)
     return FamilyRun(model, output, transformed, fn_args)

@@ -1,4 +1,5 @@
 """Tiny image datasets the tests write themselves: CIFAR-10 binary batches and image folders."""
+
 import io
 
 import numpy as np
@@ -15,8 +16,10 @@ def cifar_record(label: int, pixels: np.ndarray) -> bytes:
 def pattern(label: int, index: int, size: int = 32) -> np.ndarray:
     """A (size, size, 3) uint8 image that differs by class and index (and is not symmetric)."""
     rows, cols = np.mgrid[0:size, 0:size]
-    image = np.stack([(rows * 7 + index) % 256, (cols * 5 + 40 * label) % 256,
-                      np.full_like(rows, 80 * label)], axis=-1)
+    image = np.stack(
+        [(rows * 7 + index) % 256, (cols * 5 + 40 * label) % 256, np.full_like(rows, 80 * label)],
+        axis=-1,
+    )
     return image.astype(np.uint8)
 
 
@@ -42,8 +45,9 @@ def encode(pixels: np.ndarray, format: str = "PNG") -> bytes:
     return buffer.getvalue()
 
 
-def write_folders(root, splits=("train", "eval"), per_class: int = 3, classes=CLASSES,
-                  size: int = 32):
+def write_folders(
+    root, splits=("train", "eval"), per_class: int = 3, classes=CLASSES, size: int = 32
+):
     """<root>/<split>/<class>/<i>.png (JPEG for every third)."""
     for split in splits:
         for label, name in enumerate(classes):
@@ -52,5 +56,6 @@ def write_folders(root, splits=("train", "eval"), per_class: int = 3, classes=CL
             for index in range(per_class):
                 jpeg = index % 3 == 2
                 (folder / f"{index}.{'jpg' if jpeg else 'png'}").write_bytes(
-                    encode(pattern(label, index, size), "JPEG" if jpeg else "PNG"))
+                    encode(pattern(label, index, size), "JPEG" if jpeg else "PNG")
+                )
     return root

@@ -1,5 +1,6 @@
 """What every model family declares (trainer_module/<family>/__init__.py: FAMILY), checked the
 same way for each: a new family gets these checks by adding its folder."""
+
 import dataclasses
 import importlib
 import inspect
@@ -28,10 +29,10 @@ def test_every_config_field_has_a_comment_saying_why(name):
     config_class = type(family.config())
     lines = inspect.getsource(config_class).splitlines()
     for field in dataclasses.fields(config_class):
-        index = next(i for i, line in enumerate(lines)
-                     if line.strip().startswith(f"{field.name}:"))
+        index = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{field.name}:"))
         assert "#" in lines[index] or lines[index - 1].strip().startswith("#"), (
-            f"{config_class.__name__}.{field.name} has no comment")
+            f"{config_class.__name__}.{field.name} has no comment"
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)

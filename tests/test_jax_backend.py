@@ -1,6 +1,7 @@
 """The model code is backend-agnostic Keras 3: every family's model builds, trains a step and
 predicts under KERAS_BACKEND=jax, in a fresh process, without importing TensorFlow (until the
 BERT family, whose KerasHub tokenizers use it)."""
+
 import json
 import os
 import subprocess
@@ -76,9 +77,13 @@ print(json.dumps(report))
 
 
 def test_every_model_trains_and_predicts_under_jax(tiny_bert_preset):
-    result = subprocess.run([sys.executable, "-c", SCRIPT, tiny_bert_preset],
-                            capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"})
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, tiny_bert_preset],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["backend"] == "jax"

@@ -2,6 +2,7 @@
 the Trainer, the Tuner and the Evaluator on Dataflow or Vertex AI import the model families and
 the components alone, never the CLI's and the factory's package; the model code runs under any
 Keras 3 backend."""
+
 import ast
 import pathlib
 
@@ -29,24 +30,36 @@ def top(module: str) -> str:
     return module.split(".")[0]
 
 
-@pytest.mark.parametrize("package, forbidden", [
-    ("trainer_module", {"pipeline", "components"}),
-    ("components", {"pipeline"}),
-])
+@pytest.mark.parametrize(
+    "package, forbidden",
+    [
+        ("trainer_module", {"pipeline", "components"}),
+        ("components", {"pipeline"}),
+    ],
+)
 def test_lower_layers_never_import_higher_ones(package, forbidden):
-    offending = {str(path.relative_to(ROOT)): sorted(m for m in imported_modules(path)
-                                                     if top(m) in forbidden)
-                 for path in files(package)}
+    offending = {
+        str(path.relative_to(ROOT)): sorted(
+            m for m in imported_modules(path) if top(m) in forbidden
+        )
+        for path in files(package)
+    }
     assert not {path: modules for path, modules in offending.items() if modules}
 
 
 def test_model_code_imports_no_tensorflow():
-    model_code = files("trainer_module/layers") + sorted(
-        ROOT.glob("trainer_module/*/config.py")) + sorted(ROOT.glob("trainer_module/*/model.py"))
+    model_code = (
+        files("trainer_module/layers")
+        + sorted(ROOT.glob("trainer_module/*/config.py"))
+        + sorted(ROOT.glob("trainer_module/*/model.py"))
+    )
     assert len(model_code) > 8
-    offending = {str(path.relative_to(ROOT)): sorted(
-        m for m in imported_modules(path) if top(m) in {"tensorflow", "tensorflow_transform"})
-        for path in model_code}
+    offending = {
+        str(path.relative_to(ROOT)): sorted(
+            m for m in imported_modules(path) if top(m) in {"tensorflow", "tensorflow_transform"}
+        )
+        for path in model_code
+    }
     assert not {path: modules for path, modules in offending.items() if modules}
 
 

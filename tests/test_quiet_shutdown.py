@@ -1,5 +1,6 @@
 """TensorFlow's finalizers print nothing at interpreter exit; every other unraisable exception
 still reaches Python's hook."""
+
 import sys
 import types
 
@@ -7,8 +8,9 @@ from trainer_module import quiet_shutdown
 
 
 def unraisable(obj):
-    return types.SimpleNamespace(object=obj, exc_type=TypeError, exc_value=TypeError("x"),
-                                 exc_traceback=None, err_msg=None)
+    return types.SimpleNamespace(
+        object=obj, exc_type=TypeError, exc_value=TypeError("x"), exc_traceback=None, err_msg=None
+    )
 
 
 def test_only_tensorflow_finalizers_at_exit_are_dropped(monkeypatch):

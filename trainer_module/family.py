@@ -4,6 +4,7 @@ pipeline options, and the one record (`ModelFamily`) naming its parts for the pi
 Pure data: nothing here imports TensorFlow or Keras, so the pipeline and the CLI can read every
 family's declarations cheaply (trainer_module/families.py lists them by name).
 """
+
 import dataclasses
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
@@ -17,8 +18,9 @@ class PresetConfig:
         known = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise ValueError(f"unknown {type(self).__name__} fields: {unknown}; "
-                             f"known: {sorted(known)}")
+            raise ValueError(
+                f"unknown {type(self).__name__} fields: {unknown}; known: {sorted(known)}"
+            )
         return dataclasses.replace(self, **overrides)
 
     def to_dict(self) -> dict:
@@ -35,6 +37,7 @@ class Axis:
 
     Discrete with `choices`; otherwise a float between `low` and `high` (with `step`, or
     log-uniform with `log`)."""
+
     name: str
     fields: Tuple[str, ...]
     choices: Tuple[Any, ...] = ()
@@ -54,6 +57,7 @@ class Option:
 
     With `config_field`, the value becomes that field's override (BERT's `--bert-preset` sets
     `backbone_preset`); `is_path` marks values that may name a local path."""
+
     name: str
     type: Callable[[str], Any] = str
     default: Any = None
@@ -76,6 +80,7 @@ class ModelFamily:
 
     Dotted paths are what TFX imports inside Transform, Trainer, Tuner and Evaluator.
     """
+
     name: str  # the CLI's --model, the folder trainer_module/<name>/
     kind: str  # what it predicts (TEXT_CLASSIFIER, ...): the tasks of that kind accept it
     description: str
@@ -95,13 +100,15 @@ class ModelFamily:
     def tunable(self) -> bool:
         return self.tuner_fn is not None
 
-    def config(self, preset: Optional[str] = None,
-               overrides: Optional[Mapping[str, Any]] = None) -> PresetConfig:
+    def config(
+        self, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None
+    ) -> PresetConfig:
         """The preset called `preset` (default: the family's) with `overrides` applied."""
         preset = preset or self.default_preset
         if preset not in self.presets:
-            raise ValueError(f"unknown {self.name} preset {preset!r}; choose one of "
-                             f"{sorted(self.presets)}")
+            raise ValueError(
+                f"unknown {self.name} preset {preset!r}; choose one of {sorted(self.presets)}"
+            )
         return self.presets[preset].replace(**dict(overrides or {}))
 
 
@@ -115,8 +122,10 @@ def search_overrides(search_space: Sequence[Axis], values: Mapping[str, Any]) ->
     """Config overrides for axis `values` (a trial's, or the best ones the Tuner wrote)."""
     unknown = sorted(set(values) - {axis.name for axis in search_space})
     if unknown:
-        raise ValueError(f"values for unknown search axes {unknown}; the space has "
-                         f"{[axis.name for axis in search_space]}")
+        raise ValueError(
+            f"values for unknown search axes {unknown}; the space has "
+            f"{[axis.name for axis in search_space]}"
+        )
     overrides = {}
     for axis in search_space:
         if axis.name in values:

@@ -7,6 +7,7 @@ exactly those: exceptions raised by a TensorFlow object's finalizer while the in
 finalizing. Everything else still reaches Python's own hook. Every process that runs the
 project's code installs it, Beam's worker processes included (trainer_module/__init__.py,
 components/__init__.py)."""
+
 import sys
 
 _INSTALLED = []

@@ -5,6 +5,7 @@ moved from the champion's data beyond a task's threshold).
 The validators only record anomalies; nothing downstream reads them. The factory makes
 Transform wait on this gate, so training never starts on such data.
 """
+
 import os
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2
@@ -25,16 +26,23 @@ def describe_anomalies(anomalies_uri: str, split_names) -> list[str]:
     keeps only the reasons of its comparisons: their descriptions then)."""
     lines = []
     for split in split_names:
-        folder = next((os.path.join(anomalies_uri, f"{prefix}-{split}")
-                       for prefix in ("Split", "SplitPair")
-                       if fileio.exists(os.path.join(anomalies_uri, f"{prefix}-{split}",
-                                                     ANOMALIES_FILE))), None)
+        folder = next(
+            (
+                os.path.join(anomalies_uri, f"{prefix}-{split}")
+                for prefix in ("Split", "SplitPair")
+                if fileio.exists(os.path.join(anomalies_uri, f"{prefix}-{split}", ANOMALIES_FILE))
+            ),
+            None,
+        )
         if folder is None:
             continue
         with fileio.open(os.path.join(folder, ANOMALIES_FILE), "rb") as f:
             anomalies = anomalies_pb2.Anomalies.FromString(f.read())
-        where = f"split '{split}'" if "_" not in split else "split '{}' against '{}'".format(
-            *split.split("_", 1))
+        where = (
+            f"split '{split}'"
+            if "_" not in split
+            else "split '{}' against '{}'".format(*split.split("_", 1))
+        )
         infos = sorted(anomalies.anomaly_info.items())
         if anomalies.HasField("dataset_anomaly_info"):
             infos.append(("dataset", anomalies.dataset_anomaly_info))
@@ -43,26 +51,38 @@ def describe_anomalies(anomalies_uri: str, split_names) -> list[str]:
             if info.short_description:
                 lines.append(f"{where}, {subject}: {info.short_description} — {info.description}")
             else:
-                lines += [f"{where}, {subject}: {reason.short_description} — {reason.description}"
-                          for reason in info.reason]
+                lines += [
+                    f"{where}, {subject}: {reason.short_description} — {reason.description}"
+                    for reason in info.reason
+                ]
     return lines
 
 
 @component
-def AnomaliesGate(anomalies: InputArtifact[standard_artifacts.ExampleAnomalies],
-                  drift: InputArtifact[standard_artifacts.ExampleAnomalies] = None) -> None:
+def AnomaliesGate(
+    anomalies: InputArtifact[standard_artifacts.ExampleAnomalies],
+    drift: InputArtifact[standard_artifacts.ExampleAnomalies] = None,
+) -> None:
     """Raises DataAnomaliesError listing every anomaly; passes silently when there are none."""
     found = []
     for artifact, finder, remedy in (
-            (anomalies, "ExampleValidator found anomalies", "fix the data or update the schema"),
-            (drift, "DistributionValidator found drift from the champion's data",
-             "check the new data, or raise --drift-thresholds if the change is real")):
+        (anomalies, "ExampleValidator found anomalies", "fix the data or update the schema"),
+        (
+            drift,
+            "DistributionValidator found drift from the champion's data",
+            "check the new data, or raise --drift-thresholds if the change is real",
+        ),
+    ):
         if artifact is None:
             continue
-        lines = describe_anomalies(artifact.uri,
-                                   artifact_utils.decode_split_names(artifact.split_names))
+        lines = describe_anomalies(
+            artifact.uri, artifact_utils.decode_split_names(artifact.split_names)
+        )
         if lines:
-            found.append(f"{finder}; {remedy}, then rerun:\n  " + "\n  ".join(lines)
-                         + f"\n(anomalies: {artifact.uri})")
+            found.append(
+                f"{finder}; {remedy}, then rerun:\n  "
+                + "\n  ".join(lines)
+                + f"\n(anomalies: {artifact.uri})"
+            )
     if found:
         raise DataAnomaliesError("\n".join(found))

@@ -1,6 +1,7 @@
 """ImageExampleGen: a FileBasedExampleGen that finds the image layout and the class list when
 it runs (see components/dataset_example_gen.py), so the pipeline compiles without reading the
 data."""
+
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
 
@@ -25,7 +26,16 @@ class ImageExampleGen(FileBasedExampleGen):
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, data_dir, image_size: int = 32, eval_percent: int = 10,
-                 split_seed: int = 42, spans: int = 1):
-        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed, spans,
-                                                 image_size=image_size))
+    def __init__(
+        self,
+        data_dir,
+        image_size: int = 32,
+        eval_percent: int = 10,
+        split_seed: int = 42,
+        spans: int = 1,
+    ):
+        super().__init__(
+            **example_gen_arguments(
+                data_dir, eval_percent, split_seed, spans, image_size=image_size
+            )
+        )

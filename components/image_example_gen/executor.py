@@ -8,6 +8,7 @@ class list, an image that does not decode, an image that is not image_size x ima
 serving resizes any image), a class folder not in the class list, an empty class folder, a
 TFRecord that does not hold tf.Examples with `image`, `label` and `label_name` (file and record).
 """
+
 import io
 import itertools
 import os
@@ -39,12 +40,18 @@ def make_example(image: bytes, label: int, label_name: str, image_id: str) -> tf
     def text(value: bytes) -> tf.train.Feature:
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 
-    return tf.train.Example(features=tf.train.Features(feature={
-        features.IMAGE: text(image),
-        features.IMAGE_LABEL: tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
-        features.IMAGE_LABEL_NAME: text(label_name.encode("utf-8")),
-        features.IMAGE_ID: text(image_id.encode("utf-8")),
-    }))
+    return tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                features.IMAGE: text(image),
+                features.IMAGE_LABEL: tf.train.Feature(
+                    int64_list=tf.train.Int64List(value=[label])
+                ),
+                features.IMAGE_LABEL_NAME: text(label_name.encode("utf-8")),
+                features.IMAGE_ID: text(image_id.encode("utf-8")),
+            }
+        )
+    )
 
 
 def encode_png(pixels: np.ndarray) -> bytes:
@@ -68,14 +75,20 @@ def read_binary_batch(path: str, class_names: List[str]) -> Iterator[Tuple[bytes
                 size = index * RECORD_BYTES + len(data)
                 raise ImageDataError(
                     f"{path}: truncated record at byte offset {index * RECORD_BYTES} (the file "
-                    f"has {size:,} bytes, not a multiple of the {RECORD_BYTES:,}-byte record)")
+                    f"has {size:,} bytes, not a multiple of the {RECORD_BYTES:,}-byte record)"
+                )
             label = data[0]
             if label >= len(class_names):
                 raise ImageDataError(
                     f"{path}: record {index} (byte offset {index * RECORD_BYTES}) has label "
-                    f"{label}, but there are {len(class_names)} classes")
+                    f"{label}, but there are {len(class_names)} classes"
+                )
             planes = np.frombuffer(data, np.uint8)[1:].reshape(3, CIFAR_SIDE, CIFAR_SIDE)
-            yield encode_png(planes.transpose(1, 2, 0)), label, f"{name}:{index}"  # rows x cols x RGB
+            yield (
+                encode_png(planes.transpose(1, 2, 0)),
+                label,
+                f"{name}:{index}",
+            )  # rows x cols x RGB
 
 
 def check_image(path: str, data: bytes, image_size: int) -> None:
@@ -89,27 +102,37 @@ def check_image(path: str, data: bytes, image_size: int) -> None:
     if size != (image_size, image_size):
         raise ImageDataError(
             f"{path}: image is {size[0]}x{size[1]}, expected {image_size}x{image_size}; "
-            "resize the dataset's images or set the image_size data option")
+            "resize the dataset's images or set the image_size data option"
+        )
 
 
-def list_folder_split(root: str, split_folder: str,
-                      class_names: List[str]) -> Iterator[Tuple[str, int]]:
+def list_folder_split(
+    root: str, split_folder: str, class_names: List[str]
+) -> Iterator[Tuple[str, int]]:
     """(path, label) for each image file of `root/split_folder/<class>/`, the folders checked."""
     split_dir = os.path.normpath(os.path.join(root, split_folder))
     if not fileio.isdir(split_dir):
         raise ImageDataError(f"{split_dir}: not a directory")
-    folders = sorted(n.rstrip("/") for n in fileio.listdir(split_dir)
-                     if fileio.isdir(os.path.join(split_dir, n)) and not n.startswith((".", "_")))
+    folders = sorted(
+        n.rstrip("/")
+        for n in fileio.listdir(split_dir)
+        if fileio.isdir(os.path.join(split_dir, n)) and not n.startswith((".", "_"))
+    )
     unknown = [f for f in folders if f not in class_names]
     if unknown:
-        raise ImageDataError(f"{os.path.join(split_dir, unknown[0])}: unknown class folder "
-                             f"{unknown[0]!r}; the classes are {class_names}")
+        raise ImageDataError(
+            f"{os.path.join(split_dir, unknown[0])}: unknown class folder "
+            f"{unknown[0]!r}; the classes are {class_names}"
+        )
     if not folders:
         raise ImageDataError(f"{split_dir}: no class folders")
     for folder in folders:
         class_dir = os.path.join(split_dir, folder)
-        files = sorted(p for p in fileio.glob(os.path.join(class_dir, "*"))
-                       if p.lower().endswith(IMAGE_SUFFIXES))
+        files = sorted(
+            p
+            for p in fileio.glob(os.path.join(class_dir, "*"))
+            if p.lower().endswith(IMAGE_SUFFIXES)
+        )
         if not files:
             raise ImageDataError(f"{class_dir}: empty class folder (no .png/.jpg/.jpeg files)")
         label = class_names.index(folder)
@@ -117,8 +140,9 @@ def list_folder_split(root: str, split_folder: str,
             yield path, label
 
 
-def read_image(path_and_label: Tuple[str, int], root: str,
-               image_size: int) -> Tuple[bytes, int, str]:
+def read_image(
+    path_and_label: Tuple[str, int], root: str, image_size: int
+) -> Tuple[bytes, int, str]:
     """(image bytes, label, id) of one image file, checked."""
     path, label = path_and_label
     with fileio.open(path, "rb") as f:
@@ -140,11 +164,16 @@ def check_record(path_and_record: Tuple[str, bytes]) -> tf.train.Example:
     except Exception:  # protobuf's DecodeError
         raise ImageDataError(f"{path}: a record that is not a tf.Example") from None
     found = example.features.feature
-    for name, kind in ((features.IMAGE, "bytes_list"), (features.IMAGE_LABEL, "int64_list"),
-                       (features.IMAGE_LABEL_NAME, "bytes_list")):
+    for name, kind in (
+        (features.IMAGE, "bytes_list"),
+        (features.IMAGE_LABEL, "int64_list"),
+        (features.IMAGE_LABEL_NAME, "bytes_list"),
+    ):
         if name not in found or len(getattr(found[name], kind).value) != 1:
-            raise ImageDataError(f"{path}: a tf.Example without one {kind.split('_')[0]} "
-                                 f"{name!r} (it has {sorted(found)})")
+            raise ImageDataError(
+                f"{path}: a tf.Example without one {kind.split('_')[0]} "
+                f"{name!r} (it has {sorted(found)})"
+            )
     return example
 
 
@@ -160,8 +189,9 @@ class Executor(LayoutExecutor):
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         raise NotImplementedError("read_splits reads the images itself")
 
-    def read_splits(self, pipeline, exec_properties: Dict[str, Any]
-                    ) -> Dict[str, beam.pvalue.PCollection]:
+    def read_splits(
+        self, pipeline, exec_properties: Dict[str, Any]
+    ) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
         options = read_options(exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
@@ -175,28 +205,34 @@ class Executor(LayoutExecutor):
                 splits[split.name] = (
                     pattern
                     | f"Path{split.name}" >> beam.Map(lambda p: os.path.join(root, p))
-                    | f"ReadRecords{split.name}" >> beam.io.ReadAllFromTFRecord(
-                        with_filename=True)
-                    | f"Check{split.name}" >> beam.Map(check_record))
+                    | f"ReadRecords{split.name}" >> beam.io.ReadAllFromTFRecord(with_filename=True)
+                    | f"Check{split.name}" >> beam.Map(check_record)
+                )
                 continue
             if options["format"] == BINARY:
-                rows = (pattern
-                        | f"List{split.name}" >> beam.FlatMap(
-                            lambda p: list_files(os.path.join(root, p)))
-                        | f"Spread{split.name}" >> beam.Reshuffle()
-                        | f"ReadBatches{split.name}" >> beam.FlatMap(read_binary_batch,
-                                                                     class_names))
+                rows = (
+                    pattern
+                    | f"List{split.name}"
+                    >> beam.FlatMap(lambda p: list_files(os.path.join(root, p)))
+                    | f"Spread{split.name}" >> beam.Reshuffle()
+                    | f"ReadBatches{split.name}" >> beam.FlatMap(read_binary_batch, class_names)
+                )
             else:
-                rows = (pattern
-                        | f"List{split.name}" >> beam.FlatMap(
-                            lambda p: list_folder_split(root, p, class_names))
-                        | f"Spread{split.name}" >> beam.Reshuffle()
-                        | f"ReadImages{split.name}" >> beam.Map(
-                            read_image, root, int(options["image_size"])))
+                rows = (
+                    pattern
+                    | f"List{split.name}"
+                    >> beam.FlatMap(lambda p: list_folder_split(root, p, class_names))
+                    | f"Spread{split.name}" >> beam.Reshuffle()
+                    | f"ReadImages{split.name}"
+                    >> beam.Map(read_image, root, int(options["image_size"]))
+                )
             splits[split.name] = rows | f"ToExample{split.name}" >> beam.MapTuple(
-                lambda image, label, image_id: make_example(image, label, class_names[label],
-                                                            image_id))
+                lambda image, label, image_id: make_example(
+                    image, label, class_names[label], image_id
+                )
+            )
         if not output_config.split_config.splits:
             return splits
-        return split_by_seeded_hash(splits["train"], input_config, output_config,
-                                    int(options["split_seed"]))
+        return split_by_seeded_hash(
+            splits["train"], input_config, output_config, int(options["split_seed"])
+        )

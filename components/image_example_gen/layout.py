@@ -10,6 +10,7 @@
 `test_batch.bin` is not read: it is the test set, held back from training and model selection.
 The Python-pickle release is refused (unpickling a downloaded file can run arbitrary code).
 """
+
 import dataclasses
 import os
 from typing import List
@@ -74,7 +75,8 @@ def _refuse_pickle(data_dir: str, names: List[str]) -> None:
             f"{os.path.join(data_dir, found[0])}: this is the Python-pickle release of CIFAR-10, "
             "which is not read: unpickling a downloaded file can run arbitrary code. Use the "
             "binary release instead (cifar-10-binary.tar.gz from "
-            "https://www.cs.toronto.edu/~kriz/cifar.html, unpacked: data_batch_1.bin ...).")
+            "https://www.cs.toronto.edu/~kriz/cifar.html, unpacked: data_batch_1.bin ...)."
+        )
 
 
 def _split_input(splits: dict, eval_percent: int):
@@ -82,17 +84,28 @@ def _split_input(splits: dict, eval_percent: int):
     if "train" not in splits:
         raise ImageDataError(f"no 'train' split among {sorted(splits)}")
     if "eval" in splits:
-        return (example_gen_pb2.Input(splits=[
-            example_gen_pb2.Input.Split(name=name, pattern=splits[name])
-            for name in ("train", "eval", "test") if name in splits]), example_gen_pb2.Output())
-    return (example_gen_pb2.Input(splits=[
-        example_gen_pb2.Input.Split(name="train", pattern=splits["train"])]),
-        hash_split_config(eval_percent))
+        return (
+            example_gen_pb2.Input(
+                splits=[
+                    example_gen_pb2.Input.Split(name=name, pattern=splits[name])
+                    for name in ("train", "eval", "test")
+                    if name in splits
+                ]
+            ),
+            example_gen_pb2.Output(),
+        )
+    return (
+        example_gen_pb2.Input(
+            splits=[example_gen_pb2.Input.Split(name="train", pattern=splits["train"])]
+        ),
+        hash_split_config(eval_percent),
+    )
 
 
 def _tfrecord_patterns(data_dir: str, names: List[str]) -> dict:
     """Split -> pattern of the TFRecord files: in the directory itself (all `train`), or in
     split folders; empty when there are none."""
+
     def records(names):
         return [n for n in names if n.endswith(TFRECORD_SUFFIXES)]
 
@@ -100,8 +113,11 @@ def _tfrecord_patterns(data_dir: str, names: List[str]) -> dict:
         return {"train": "*.tfrecord*"}
     splits = {}
     for name in names:
-        if name in SPLIT_NAMES and _is_dir(data_dir, name) and records(
-                _names(os.path.join(data_dir, name))):
+        if (
+            name in SPLIT_NAMES
+            and _is_dir(data_dir, name)
+            and records(_names(os.path.join(data_dir, name)))
+        ):
             splits[SPLIT_NAMES[name]] = f"{name}/*.tfrecord*"
     return splits
 
@@ -116,11 +132,18 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
         return detect_layout(os.path.join(data_dir, BINARY_SUBDIR), eval_percent)
     if any(n.startswith("data_batch_") and n.endswith(".bin") for n in names):
         if BINARY_META not in names:
-            raise ImageDataError(f"{os.path.join(data_dir, BINARY_META)}: missing; the binary "
-                                 "release lists its class names there")
+            raise ImageDataError(
+                f"{os.path.join(data_dir, BINARY_META)}: missing; the binary "
+                "release lists its class names there"
+            )
         input_config, output_config = _split_input({"train": BINARY_PATTERN}, eval_percent)
-        return ImageLayout(data_dir, BINARY, read_class_names(os.path.join(data_dir, BINARY_META)),
-                           input_config, output_config)
+        return ImageLayout(
+            data_dir,
+            BINARY,
+            read_class_names(os.path.join(data_dir, BINARY_META)),
+            input_config,
+            output_config,
+        )
     records = _tfrecord_patterns(data_dir, names)
     if records:
         input_config, output_config = _split_input(records, eval_percent)
@@ -131,14 +154,16 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
         if not folders:
             raise ImageDataError(
                 f"{data_dir}: no images found. Expected the CIFAR-10 binary release "
-                f"({BINARY_PATTERN}, {BINARY_META}) or folders <split>/<class_name>/*.png|jpg")
+                f"({BINARY_PATTERN}, {BINARY_META}) or folders <split>/<class_name>/*.png|jpg"
+            )
         splits = {"train": "."}  # class folders directly under data_dir
     if CLASSES_FILE in names:
         class_names = read_class_names(os.path.join(data_dir, CLASSES_FILE))
     else:
         train_dir = os.path.normpath(os.path.join(data_dir, splits["train"]))
-        class_names = [n for n in _names(train_dir)
-                       if _is_dir(train_dir, n) and not n.startswith((".", "_"))]
+        class_names = [
+            n for n in _names(train_dir) if _is_dir(train_dir, n) and not n.startswith((".", "_"))
+        ]
         if not class_names:
             raise ImageDataError(f"{train_dir}: no class folders")
     input_config, output_config = _split_input(splits, eval_percent)

@@ -1,5 +1,6 @@
 """The registry configuration (one JSON object, the component's `registry` parameter) and the
 backend it names."""
+
 import json
 import os
 from typing import Optional
@@ -10,24 +11,41 @@ from components.model_registry.version import CHAMPION
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 
-def mlflow_config(registry_dir: str, tracking_uri: Optional[str] = None,
-                  alias: str = CHAMPION) -> str:
+def mlflow_config(
+    registry_dir: str, tracking_uri: Optional[str] = None, alias: str = CHAMPION
+) -> str:
     """MLflow: the server MLFLOW_TRACKING_URI names, else a SQLite store (and an artifact root)
     in `registry_dir`, nothing to start by hand."""
     tracking_uri = tracking_uri or os.environ.get(TRACKING_URI_ENV)
-    return json.dumps({"backend": mlflow_registry.NAME, "alias": alias,
-                       "tracking_uri": tracking_uri or mlflow_registry.local_tracking_uri(
-                           registry_dir),
-                       "artifact_root": None if tracking_uri else os.path.join(
-                           os.path.abspath(registry_dir), "artifacts")})
+    return json.dumps(
+        {
+            "backend": mlflow_registry.NAME,
+            "alias": alias,
+            "tracking_uri": tracking_uri or mlflow_registry.local_tracking_uri(registry_dir),
+            "artifact_root": None
+            if tracking_uri
+            else os.path.join(os.path.abspath(registry_dir), "artifacts"),
+        }
+    )
 
 
-def vertex_config(project: str, region: str, parent_model: Optional[str] = None,
-                  serving_image: str = vertex_registry.DEFAULT_SERVING_IMAGE,
-                  alias: str = CHAMPION) -> str:
-    return json.dumps({"backend": vertex_registry.NAME, "project": project, "region": region,
-                       "parent_model": parent_model, "serving_image": serving_image,
-                       "alias": alias})
+def vertex_config(
+    project: str,
+    region: str,
+    parent_model: Optional[str] = None,
+    serving_image: str = vertex_registry.DEFAULT_SERVING_IMAGE,
+    alias: str = CHAMPION,
+) -> str:
+    return json.dumps(
+        {
+            "backend": vertex_registry.NAME,
+            "project": project,
+            "region": region,
+            "parent_model": parent_model,
+            "serving_image": serving_image,
+            "alias": alias,
+        }
+    )
 
 
 def from_config(config: str):

@@ -1,4 +1,5 @@
 """ModelRegistry component: after the Pusher, registers the pushed model version."""
+
 from tfx import types
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import standard_artifacts
@@ -10,6 +11,7 @@ from components.model_registry.executor import Executor
 class RegisteredModel(types.Artifact):
     """Where the model was registered: custom properties registry, name, version, uri, alias
     (`registered` = 0 when nothing was: the model was not pushed)."""
+
     # "<namespace>.<Name>": the form Kubeflow v2 pipeline specs require of custom types.
     TYPE_NAME = "tfx_transformers.RegisteredModel"
 
@@ -35,5 +37,8 @@ class ModelRegistry(base_component.BaseComponent):
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)
 
     def __init__(self, *, registry: str, **inputs: types.BaseChannel):
-        super().__init__(spec=ModelRegistrySpec(
-            registry=registry, registered_model=types.Channel(type=RegisteredModel), **inputs))
+        super().__init__(
+            spec=ModelRegistrySpec(
+                registry=registry, registered_model=types.Channel(type=RegisteredModel), **inputs
+            )
+        )

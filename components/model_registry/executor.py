@@ -1,4 +1,5 @@
 """Registers the pushed model version (see component.py); records where in the output."""
+
 from typing import Any, Dict, List
 
 from absl import logging
@@ -10,17 +11,21 @@ from components.evaluation_results import overall_metrics
 from components.model_registry.backends import from_config
 from components.model_registry.version import ModelVersion, saved_model_fingerprint
 
-LINEAGE_INPUTS = ("examples", "transform_graph", "model", "evaluation", "blessing",
-                  "pushed_model")
+LINEAGE_INPUTS = ("examples", "transform_graph", "model", "evaluation", "blessing", "pushed_model")
 
 
 class Executor(base_executor.BaseExecutor):
-
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
-        single = {key: artifact_utils.get_single_instance(value)
-                  for key, value in input_dict.items() if value}
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
+        single = {
+            key: artifact_utils.get_single_instance(value)
+            for key, value in input_dict.items()
+            if value
+        }
         output = artifact_utils.get_single_instance(output_dict["registered_model"])
         pushed = single["pushed_model"]
         if not pushed.get_int_custom_property("pushed"):
@@ -42,8 +47,13 @@ class Executor(base_executor.BaseExecutor):
             fingerprint=saved_model_fingerprint(source),
         )
         registered = from_config(exec_properties["registry"]).register(version)
-        logging.info("Registered %s version %s in %s (%s)", registered.name, registered.version,
-                     registered.registry, registered.uri)
+        logging.info(
+            "Registered %s version %s in %s (%s)",
+            registered.name,
+            registered.version,
+            registered.registry,
+            registered.uri,
+        )
         output.set_int_custom_property("registered", 1)
         for name in ("registry", "name", "version", "uri", "alias"):
             output.set_string_custom_property(name, getattr(registered, name) or "")

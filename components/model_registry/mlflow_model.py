@@ -3,6 +3,7 @@
 (trainer_module/serving/contract.py), a copy of the SavedModel, a signature of the task's raw
 input, an input example and the pinned requirements of the serving stack.
 `mlflow.pyfunc.load_model` and `mlflow models serve` then answer raw input with it."""
+
 import importlib.metadata
 import io
 import os
@@ -52,8 +53,11 @@ def input_example(signature: str):
     import pandas as pd
 
     name = contract.INPUTS[signature]
-    values = {contract.CLASSIFY_TEXT: TEXT_EXAMPLES, contract.TRANSLATE: SOURCE_EXAMPLES,
-              contract.CLASSIFY_IMAGE: [example_image()]}[signature]
+    values = {
+        contract.CLASSIFY_TEXT: TEXT_EXAMPLES,
+        contract.TRANSLATE: SOURCE_EXAMPLES,
+        contract.CLASSIFY_IMAGE: [example_image()],
+    }[signature]
     return pd.DataFrame({name: values})
 
 
@@ -66,8 +70,13 @@ def model_signature(signature: str):
     if signature == contract.TRANSLATE:
         outputs = Schema([ColSpec(DataType.string, "translation")])
     else:
-        outputs = Schema([ColSpec(DataType.string, "label"), ColSpec(DataType.long, "label_id"),
-                          ColSpec(Array(DataType.double), "probabilities")])
+        outputs = Schema(
+            [
+                ColSpec(DataType.string, "label"),
+                ColSpec(DataType.long, "label_id"),
+                ColSpec(Array(DataType.double), "probabilities"),
+            ]
+        )
     return ModelSignature(inputs=inputs, outputs=outputs)
 
 
@@ -82,8 +91,12 @@ def save(saved_model_dir: str, path: str) -> str:
 
     signature = raw_signature(saved_model_dir)
     mlflow.pyfunc.save_model(
-        path, python_model=PYFUNC_CODE, code_paths=[contract.__file__],
+        path,
+        python_model=PYFUNC_CODE,
+        code_paths=[contract.__file__],
         artifacts={pyfunc_model.SAVED_MODEL: saved_model_dir},
-        signature=model_signature(signature), input_example=input_example(signature),
-        pip_requirements=requirements())
+        signature=model_signature(signature),
+        input_example=input_example(signature),
+        pip_requirements=requirements(),
+    )
     return signature

@@ -1,5 +1,6 @@
 """MLflow Model Registry backend: a local SQLite store under the output directory by default,
 or the tracking server MLFLOW_TRACKING_URI names."""
+
 import contextlib
 import logging.config
 import os
@@ -40,13 +41,14 @@ class MlflowRegistry:
     holds the TFMA metrics and the lineage as params and tags. The version is created only
     after the model is wholly logged, so what it points at is never partial."""
 
-    def __init__(self, tracking_uri: str, artifact_root: Optional[str] = None,
-                 alias: str = CHAMPION):
+    def __init__(
+        self, tracking_uri: str, artifact_root: Optional[str] = None, alias: str = CHAMPION
+    ):
         from mlflow import MlflowClient
 
         self.tracking_uri, self.artifact_root, self.alias = tracking_uri, artifact_root, alias
         if tracking_uri.startswith(SQLITE):
-            os.makedirs(os.path.dirname(tracking_uri[len(SQLITE):]), exist_ok=True)
+            os.makedirs(os.path.dirname(tracking_uri[len(SQLITE) :]), exist_ok=True)
         with _logging_untouched():  # the stores (and a new database's tables) start here
             self.client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
             self.client.search_experiments(max_results=1)
@@ -59,8 +61,11 @@ class MlflowRegistry:
         if experiment is not None:
             return experiment.experiment_id
         try:
-            location = (f"file://{os.path.abspath(self.artifact_root)}/{name}"
-                        if self.artifact_root else None)
+            location = (
+                f"file://{os.path.abspath(self.artifact_root)}/{name}"
+                if self.artifact_root
+                else None
+            )
             return self.client.create_experiment(name, artifact_location=location)
         except MlflowException:  # created meanwhile by a concurrent registration
             return self.client.get_experiment_by_name(name).experiment_id
@@ -70,7 +75,8 @@ class MlflowRegistry:
 
         try:
             self.client.create_registered_model(
-                name, description="Registered by tfx-transformers' ModelRegistry component.")
+                name, description="Registered by tfx-transformers' ModelRegistry component."
+            )
         except MlflowException as error:
             if error.error_code != "RESOURCE_ALREADY_EXISTS":
                 raise
@@ -90,8 +96,9 @@ class MlflowRegistry:
         existing = self.find(version.name, version.source, version.fingerprint)
         if existing is None:  # a rerun that pushed nothing new registers nothing new
             tags = {**version.tags(), SAVED_MODEL_TAG: version.source}
-            run = self.client.create_run(self._experiment_id(version.name),
-                                         run_name=version.run_id, tags=tags)
+            run = self.client.create_run(
+                self._experiment_id(version.name), run_name=version.run_id, tags=tags
+            )
             run_id = run.info.run_id
             for key, value in sorted(version.metrics.items()):
                 if value is not None:
@@ -104,14 +111,23 @@ class MlflowRegistry:
                 raise
             self.client.set_terminated(run_id)
             existing = self.client.create_model_version(
-                version.name, source=f"{run.info.artifact_uri}/{MODEL_ARTIFACT}", run_id=run_id,
-                tags=tags, description=f"pipeline {version.pipeline_name}, run {version.run_id}")
+                version.name,
+                source=f"{run.info.artifact_uri}/{MODEL_ARTIFACT}",
+                run_id=run_id,
+                tags=tags,
+                description=f"pipeline {version.pipeline_name}, run {version.run_id}",
+            )
         alias = None
         if version.blessed:
             self.client.set_registered_model_alias(version.name, self.alias, existing.version)
             alias = self.alias
-        return Registered(NAME, version.name, str(existing.version),
-                          f"models:/{version.name}/{existing.version}", alias)
+        return Registered(
+            NAME,
+            version.name,
+            str(existing.version),
+            f"models:/{version.name}/{existing.version}",
+            alias,
+        )
 
     def _log_model(self, run_id: str, saved_model: str) -> None:
         """Packages the SavedModel in a local staging folder, then logs it whole to the run."""
@@ -121,8 +137,9 @@ class MlflowRegistry:
             try:
                 mlflow_model.save(saved_model, path)
             except Exception as error:
-                raise RuntimeError(f"cannot package the SavedModel {saved_model} as an MLflow "
-                                   f"Model: {error}") from error
+                raise RuntimeError(
+                    f"cannot package the SavedModel {saved_model} as an MLflow Model: {error}"
+                ) from error
             self.client.log_artifacts(run_id, path, MODEL_ARTIFACT)
 
     # Reading and changing the registry (tfx-transformers registry ...).
@@ -138,10 +155,16 @@ class MlflowRegistry:
     def show(self, name: str, version: str) -> dict:
         found = self.client.get_model_version(name, version)
         metrics = self.client.get_run(found.run_id).data.metrics if found.run_id else {}
-        return {"registry": NAME, "name": name, "version": str(found.version),
-                "aliases": sorted(found.aliases), "source": found.source,
-                "saved_model": found.tags.get(SAVED_MODEL_TAG, ""),
-                "metrics": dict(sorted(metrics.items())), "tags": dict(sorted(found.tags.items()))}
+        return {
+            "registry": NAME,
+            "name": name,
+            "version": str(found.version),
+            "aliases": sorted(found.aliases),
+            "source": found.source,
+            "saved_model": found.tags.get(SAVED_MODEL_TAG, ""),
+            "metrics": dict(sorted(metrics.items())),
+            "tags": dict(sorted(found.tags.items())),
+        }
 
     def by_alias(self, name: str, alias: str) -> dict:
         return self.show(name, str(self.client.get_model_version_by_alias(name, alias).version))
@@ -150,7 +173,9 @@ class MlflowRegistry:
         """Moves `alias` to the version; refuses an unblessed one unless `force`."""
         found = self.client.get_model_version(name, version)
         if found.tags.get("blessed") != "true" and not force:
-            raise ValueError(f"{name} version {version} was not blessed by the Evaluator; "
-                             f"pass --force to make it {alias!r} anyway")
+            raise ValueError(
+                f"{name} version {version} was not blessed by the Evaluator; "
+                f"pass --force to make it {alias!r} anyway"
+            )
         self.client.set_registered_model_alias(name, alias, version)
         return self.show(name, version)

@@ -8,6 +8,9 @@ It wraps the pushed SavedModel's raw-input signature, whichever the task exporte
 column has the signature's input name. A bad value (empty, too long, not an image) raises an
 MlflowException that names the row, which MLflow's server answers with 400.
 """
+
+import os
+
 import mlflow
 import pandas as pd
 from mlflow.exceptions import MlflowException
@@ -50,14 +53,16 @@ class SavedModelPyfunc(mlflow.pyfunc.PythonModel):
         if isinstance(model_input, dict):
             model_input = pd.DataFrame(model_input)
         if self.input not in model_input:
-            raise bad_input(f"missing the column {self.input!r} "
-                            f"(got {list(model_input.columns)})")
+            raise bad_input(f"missing the column {self.input!r} (got {list(model_input.columns)})")
         values = list(model_input[self.input])
         if not values:
             raise bad_input("no rows to predict")
         try:
-            values = [contract.check(self.input, f"row {row}", value)
-                      for row, value in enumerate(values)]
+            if contract.MAX_ROWS_VARIABLE in os.environ:  # set by `tfx-transformers serve`
+                contract.check_rows(len(values), int(os.environ[contract.MAX_ROWS_VARIABLE]))
+            values = [
+                contract.check(self.input, f"row {row}", value) for row, value in enumerate(values)
+            ]
         except contract.BadInput as error:
             raise bad_input(str(error)) from None
         try:
@@ -65,8 +70,10 @@ class SavedModelPyfunc(mlflow.pyfunc.PythonModel):
         except tf.errors.InvalidArgumentError as error:
             raise bad_input(f"cannot use the input: {error.message.splitlines()[0]}") from None
         outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
-        answers = [contract.answer({name: column[i] for name, column in outputs.items()})
-                   for i in range(len(values))]
+        answers = [
+            contract.answer({name: column[i] for name, column in outputs.items()})
+            for i in range(len(values))
+        ]
         frame = pd.DataFrame(answers, columns=list(contract.ANSWERS[self.signature]))
         if "label_id" in frame:
             frame["label_id"] = frame["label_id"].astype("int64")

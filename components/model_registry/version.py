@@ -1,4 +1,5 @@
 """What the registry records about one pushed model version."""
+
 import dataclasses
 from typing import Dict, Optional
 
@@ -21,8 +22,12 @@ class ModelVersion:
 
     def tags(self) -> Dict[str, str]:
         """Flat string tags: pipeline, run, blessing, pushed version and MLMD ids."""
-        tags = {"pipeline_name": self.pipeline_name, "pipeline_run_id": self.run_id,
-                "blessed": str(self.blessed).lower(), "pushed_version": self.pushed_version}
+        tags = {
+            "pipeline_name": self.pipeline_name,
+            "pipeline_run_id": self.run_id,
+            "blessed": str(self.blessed).lower(),
+            "pushed_version": self.pushed_version,
+        }
         tags.update({f"mlmd_{role}_id": str(i) for role, i in sorted(self.lineage.items())})
         if self.fingerprint:
             tags[FINGERPRINT_TAG] = self.fingerprint
@@ -47,6 +52,7 @@ def saved_model_fingerprint(model_dir: str) -> str:
 @dataclasses.dataclass(frozen=True)
 class Registered:
     """Where a version landed: the registry, the model name, its version and alias."""
+
     registry: str
     name: str
     version: str

@@ -3,9 +3,11 @@ model, served by the prebuilt TensorFlow container.
 
 The model is `parent_model` when configured; otherwise the oldest model whose display name is
 the pipeline's, created by the first upload (when two first pushes race, each creating a model,
-the newer model's version moves into the oldest and the newer model is deleted). A SavedModel already registered there (the same
-fingerprint, in a version label) is not uploaded again: a rerun that re-blesses a cached model
-reports the existing version, and moves the alias to it when blessed."""
+the newer model's version moves into the oldest and the newer model is deleted). A SavedModel
+already registered there (the same fingerprint, in a version label) is not uploaded again: a
+rerun that re-blesses a cached model reports the existing version, and moves the alias to it
+when blessed."""
+
 import re
 from typing import Dict, Optional
 
@@ -27,18 +29,33 @@ FINGERPRINT_DIGITS = 32
 
 
 def labels(version: ModelVersion) -> Dict[str, str]:
-    values = {"pipeline": version.pipeline_name, "run_id": version.run_id,
-              "blessed": str(version.blessed).lower(), "pushed_version": version.pushed_version}
+    values = {
+        "pipeline": version.pipeline_name,
+        "run_id": version.run_id,
+        "blessed": str(version.blessed).lower(),
+        "pushed_version": version.pushed_version,
+    }
     if version.fingerprint:
         values[FINGERPRINT_LABEL] = version.fingerprint[:FINGERPRINT_DIGITS]
-    values.update({f"metric_{name}": f"{value:.4f}" for name, value in version.metrics.items()
-                   if value is not None})
+    values.update(
+        {
+            f"metric_{name}": f"{value:.4f}"
+            for name, value in version.metrics.items()
+            if value is not None
+        }
+    )
     return {label_value(k): label_value(v) for k, v in values.items()}
 
 
 class VertexRegistry:
-    def __init__(self, project: str, region: str, parent_model: Optional[str] = None,
-                 serving_image: str = DEFAULT_SERVING_IMAGE, alias: str = CHAMPION):
+    def __init__(
+        self,
+        project: str,
+        region: str,
+        parent_model: Optional[str] = None,
+        serving_image: str = DEFAULT_SERVING_IMAGE,
+        alias: str = CHAMPION,
+    ):
         self.project, self.region, self.parent_model = project, region, parent_model
         self.serving_image, self.alias = serving_image, alias
 
@@ -78,17 +95,22 @@ class VertexRegistry:
             labels=labels(version),
             sync=True,
         )
-        return Registered(NAME, version.name, str(model.version_id),
-                          f"{model.resource_name}@{model.version_id}",
-                          self.alias if version.blessed else None)
+        return Registered(
+            NAME,
+            version.name,
+            str(model.version_id),
+            f"{model.resource_name}@{model.version_id}",
+            self.alias if version.blessed else None,
+        )
 
     @staticmethod
     def find_model(display_name: str) -> Optional[str]:
         """The resource name of the oldest model named `display_name`, or None."""
         from google.cloud import aiplatform
 
-        models = aiplatform.Model.list(filter=f'display_name="{display_name}"',
-                                       order_by="create_time")
+        models = aiplatform.Model.list(
+            filter=f'display_name="{display_name}"', order_by="create_time"
+        )
         return models[0].resource_name if models else None
 
     @staticmethod
@@ -98,7 +120,8 @@ class VertexRegistry:
 
         value = label_value(fingerprint[:FINGERPRINT_DIGITS])
         versions = aiplatform.models.ModelRegistry(parent).list_versions(
-            filter=f"labels.{FINGERPRINT_LABEL}={value}")
+            filter=f"labels.{FINGERPRINT_LABEL}={value}"
+        )
         return versions[0] if versions else None
 
     def reuse(self, parent: str, existing, version: ModelVersion) -> Registered:
@@ -109,6 +132,12 @@ class VertexRegistry:
         aliased = version.blessed or self.alias in (existing.version_aliases or [])
         if version.blessed and self.alias not in (existing.version_aliases or []):
             aiplatform.models.ModelRegistry(parent).add_version_aliases(
-                [self.alias], version=existing.version_id)
-        return Registered(NAME, version.name, str(existing.version_id),
-                          f"{parent}@{existing.version_id}", self.alias if aliased else None)
+                [self.alias], version=existing.version_id
+            )
+        return Registered(
+            NAME,
+            version.name,
+            str(existing.version_id),
+            f"{parent}@{existing.version_id}",
+            self.alias if aliased else None,
+        )

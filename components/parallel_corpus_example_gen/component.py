@@ -1,5 +1,6 @@
 """ParallelCorpusExampleGen: a FileBasedExampleGen that finds the corpus layout when it runs
 (see components/dataset_example_gen.py), so the pipeline compiles without reading the data."""
+
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
 
@@ -24,10 +25,24 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, data_dir, source_lang: str, target_lang: str,
-                 eval_percent: int = 20, split_seed: int = 42, spans: int = 1):
+    def __init__(
+        self,
+        data_dir,
+        source_lang: str,
+        target_lang: str,
+        eval_percent: int = 20,
+        split_seed: int = 42,
+        spans: int = 1,
+    ):
         if source_lang == target_lang:
             raise ValueError(f"source and target language are both {source_lang!r}")
-        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed, spans,
-                                                 source_lang=source_lang,
-                                                 target_lang=target_lang))
+        super().__init__(
+            **example_gen_arguments(
+                data_dir,
+                eval_percent,
+                split_seed,
+                spans,
+                source_lang=source_lang,
+                target_lang=target_lang,
+            )
+        )

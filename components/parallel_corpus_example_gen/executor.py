@@ -5,6 +5,7 @@ counts (both files and counts), bytes that are not UTF-8 (file, line and byte of
 repair), a TSV line without a tab. Lines where either side is empty are skipped and counted;
 the count is recorded on the Examples artifact (`skipped_empty_pairs`) and in the run summary.
 """
+
 import gzip
 import itertools
 import json
@@ -48,8 +49,9 @@ def read_lines(path: str) -> Iterator[str]:
                 except UnicodeDecodeError as error:
                     raise CorpusDataError(
                         f"{path}: not valid UTF-8 at line {number}, byte {offset + error.start} "
-                        f"({data[error.start:error.start + 4]!r}); re-encode the file as "
-                        "UTF-8") from None
+                        f"({data[error.start : error.start + 4]!r}); re-encode the file as "
+                        "UTF-8"
+                    ) from None
                 offset += len(data)
                 if number == 1:
                     line = line.lstrip("\ufeff")
@@ -62,26 +64,37 @@ def make_example(source: str, target: str, pair_id: str) -> tf.train.Example:
     def text(value: str) -> tf.train.Feature:
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode("utf-8")]))
 
-    return tf.train.Example(features=tf.train.Features(feature={
-        features.SOURCE: text(source), features.TARGET: text(target),
-        features.PAIR_ID: text(pair_id), **text_profile(
-            source, *features.PROFILES[features.SOURCE])}))
+    return tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                features.SOURCE: text(source),
+                features.TARGET: text(target),
+                features.PAIR_ID: text(pair_id),
+                **text_profile(source, *features.PROFILES[features.SOURCE]),
+            }
+        )
+    )
 
 
-def read_parallel(root: str, prefix: str, source_lang: str,
-                  target_lang: str) -> Iterator[Tuple[str, str, str]]:
+def read_parallel(
+    root: str, prefix: str, source_lang: str, target_lang: str
+) -> Iterator[Tuple[str, str, str]]:
     source_path = parallel_file(root, prefix, source_lang)
     target_path = parallel_file(root, prefix, target_lang)
     sources, targets = read_lines(source_path), read_lines(target_path)
-    for number, (source, target) in enumerate(
-            itertools.zip_longest(sources, targets), start=1):
+    for number, (source, target) in enumerate(itertools.zip_longest(sources, targets), start=1):
         if source is None or target is None:  # one file ended first: count both
-            counts = {path: number - 1 + (line is not None) + sum(1 for _ in rest)
-                      for path, line, rest in ((source_path, source, sources),
-                                               (target_path, target, targets))}
+            counts = {
+                path: number - 1 + (line is not None) + sum(1 for _ in rest)
+                for path, line, rest in (
+                    (source_path, source, sources),
+                    (target_path, target, targets),
+                )
+            }
             raise CorpusDataError(
                 f"parallel files differ in length: {source_path} has {counts[source_path]} "
-                f"lines, {target_path} has {counts[target_path]}")
+                f"lines, {target_path} has {counts[target_path]}"
+            )
         yield source, target, f"{prefix}:{number}"
 
 
@@ -93,16 +106,18 @@ def read_tsv(path: str) -> Iterator[Tuple[str, str, str]]:
             continue
         fields = line.split("\t")
         if len(fields) < 2:
-            raise CorpusDataError(f"{path}:{number}: no tab; expected 'source<TAB>target', "
-                                  f"got {line[:60]!r}")
+            raise CorpusDataError(
+                f"{path}:{number}: no tab; expected 'source<TAB>target', got {line[:60]!r}"
+            )
         yield fields[0], fields[1], f"{name}:{number}"
 
 
 def read_rows(pattern: str, root: str, options: dict) -> Iterator[Tuple[str, str, str]]:
     """(source, target, id) for every line (pair) of one split pattern's file(s)."""
     if options["format"] == PARALLEL:
-        return read_parallel(root, pattern[: -len(".*")], options["source_lang"],
-                             options["target_lang"])
+        return read_parallel(
+            root, pattern[: -len(".*")], options["source_lang"], options["target_lang"]
+        )
     return read_tsv(os.path.join(root, pattern))
 
 
@@ -130,15 +145,17 @@ class Executor(LayoutExecutor):
     """Sentence pairs -> tf.Examples, with a seeded hash split when the corpus has no split."""
 
     def detect_layout(self, data_dir: str, options: dict):
-        return detect_layout(data_dir, options["source_lang"], options["target_lang"],
-                             int(options["eval_percent"]))
+        return detect_layout(
+            data_dir, options["source_lang"], options["target_lang"], int(options["eval_percent"])
+        )
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         raise NotImplementedError("read_splits reads the corpus itself")
 
     def Do(self, input_dict, output_dict, exec_properties) -> None:
         examples = artifact_utils.get_single_instance(
-            output_dict[standard_component_specs.EXAMPLES_KEY])
+            output_dict[standard_component_specs.EXAMPLES_KEY]
+        )
         # The pipeline counts pairs and skipped pairs into a file per span (beside the splits,
         # where every worker and this process can reach it); they become artifact properties.
         self._counts_dir = examples.uri
@@ -155,8 +172,9 @@ class Executor(LayoutExecutor):
         if counts["skipped"]:
             logging.warning("Skipped %d sentence pairs with an empty side", counts["skipped"])
 
-    def read_splits(self, pipeline, exec_properties: Dict[str, Any]
-                    ) -> Dict[str, beam.pvalue.PCollection]:
+    def read_splits(
+        self, pipeline, exec_properties: Dict[str, Any]
+    ) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
         options = read_options(exec_properties)
         root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
@@ -164,26 +182,39 @@ class Executor(LayoutExecutor):
         # Only the split's pattern enters the Beam graph: a worker reads each file (pair).
         for split in input_config.splits:
             name, where = split.name, os.path.join(root, split.pattern)
-            rows = (pipeline | f"Pattern{name}" >> beam.Create([split.pattern])
-                    | f"Read{name}" >> beam.FlatMap(read_rows, root, options)
-                    | f"Spread{name}" >> beam.Reshuffle())
-            converted = rows | f"ToExample{name}" >> beam.ParDo(
-                PairsToExamples()).with_outputs(PairsToExamples.SKIPPED, main="examples")
+            rows = (
+                pipeline
+                | f"Pattern{name}" >> beam.Create([split.pattern])
+                | f"Read{name}" >> beam.FlatMap(read_rows, root, options)
+                | f"Spread{name}" >> beam.Reshuffle()
+            )
+            converted = rows | f"ToExample{name}" >> beam.ParDo(PairsToExamples()).with_outputs(
+                PairsToExamples.SKIPPED, main="examples"
+            )
             splits[name] = converted.examples
-            counts += [converted.examples | f"CountPairs{name}" >> beam.combiners.Count.Globally()
-                       | f"CheckPairs{name}" >> beam.Map(check_not_empty, where)
-                       | f"KeyPairs{name}" >> beam.Map(lambda n: ("pairs", n)),
-                       converted[PairsToExamples.SKIPPED]
-                       | f"CountSkipped{name}" >> beam.combiners.Count.Globally()
-                       | f"KeySkipped{name}" >> beam.Map(lambda n: ("skipped", n))]
+            counts += [
+                converted.examples
+                | f"CountPairs{name}" >> beam.combiners.Count.Globally()
+                | f"CheckPairs{name}" >> beam.Map(check_not_empty, where)
+                | f"KeyPairs{name}" >> beam.Map(lambda n: ("pairs", n)),
+                converted[PairsToExamples.SKIPPED]
+                | f"CountSkipped{name}" >> beam.combiners.Count.Globally()
+                | f"KeySkipped{name}" >> beam.Map(lambda n: ("skipped", n)),
+            ]
         counts_dir = getattr(self, "_counts_dir", None)  # None: the graph built outside Do()
         if counts_dir:
             span = exec_properties.get("span") or 0
             counts_path = os.path.join(counts_dir, f"{COUNTS_FILE}.{span}")
-            _ = (counts | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
-                 | "AsDict" >> beam.combiners.ToDict() | "AsJson" >> beam.Map(json.dumps)
-                 | "WriteCounts" >> beam.io.WriteToText(counts_path, shard_name_template=""))
+            _ = (
+                counts
+                | "AllCounts" >> beam.Flatten()
+                | "Sum" >> beam.CombinePerKey(sum)
+                | "AsDict" >> beam.combiners.ToDict()
+                | "AsJson" >> beam.Map(json.dumps)
+                | "WriteCounts" >> beam.io.WriteToText(counts_path, shard_name_template="")
+            )
         if not output_config.split_config.splits:
             return splits
-        return split_by_seeded_hash(splits["train"], input_config, output_config,
-                                    int(options["split_seed"]))
+        return split_by_seeded_hash(
+            splits["train"], input_config, output_config, int(options["split_seed"])
+        )

@@ -1,4 +1,5 @@
 """Finds which parallel-corpus layout a data directory holds, when the ExampleGen runs."""
+
 import dataclasses
 import os
 import re
@@ -37,24 +38,32 @@ def _layout(root: str, format: str, patterns: Dict[str, str], eval_percent: int)
     """Known split names keep their split (train + eval needed); anything else is hash-split."""
     named = {SPLIT_NAMES.get(prefix): pattern for prefix, pattern in patterns.items()}
     if "train" in named and "eval" in named:
-        splits = [example_gen_pb2.Input.Split(name=name, pattern=named[name])
-                  for name in ("train", "eval", "test") if name in named]
-        return CorpusLayout(root, format, example_gen_pb2.Input(splits=splits),
-                            example_gen_pb2.Output())
+        splits = [
+            example_gen_pb2.Input.Split(name=name, pattern=named[name])
+            for name in ("train", "eval", "test")
+            if name in named
+        ]
+        return CorpusLayout(
+            root, format, example_gen_pb2.Input(splits=splits), example_gen_pb2.Output()
+        )
     if len(patterns) > 1:
         raise CorpusDataError(
             f"{root}: several corpora ({sorted(patterns)}) but not both a 'train' and a "
             f"'val'/'valid'/'dev' one; name them so, or keep one to be split {100 - eval_percent}/"
-            f"{eval_percent}")
+            f"{eval_percent}"
+        )
     (pattern,) = patterns.values()
-    return CorpusLayout(root, format,
-                        example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(
-                            name="train", pattern=pattern)]),
-                        hash_split_config(eval_percent))
+    return CorpusLayout(
+        root,
+        format,
+        example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(name="train", pattern=pattern)]),
+        hash_split_config(eval_percent),
+    )
 
 
-def detect_layout(data_dir: str, source_lang: str, target_lang: str,
-                  eval_percent: int = 20) -> CorpusLayout:
+def detect_layout(
+    data_dir: str, source_lang: str, target_lang: str, eval_percent: int = 20
+) -> CorpusLayout:
     """The layout under `data_dir`.
 
     - Parallel files: `<prefix>.<source_lang>` and `<prefix>.<target_lang>` (optionally `.gz`),
@@ -69,8 +78,10 @@ def detect_layout(data_dir: str, source_lang: str, target_lang: str,
     if not fileio.isdir(data_dir):
         raise FileNotFoundError(f"parallel corpus directory not found: {data_dir}")
     names = sorted(os.path.basename(p.rstrip("/")) for p in fileio.listdir(data_dir))
-    suffix = re.compile(rf"^(?P<prefix>.+)\.(?P<lang>{re.escape(source_lang)}|"
-                        rf"{re.escape(target_lang)})(\.gz)?$")
+    suffix = re.compile(
+        rf"^(?P<prefix>.+)\.(?P<lang>{re.escape(source_lang)}|"
+        rf"{re.escape(target_lang)})(\.gz)?$"
+    )
     sides: Dict[str, set] = {}
     for name in names:
         match = suffix.match(name)
@@ -81,14 +92,20 @@ def detect_layout(data_dir: str, source_lang: str, target_lang: str,
             for missing in {source_lang, target_lang} - langs:
                 raise FileNotFoundError(
                     f"{parallel_file(data_dir, prefix, missing)}: missing; it pairs with "
-                    f"{parallel_file(data_dir, prefix, (langs - {missing}).pop())}")
+                    f"{parallel_file(data_dir, prefix, (langs - {missing}).pop())}"
+                )
         return _layout(data_dir, PARALLEL, {p: f"{p}.*" for p in sides}, eval_percent)
-    tsv: List[str] = [n for n in names if n.endswith(TSV_SUFFIXES)
-                      and not n.startswith(IGNORED_PREFIXES)
-                      and not fileio.isdir(os.path.join(data_dir, n))]
+    tsv: List[str] = [
+        n
+        for n in names
+        if n.endswith(TSV_SUFFIXES)
+        and not n.startswith(IGNORED_PREFIXES)
+        and not fileio.isdir(os.path.join(data_dir, n))
+    ]
     if tsv:
         return _layout(data_dir, TSV, {os.path.splitext(n)[0]: n for n in tsv}, eval_percent)
     raise CorpusDataError(
         f"{data_dir}: no parallel corpus found. Expected '<split>.{source_lang}' and "
         f"'<split>.{target_lang}' files (plain or .gz), or .tsv/.txt files of "
-        "'source<TAB>target' lines.")
+        "'source<TAB>target' lines."
+    )

@@ -1,4 +1,5 @@
 """PredictionsWriter: BulkInferrer's PredictionLogs -> JSON lines, one answer per input."""
+
 from tfx import types
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.types import standard_artifacts
@@ -9,6 +10,7 @@ from components.predictions_writer import executor
 
 class Predictions(types.Artifact):
     """JSON lines files (predictions-*.jsonl), one answer per scored input."""
+
     TYPE_NAME = "Predictions"
 
 
@@ -27,6 +29,10 @@ class PredictionsWriter(base_beam_component.BaseBeamComponent):
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
     def __init__(self, inference_result: types.BaseChannel, feature: str):
-        super().__init__(spec=PredictionsWriterSpec(
-            inference_result=inference_result, feature=feature,
-            predictions=types.Channel(type=Predictions)))
+        super().__init__(
+            spec=PredictionsWriterSpec(
+                inference_result=inference_result,
+                feature=feature,
+                predictions=types.Channel(type=Predictions),
+            )
+        )

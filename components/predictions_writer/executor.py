@@ -1,4 +1,5 @@
 """Reads BulkInferrer's PredictionLogs inside Beam and writes them as JSON lines."""
+
 import json
 import os
 from typing import Any, Dict, List
@@ -37,25 +38,34 @@ def prediction_row(log: prediction_log_pb2.PredictionLog, feature: str) -> dict:
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
-
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
         result = artifact_utils.get_single_uri(input_dict["inference_result"])
         predictions = artifact_utils.get_single_instance(output_dict["predictions"])
         pipeline = self._make_beam_pipeline()
-        _ = (pipeline
-             | "ReadLogs" >> beam.io.ReadFromTFRecord(
-                 os.path.join(result, PREDICTION_LOGS),
-                 coder=beam.coders.ProtoCoder(prediction_log_pb2.PredictionLog))
-             | "ToJson" >> beam.Map(_json_line, exec_properties["feature"])
-             | "Write" >> beam.io.WriteToText(os.path.join(predictions.uri, FILE_PREFIX),
-                                              file_name_suffix=FILE_SUFFIX))
+        _ = (
+            pipeline
+            | "ReadLogs"
+            >> beam.io.ReadFromTFRecord(
+                os.path.join(result, PREDICTION_LOGS),
+                coder=beam.coders.ProtoCoder(prediction_log_pb2.PredictionLog),
+            )
+            | "ToJson" >> beam.Map(_json_line, exec_properties["feature"])
+            | "Write"
+            >> beam.io.WriteToText(
+                os.path.join(predictions.uri, FILE_PREFIX), file_name_suffix=FILE_SUFFIX
+            )
+        )
         run = pipeline.run()
         run.wait_until_finish()
         counted = run.metrics().query(beam.metrics.MetricsFilter().with_name(COUNTER))
         predictions.set_int_custom_property(
-            COUNT_PROPERTY, sum(c.committed or 0 for c in counted["counters"]))
+            COUNT_PROPERTY, sum(c.committed or 0 for c in counted["counters"])
+        )
 
 
 def _json_line(log: prediction_log_pb2.PredictionLog, feature: str) -> str:

@@ -7,6 +7,7 @@ models trained on this run's examples (MLMD lineage: model <- Trainer's "example
 "examples") keeps a rerun cached, and gives a new span, or changed data, the champion of the
 data before it.
 """
+
 from typing import Dict, List, Optional
 
 import ml_metadata as mlmd
@@ -22,19 +23,25 @@ MODEL, BLESSING, EXAMPLES = "model", "model_blessing", "examples"
 class PreviousDataChampionStrategy(resolver.ResolverStrategy):
     """Resolves {model: [the base model]} (or nothing), its blessing, and the examples."""
 
-    def resolve_artifacts(self, store: mlmd.MetadataStore,
-                          input_dict: Dict[str, List[types.Artifact]]
-                          ) -> Optional[Dict[str, List[types.Artifact]]]:
+    def resolve_artifacts(
+        self, store: mlmd.MetadataStore, input_dict: Dict[str, List[types.Artifact]]
+    ) -> Optional[Dict[str, List[types.Artifact]]]:
         current = {examples.id for examples in input_dict[EXAMPLES]}
-        blessings = {b.get_int_custom_property("current_model_id"): b
-                     for b in input_dict[BLESSING] if b.get_int_custom_property("blessed") == 1}
+        blessings = {
+            b.get_int_custom_property("current_model_id"): b
+            for b in input_dict[BLESSING]
+            if b.get_int_custom_property("blessed") == 1
+        }
         for model in sorted(input_dict[MODEL], key=lambda a: a.id, reverse=True):
             if model.id not in blessings:
                 continue
             trained_on = set(lineage.upstream(store, model.id, "examples", "examples"))
             if trained_on and not trained_on & current:
-                return {MODEL: [model], BLESSING: [blessings[model.id]],
-                        EXAMPLES: input_dict[EXAMPLES]}
+                return {
+                    MODEL: [model],
+                    BLESSING: [blessings[model.id]],
+                    EXAMPLES: input_dict[EXAMPLES],
+                }
         return {MODEL: [], BLESSING: [], EXAMPLES: input_dict[EXAMPLES]}
 
 

@@ -8,6 +8,7 @@ Following MLMD lineage from the latest blessing (ModelBlessing <- Evaluator <- i
 trained and judged on. No blessed model yet (the first span): no baseline, and
 DistributionValidator passes the span.
 """
+
 from typing import Dict, List, Optional
 
 import ml_metadata as mlmd
@@ -24,16 +25,19 @@ class ChampionDataStatisticsStrategy(resolver.ResolverStrategy):
     """Resolves {statistics: [the champion's evaluation data's statistics]} (or nothing) and
     {model_blessing: [the latest blessing]}."""
 
-    def resolve_artifacts(self, store: mlmd.MetadataStore,
-                          input_dict: Dict[str, List[types.Artifact]]
-                          ) -> Optional[Dict[str, List[types.Artifact]]]:
+    def resolve_artifacts(
+        self, store: mlmd.MetadataStore, input_dict: Dict[str, List[types.Artifact]]
+    ) -> Optional[Dict[str, List[types.Artifact]]]:
         blessed = [b for b in input_dict[BLESSING] if b.get_int_custom_property("blessed") == 1]
         if not blessed:
             return {BLESSING: [], STATISTICS: []}
         blessing = max(blessed, key=lambda a: a.id)
         examples = set(lineage.upstream(store, blessing.id, "examples"))  # the Evaluator's
-        by_producer = {execution: statistics for statistics in input_dict[STATISTICS]
-                       for execution in lineage.executions(store, statistics.id, lineage.OUTPUT)}
+        by_producer = {
+            execution: statistics
+            for statistics in input_dict[STATISTICS]
+            for execution in lineage.executions(store, statistics.id, lineage.OUTPUT)
+        }
         for example in sorted(examples, reverse=True):
             for execution in lineage.executions(store, example, lineage.INPUT):
                 if execution in by_producer:

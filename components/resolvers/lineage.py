@@ -1,5 +1,6 @@
 """MLMD lineage the pipeline's resolvers follow: which execution produced or consumed an
 artifact, and what an execution took as input."""
+
 from typing import List
 
 import ml_metadata as mlmd
@@ -10,14 +11,18 @@ OUTPUT, INPUT = metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.INPUT
 
 def executions(store: mlmd.MetadataStore, artifact_id: int, kind) -> List[int]:
     """The executions that took (INPUT) or produced (OUTPUT) the artifact."""
-    return [e.execution_id for e in store.get_events_by_artifact_ids([artifact_id])
-            if e.type == kind]
+    return [
+        e.execution_id for e in store.get_events_by_artifact_ids([artifact_id]) if e.type == kind
+    ]
 
 
 def inputs(store: mlmd.MetadataStore, execution_id: int, key: str) -> List[int]:
     """The artifacts an execution took under input `key`."""
-    return [e.artifact_id for e in store.get_events_by_execution_ids([execution_id])
-            if e.type == INPUT and e.path.steps and e.path.steps[0].key == key]
+    return [
+        e.artifact_id
+        for e in store.get_events_by_execution_ids([execution_id])
+        if e.type == INPUT and e.path.steps and e.path.steps[0].key == key
+    ]
 
 
 def upstream(store: mlmd.MetadataStore, artifact_id: int, *keys: str) -> List[int]:
@@ -26,7 +31,10 @@ def upstream(store: mlmd.MetadataStore, artifact_id: int, *keys: str) -> List[in
     examples its Trainer's transformed examples came from."""
     found = [artifact_id]
     for key in keys:
-        found = [source for artifact in found
-                 for producer in executions(store, artifact, OUTPUT)
-                 for source in inputs(store, producer, key)]
+        found = [
+            source
+            for artifact in found
+            for producer in executions(store, artifact, OUTPUT)
+            for source in inputs(store, producer, key)
+        ]
     return found

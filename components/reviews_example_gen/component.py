@@ -1,5 +1,6 @@
 """ReviewsExampleGen: a FileBasedExampleGen that finds the review layout when it runs (see
 components/dataset_example_gen.py), so the pipeline compiles without reading the data."""
+
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
 

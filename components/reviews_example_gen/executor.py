@@ -5,6 +5,7 @@ a file name that is not ID_RATING.txt, a rating outside 1-10 or on the wrong sid
 folder, an empty review, bytes that are not UTF-8 (no silent repair: a wrongly decoded review
 is a silently wrong training example), a CSV row without text or with an unknown label.
 """
+
 import csv
 import io
 import os
@@ -36,21 +37,28 @@ def decode_text(path: str, data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ReviewDataError(
-            f"{path}: not valid UTF-8 at byte {error.start} ({data[error.start:error.start + 4]!r}); "
-            "re-encode the file as UTF-8") from None
+            f"{path}: not valid UTF-8 at byte {error.start} "
+            f"({data[error.start : error.start + 4]!r}); "
+            "re-encode the file as UTF-8"
+        ) from None
     return text.lstrip("\ufeff")
 
 
 def make_example(text: str, label: int, rating: int, review_id: str) -> tf.train.Example:
     feature = tf.train.Feature
-    return tf.train.Example(features=tf.train.Features(feature={
-        features.TEXT: feature(bytes_list=tf.train.BytesList(value=[text.encode("utf-8")])),
-        features.LABEL: feature(int64_list=tf.train.Int64List(value=[label])),
-        features.RATING: feature(int64_list=tf.train.Int64List(value=[rating])),
-        features.REVIEW_ID: feature(bytes_list=tf.train.BytesList(
-            value=[review_id.encode("utf-8")])),
-        **text_profile(text, *features.PROFILES[features.TEXT]),
-    }))
+    return tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                features.TEXT: feature(bytes_list=tf.train.BytesList(value=[text.encode("utf-8")])),
+                features.LABEL: feature(int64_list=tf.train.Int64List(value=[label])),
+                features.RATING: feature(int64_list=tf.train.Int64List(value=[rating])),
+                features.REVIEW_ID: feature(
+                    bytes_list=tf.train.BytesList(value=[review_id.encode("utf-8")])
+                ),
+                **text_profile(text, *features.PROFILES[features.TEXT]),
+            }
+        )
+    )
 
 
 def list_aclimdb_files(root: str, split_pattern: str) -> List[str]:
@@ -69,7 +77,8 @@ def list_aclimdb_files(root: str, split_pattern: str) -> List[str]:
             continue
         if folder not in LABEL_FOLDERS:
             raise ReviewDataError(
-                f"{path}: unknown label folder '{folder}'; expected {sorted(LABEL_FOLDERS)}")
+                f"{path}: unknown label folder '{folder}'; expected {sorted(LABEL_FOLDERS)}"
+            )
         found = sorted(fileio.glob(os.path.join(path, "*.txt")))
         if not found:
             raise ReviewDataError(f"{path}: label folder has no .txt reviews")
@@ -108,8 +117,9 @@ def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
     except csv.Error as error:
         raise ReviewDataError(f"{path}:1: not readable as CSV ({error})") from None
     if fieldnames is None or not {"text", "label"} <= set(fieldnames):
-        raise ReviewDataError(f"{path}: CSV header must name 'text' and 'label' columns, "
-                              f"found {reader.fieldnames}")
+        raise ReviewDataError(
+            f"{path}: CSV header must name 'text' and 'label' columns, found {reader.fieldnames}"
+        )
     rows = 0
     for row in _csv_rows(reader, path):
         where = f"{path}:{reader.line_num}"
@@ -117,15 +127,17 @@ def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
         if not text.strip():
             raise ReviewDataError(f"{where}: empty review")
         if label not in CSV_LABELS:
-            raise ReviewDataError(f"{where}: unknown label {row['label']!r}; "
-                                  f"expected one of {sorted(CSV_LABELS)}")
+            raise ReviewDataError(
+                f"{where}: unknown label {row['label']!r}; expected one of {sorted(CSV_LABELS)}"
+            )
         rating = (row.get("rating") or "").strip()
         if rating and not rating.lstrip("-").isdigit():
             raise ReviewDataError(f"{where}: rating {rating!r} is not an integer")
         review_id = (row.get("id") or "").strip() or f"{os.path.basename(path)}:{reader.line_num}"
         rows += 1
-        yield make_example(text, CSV_LABELS[label], int(rating) if rating else UNKNOWN_RATING,
-                           review_id)
+        yield make_example(
+            text, CSV_LABELS[label], int(rating) if rating else UNKNOWN_RATING, review_id
+        )
     if not rows:
         raise ReviewDataError(f"{path}: CSV file has no reviews")
 
@@ -138,8 +150,9 @@ def _csv_rows(reader: csv.DictReader, path: str) -> Iterator[dict]:
         except StopIteration:
             return
         except csv.Error as error:  # a field over the csv module's limit, a stray quote
-            raise ReviewDataError(f"{path}:{reader.line_num}: not readable as CSV ({error})"
-                                  ) from None
+            raise ReviewDataError(
+                f"{path}:{reader.line_num}: not readable as CSV ({error})"
+            ) from None
 
 
 def list_csv_files(pattern: str) -> List[str]:
@@ -152,20 +165,25 @@ def list_csv_files(pattern: str) -> List[str]:
 @beam.ptransform_fn
 @beam.typehints.with_input_types(beam.Pipeline)
 @beam.typehints.with_output_types(tf.train.Example)
-def _ReviewsToExample(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
-                      split_pattern: str) -> beam.pvalue.PCollection:
+def _ReviewsToExample(
+    pipeline: beam.Pipeline, exec_properties: Dict[str, Any], split_pattern: str
+) -> beam.pvalue.PCollection:
     # Only the pattern enters the Beam graph: the workers list, read and check the files.
     root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
     pattern = pipeline | "Pattern" >> beam.Create([split_pattern])
     if read_options(exec_properties)["format"] == ACLIMDB:
-        return (pattern
-                | "ListFiles" >> beam.FlatMap(lambda p: list_aclimdb_files(root, p))
-                | "Spread" >> beam.Reshuffle()
-                | "ReadReviews" >> beam.Map(read_aclimdb_review, root=root))
-    return (pattern
-            | "ListFiles" >> beam.FlatMap(lambda p: list_csv_files(os.path.join(root, p)))
+        return (
+            pattern
+            | "ListFiles" >> beam.FlatMap(lambda p: list_aclimdb_files(root, p))
             | "Spread" >> beam.Reshuffle()
-            | "ReadRows" >> beam.FlatMap(read_csv_reviews))
+            | "ReadReviews" >> beam.Map(read_aclimdb_review, root=root)
+        )
+    return (
+        pattern
+        | "ListFiles" >> beam.FlatMap(lambda p: list_csv_files(os.path.join(root, p)))
+        | "Spread" >> beam.Reshuffle()
+        | "ReadRows" >> beam.FlatMap(read_csv_reviews)
+    )
 
 
 class Executor(LayoutExecutor):
@@ -177,12 +195,15 @@ class Executor(LayoutExecutor):
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         return _ReviewsToExample
 
-    def read_splits(self, pipeline, exec_properties: Dict[str, Any]
-                    ) -> Dict[str, beam.pvalue.PCollection]:
+    def read_splits(
+        self, pipeline, exec_properties: Dict[str, Any]
+    ) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
         if not output_config.split_config.splits:
             return BaseExampleGenExecutor.GenerateExamplesByBeam(self, pipeline, exec_properties)
         examples = pipeline | "InputToRecord" >> _ReviewsToExample(
-            exec_properties, input_config.splits[0].pattern)
-        return split_by_seeded_hash(examples, input_config, output_config,
-                                    int(read_options(exec_properties)["split_seed"]))
+            exec_properties, input_config.splits[0].pattern
+        )
+        return split_by_seeded_hash(
+            examples, input_config, output_config, int(read_options(exec_properties)["split_seed"])
+        )

@@ -1,4 +1,5 @@
 """Finds which review layout a data directory holds, when the ExampleGen runs."""
+
 import dataclasses
 import os
 
@@ -24,9 +25,12 @@ class ReviewsLayout:
 
 
 def _splits(**patterns: str) -> example_gen_pb2.Input:
-    return example_gen_pb2.Input(splits=[
-        example_gen_pb2.Input.Split(name=name, pattern=pattern) for name, pattern in patterns.items()
-    ])
+    return example_gen_pb2.Input(
+        splits=[
+            example_gen_pb2.Input.Split(name=name, pattern=pattern)
+            for name, pattern in patterns.items()
+        ]
+    )
 
 
 def detect_layout(data_dir: str, eval_percent: int = 20) -> ReviewsLayout:
@@ -44,17 +48,24 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ReviewsLayout:
         root = os.path.join(data_dir, "aclImdb")
     if fileio.isdir(os.path.join(root, "train")):
         if fileio.isdir(os.path.join(root, "test")):
-            return ReviewsLayout(root, ACLIMDB, _splits(train="train/*/*.txt", eval="test/*/*.txt"),
-                                 example_gen_pb2.Output())
-        return ReviewsLayout(root, ACLIMDB, _splits(train="train/*/*.txt"),
-                             hash_split_config(eval_percent))
+            return ReviewsLayout(
+                root,
+                ACLIMDB,
+                _splits(train="train/*/*.txt", eval="test/*/*.txt"),
+                example_gen_pb2.Output(),
+            )
+        return ReviewsLayout(
+            root, ACLIMDB, _splits(train="train/*/*.txt"), hash_split_config(eval_percent)
+        )
     csv_files = sorted(os.path.basename(f) for f in fileio.glob(os.path.join(data_dir, "*.csv")))
     if {"train.csv", "test.csv"} <= set(csv_files):
-        return ReviewsLayout(data_dir, CSV, _splits(train="train.csv", eval="test.csv"),
-                             example_gen_pb2.Output())
+        return ReviewsLayout(
+            data_dir, CSV, _splits(train="train.csv", eval="test.csv"), example_gen_pb2.Output()
+        )
     if csv_files:
         return ReviewsLayout(data_dir, CSV, _splits(train="*.csv"), hash_split_config(eval_percent))
     raise ReviewDataError(
         f"{data_dir}: no reviews found. Expected the aclImdb layout "
         "(train/pos/ID_RATING.txt, train/neg/..., optional test/...) or CSV files with a "
-        "'text,label' header.")
+        "'text,label' header."
+    )

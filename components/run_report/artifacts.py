@@ -1,4 +1,5 @@
 """ArtifactRef: what the report needs of an artifact, from a TFX artifact or an MLMD record."""
+
 import dataclasses
 from typing import Any, Mapping, Optional
 

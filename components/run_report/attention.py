@@ -1,6 +1,7 @@
 """Attention heatmaps for a few evaluation examples, from the model's `attention` signature
 (trainer_module/serving): per layer and head, over the tokens (text encoder), over the source
 tokens for each generated target token (translation), over the patches of the image (ViT)."""
+
 import io
 import os
 from typing import List
@@ -31,13 +32,13 @@ def read_examples(examples, count: int = EXAMPLES) -> List[tf.train.Example]:
     pattern = os.path.join(examples.uri, f"Split-{evaluation_split(examples)}", "*")
     files = sorted(tf.io.gfile.glob(pattern))
     # One batch: iterating to the end of a short split would log an OUT_OF_RANGE warning.
-    batch = next(iter(tf.data.TFRecordDataset(files, compression_type="GZIP").batch(SCANNED)),
-                 None)
+    batch = next(iter(tf.data.TFRecordDataset(files, compression_type="GZIP").batch(SCANNED)), None)
     records = [] if batch is None else list(batch.numpy())
     if not records:
         return []
-    picks = sorted(set(np.linspace(0, len(records) - 1, min(count, len(records))).round()
-                       .astype(int).tolist()))
+    picks = sorted(
+        set(np.linspace(0, len(records) - 1, min(count, len(records))).round().astype(int).tolist())
+    )
     return [tf.train.Example.FromString(records[i]) for i in picks]
 
 
@@ -59,8 +60,9 @@ def _grid(layers: int, heads: int):
     return figure, figure.subplots(layers, heads, squeeze=False)
 
 
-def _token_heatmaps(weights: np.ndarray, rows: List[str], columns: List[str], x_label: str,
-                    y_label: str) -> str:
+def _token_heatmaps(
+    weights: np.ndarray, rows: List[str], columns: List[str], x_label: str, y_label: str
+) -> str:
     """weights (layers, heads, rows, columns) -> a grid of heatmaps, one per layer and head."""
     layers, heads = weights.shape[0], min(weights.shape[1], MAX_HEADS)
     figure, axes = _grid(layers, heads)
@@ -82,6 +84,7 @@ def _patch_overlays(image_bytes: bytes, weights: np.ndarray, grid: int) -> str:
     """weights (layers, heads, T, T) -> the image with each head's attention over its patches:
     what [CLS] attends to when the model has one, else the attention each patch receives."""
     from PIL import Image
+
     picture = np.asarray(Image.open(io.BytesIO(image_bytes)).convert("RGB"))
     height, width = picture.shape[:2]
     layers, heads = weights.shape[0], min(weights.shape[1], MAX_HEADS)
@@ -91,12 +94,18 @@ def _patch_overlays(image_bytes: bytes, weights: np.ndarray, grid: int) -> str:
         axes[layer][0].imshow(picture)
         axes[layer][0].set_title(f"layer {layer + 1}", fontsize=8)
         for head in range(heads):
-            per_patch = (weights[layer, head, 0, 1:] if has_cls
-                         else weights[layer, head].mean(axis=0))
+            per_patch = (
+                weights[layer, head, 0, 1:] if has_cls else weights[layer, head].mean(axis=0)
+            )
             ax = axes[layer][head + 1]
             ax.imshow(picture)
-            ax.imshow(per_patch.reshape(grid, grid), cmap="inferno", alpha=0.6,
-                      extent=(0, width, height, 0), interpolation="nearest")
+            ax.imshow(
+                per_patch.reshape(grid, grid),
+                cmap="inferno",
+                alpha=0.6,
+                extent=(0, width, height, 0),
+                interpolation="nearest",
+            )
             ax.set_title(f"head {head + 1}", fontsize=8)
         for ax in axes[layer]:
             ax.set_xticks([])
@@ -106,7 +115,8 @@ def _patch_overlays(image_bytes: bytes, weights: np.ndarray, grid: int) -> str:
 
 def _predictions(model, examples: List[tf.train.Example]) -> List[str]:
     served = model.signatures["serving_default"](
-        examples=tf.constant([e.SerializeToString() for e in examples]))
+        examples=tf.constant([e.SerializeToString() for e in examples])
+    )
     if "translation" in served:
         return [_text(t) for t in served["translation"].numpy()]
     names = served["label_name"].numpy()
@@ -116,8 +126,11 @@ def _predictions(model, examples: List[tf.train.Example]) -> List[str]:
 
 def _caption(example: tf.train.Example, prediction: str, kind: str) -> dict:
     if kind == "translation":
-        return {"source": _text(_feature(example, "source")),
-                "reference": _text(_feature(example, "target")), "model": prediction}
+        return {
+            "source": _text(_feature(example, "source")),
+            "reference": _text(_feature(example, "target")),
+            "model": prediction,
+        }
     truth = _feature(example, "label_name") or _feature(example, "label")
     return {"label": _text(truth) if truth is not None else "", "predicted": prediction}
 
@@ -131,18 +144,31 @@ def attention_heatmaps(model, examples_artifact, count: int = EXAMPLES) -> dict:
     """{"kind", "examples": [{"caption": {...}, "plot": data URI}], "note"} for the loaded
     SavedModel `model` on the first `count` evaluation examples."""
     if SIGNATURE not in model.signatures:
-        return {"kind": None, "examples": [],
-                "note": "this model family exports no attention signature"}
+        return {
+            "kind": None,
+            "examples": [],
+            "note": "this model family exports no attention signature",
+        }
     signature = model.signatures[SIGNATURE]
     (input_name,) = signature.structured_input_signature[1]
-    examples = [e for e in read_examples(examples_artifact, count)
-                if _feature(e, input_name) is not None]
+    examples = [
+        e for e in read_examples(examples_artifact, count) if _feature(e, input_name) is not None
+    ]
     if not examples:
         return {"kind": None, "examples": [], "note": "the evaluation split has no examples"}
-    outputs = {k: v.numpy() for k, v in signature(**{
-        input_name: tf.constant([_feature(e, input_name) for e in examples])}).items()}
-    kind = ("translation" if "cross_attention" in outputs else
-            "image" if "patch_grid" in outputs else "text")
+    outputs = {
+        k: v.numpy()
+        for k, v in signature(
+            **{input_name: tf.constant([_feature(e, input_name) for e in examples])}
+        ).items()
+    }
+    kind = (
+        "translation"
+        if "cross_attention" in outputs
+        else "image"
+        if "patch_grid" in outputs
+        else "text"
+    )
     predictions = _predictions(model, examples)
     shown = []
     for index, example in enumerate(examples):
@@ -155,11 +181,18 @@ def attention_heatmaps(model, examples_artifact, count: int = EXAMPLES) -> dict:
             source = np.flatnonzero(outputs["source_mask"][index])[:MAX_TOKENS]
             target = np.flatnonzero(outputs["target_mask"][index])[:MAX_TOKENS]
             weights = outputs["cross_attention"][index][:, :, target][:, :, :, source]
-            plot = _token_heatmaps(weights, [_text(t) for t in outputs["target_tokens"][index][target]],
-                                   [_text(t) for t in outputs["source_tokens"][index][source]],
-                                   "source token", "generated token")
+            plot = _token_heatmaps(
+                weights,
+                [_text(t) for t in outputs["target_tokens"][index][target]],
+                [_text(t) for t in outputs["source_tokens"][index][source]],
+                "source token",
+                "generated token",
+            )
         else:
-            plot = _patch_overlays(_feature(example, input_name), outputs["attention"][index],
-                                   int(outputs["patch_grid"][index]))
+            plot = _patch_overlays(
+                _feature(example, input_name),
+                outputs["attention"][index],
+                int(outputs["patch_grid"][index]),
+            )
         shown.append({"caption": _caption(example, predictions[index], kind), "plot": plot})
     return {"kind": kind, "examples": shown, "note": None}

@@ -1,4 +1,5 @@
 """RunReport component: the last node of the pipeline; writes one HTML page per run."""
+
 from tfx import types
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import standard_artifacts
@@ -10,6 +11,7 @@ from components.run_report.executor import Executor
 
 class RunReportArtifact(types.Artifact):
     """A folder holding the report page (index.html); `report_path` names it."""
+
     # "<namespace>.<Name>": the form Kubeflow v2 pipeline specs require of custom types.
     TYPE_NAME = "tfx_transformers.RunReport"
 
@@ -41,8 +43,10 @@ class RunReportSpec(types.ComponentSpec):
         # JSON: task, model, preset, description, intended_use, limitations, gating_metric.
         "model_card": ExecutionParameter(type=str),
     }
-    INPUTS = {key: ChannelParameter(type=artifact_type, optional=key in OPTIONAL_INPUTS)
-              for key, artifact_type in INPUTS.items()}
+    INPUTS = {
+        key: ChannelParameter(type=artifact_type, optional=key in OPTIONAL_INPUTS)
+        for key, artifact_type in INPUTS.items()
+    }
     OUTPUTS = {"report": ChannelParameter(type=RunReportArtifact)}
 
 
@@ -54,5 +58,8 @@ class RunReport(base_component.BaseComponent):
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)
 
     def __init__(self, *, model_card: str, **inputs: types.BaseChannel):
-        super().__init__(spec=RunReportSpec(
-            model_card=model_card, report=types.Channel(type=RunReportArtifact), **inputs))
+        super().__init__(
+            spec=RunReportSpec(
+                model_card=model_card, report=types.Channel(type=RunReportArtifact), **inputs
+            )
+        )

@@ -1,5 +1,6 @@
 """Training and validation curves from the TensorBoard logs the Trainer wrote to its model run
 directory (Keras' TensorBoard callback: `train/` and `validation/` event files)."""
+
 import collections
 import os
 from typing import Dict, List, Optional, Tuple
@@ -47,7 +48,7 @@ def curves(scalars, steps: Dict[int, int]) -> Dict[str, Dict[str, Series]]:
     for split, tags in scalars.items():
         for tag, points in tags.items():
             if tag.startswith(EPOCH_PREFIX):
-                table[tag[len(EPOCH_PREFIX):]][split] = [(steps.get(r, r), v) for r, v in points]
+                table[tag[len(EPOCH_PREFIX) :]][split] = [(steps.get(r, r), v) for r, v in points]
     return dict(sorted(table.items(), key=lambda item: (item[0] != "loss", item[0])))
 
 
@@ -59,8 +60,13 @@ def plot_curves(table: Dict[str, Dict[str, Series]], x_label: str) -> Optional[s
     for index, (metric, splits) in enumerate(table.items()):
         axes = figure.add_subplot(1, len(table), index + 1)
         for split, points in splits.items():
-            axes.plot([p[0] for p in points], [p[1] for p in points], marker="o",
-                      markersize=3, label=split)
+            axes.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                marker="o",
+                markersize=3,
+                label=split,
+            )
         axes.set_title(metric.replace("_", " "))
         axes.set_xlabel(x_label)
         axes.grid(alpha=0.3)
@@ -74,6 +80,8 @@ def training_curves(model_run_uri: str) -> dict:
     steps = _training_steps(scalars)
     table = curves(scalars, steps or {})
     x_label = "training step" if steps else "evaluation round"
-    final = {metric: {split: points[-1][1] for split, points in splits.items()}
-             for metric, splits in table.items()}
+    final = {
+        metric: {split: points[-1][1] for split, points in splits.items()}
+        for metric, splits in table.items()
+    }
     return {"plot": plot_curves(table, x_label), "final": final, "x_label": x_label}

@@ -1,5 +1,6 @@
 """Data highlights for the report: per-split example counts, per-feature statistics from
 StatisticsGen, and what ExampleValidator found."""
+
 import json
 import os
 from typing import List, Optional
@@ -23,19 +24,30 @@ def _feature_row(feature: statistics_pb2.FeatureNameStatistics, num_examples: in
     stats = getattr(feature, kind)
     common = stats.common_stats
     present = common.num_non_missing
-    row = {"feature": name, "type": statistics_pb2.FeatureNameStatistics.Type.Name(feature.type)
-           .lower(), "missing": 1 - present / num_examples if num_examples else 0.0}
+    row = {
+        "feature": name,
+        "type": statistics_pb2.FeatureNameStatistics.Type.Name(feature.type).lower(),
+        "missing": 1 - present / num_examples if num_examples else 0.0,
+    }
     if kind == "num_stats":
-        row["summary"] = (f"mean {stats.mean:.4g}, std {stats.std_dev:.4g}, "
-                          f"min {stats.min:.4g}, max {stats.max:.4g}")
+        row["summary"] = (
+            f"mean {stats.mean:.4g}, std {stats.std_dev:.4g}, "
+            f"min {stats.min:.4g}, max {stats.max:.4g}"
+        )
     elif kind == "string_stats":
-        top = ", ".join(f"{v.value[:30]!s} ({v.frequency:.0f})" for v in stats.top_values[:3]
-                        if not v.value.startswith(BYTES_PLACEHOLDER))
-        row["summary"] = (f"{stats.unique} unique, average length {stats.avg_length:.1f}"
-                          + (f"; most frequent: {top}" if top else ""))
+        top = ", ".join(
+            f"{v.value[:30]!s} ({v.frequency:.0f})"
+            for v in stats.top_values[:3]
+            if not v.value.startswith(BYTES_PLACEHOLDER)
+        )
+        row["summary"] = f"{stats.unique} unique, average length {stats.avg_length:.1f}" + (
+            f"; most frequent: {top}" if top else ""
+        )
     elif kind == "bytes_stats":
-        row["summary"] = (f"{stats.unique} unique, {stats.avg_num_bytes:.0f} bytes on average "
-                          f"({stats.min_num_bytes:.0f}-{stats.max_num_bytes:.0f})")
+        row["summary"] = (
+            f"{stats.unique} unique, {stats.avg_num_bytes:.0f} bytes on average "
+            f"({stats.min_num_bytes:.0f}-{stats.max_num_bytes:.0f})"
+        )
     else:
         row["summary"] = ""
     return row
@@ -51,9 +63,15 @@ def statistics_highlights(statistics) -> List[dict]:
         with fileio.open(path, "rb") as f:
             stats = statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read())
         for dataset in stats.datasets:
-            splits.append({"split": split, "examples": dataset.num_examples,
-                           "features": [_feature_row(feature, dataset.num_examples)
-                                        for feature in dataset.features]})
+            splits.append(
+                {
+                    "split": split,
+                    "examples": dataset.num_examples,
+                    "features": [
+                        _feature_row(feature, dataset.num_examples) for feature in dataset.features
+                    ],
+                }
+            )
     return splits
 
 

@@ -1,4 +1,5 @@
 """Writes the run report into the output artifact's folder (see report.py)."""
+
 import json
 import os
 from typing import Any, Dict, List
@@ -14,18 +15,28 @@ REPORT_PATH = "report_path"  # custom property of the RunReport artifact
 
 
 class Executor(base_executor.BaseExecutor):
-
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
-        refs = {role: from_tfx(role, artifacts[0])
-                for role, artifacts in input_dict.items() if artifacts}
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
+        refs = {
+            role: from_tfx(role, artifacts[0])
+            for role, artifacts in input_dict.items()
+            if artifacts
+        }
         report = artifact_utils.get_single_instance(output_dict["report"])
         context = self._context
-        pipeline_name = (context.pipeline_info.id if context and context.pipeline_info
-                         else "pipeline")
+        pipeline_name = (
+            context.pipeline_info.id if context and context.pipeline_info else "pipeline"
+        )
         run_id = (context.pipeline_run_id if context else None) or "unknown"
-        path = write_report(os.path.join(report.uri, REPORT_FILE), refs,
-                            pipeline_name=pipeline_name, run_id=run_id,
-                            card=json.loads(exec_properties["model_card"]))
+        path = write_report(
+            os.path.join(report.uri, REPORT_FILE),
+            refs,
+            pipeline_name=pipeline_name,
+            run_id=run_id,
+            card=json.loads(exec_properties["model_card"]),
+        )
         report.set_string_custom_property(REPORT_PATH, path)

@@ -1,4 +1,5 @@
 """matplotlib figures as PNG data URIs, so the page embeds them and needs no network."""
+
 import base64
 import io
 

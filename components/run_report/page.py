@@ -1,4 +1,5 @@
 """The report's HTML: one self-contained page (inline CSS, plots as data URIs, no scripts)."""
+
 import html
 from typing import Container, Iterable, Optional, Sequence
 
@@ -36,19 +37,30 @@ def number(value, digits: int = 4) -> str:
     return f"{value:,}" if isinstance(value, int) else escape(value)
 
 
-def table(headers: Optional[Sequence[str]], rows: Iterable[Sequence],
-          table_id: Optional[str] = None, numeric: Container[int] = ()) -> str:
+def table(
+    headers: Optional[Sequence[str]],
+    rows: Iterable[Sequence],
+    table_id: Optional[str] = None,
+    numeric: Container[int] = (),
+) -> str:
     """Rows of already-formatted cells; the `numeric` columns are right-aligned. Without
     headers, the first column is a row heading (a key-value table)."""
     body = []
     for row in rows:
         cells = "".join(
-            f"<th>{c}</th>" if i == 0 and headers is None else
-            f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>"
-            for i, c in enumerate(row))
+            f"<th>{c}</th>"
+            if i == 0 and headers is None
+            else f'<td class="num">{c}</td>'
+            if i in numeric
+            else f"<td>{c}</td>"
+            for i, c in enumerate(row)
+        )
         body.append(f"<tr>{cells}</tr>")
-    head = ("" if headers is None else
-            "<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead>")
+    head = (
+        ""
+        if headers is None
+        else "<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead>"
+    )
     attribute = f' id="{escape(table_id)}"' if table_id else ""
     return f"<table{attribute}>{head}<tbody>{''.join(body)}</tbody></table>"
 
@@ -67,8 +79,10 @@ def section(section_id: str, title: str, *parts: str) -> str:
 
 def document(title: str, header_lines: Sequence[str], sections: Sequence[str]) -> str:
     lines = "".join(f"<p>{line}</p>" for line in header_lines)
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
-            f"<header><h1>{escape(title)}</h1>{lines}</header><main>{''.join(sections)}</main>"
-            f"</body></html>")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
+        f"<header><h1>{escape(title)}</h1>{lines}</header><main>{''.join(sections)}</main>"
+        f"</body></html>"
+    )

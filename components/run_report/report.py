@@ -1,6 +1,7 @@
 """Builds the run report page from the run's artifacts, following the model card convention:
 model details, intended use, training and evaluation data, metrics, caveats; then training
 curves, attention heatmaps, data statistics and lineage."""
+
 import datetime
 import json
 import os
@@ -16,12 +17,21 @@ from trainer_module.training.history import HISTORY_FILE
 
 REPORT_FILE = "index.html"
 # Lineage rows, in pipeline order: role -> what the artifact is.
-LINEAGE = {"examples": "data (ExampleGen)", "statistics": "statistics", "schema": "schema",
-           "anomalies": "anomalies", "drift": "drift check", "transform_graph": "transform graph",
-           "model": "model (Trainer)", "model_run": "training logs",
-           "baseline_model": "baseline model", "evaluation": "evaluation",
-           "blessing": "blessing", "pushed_model": "pushed model",
-           "registered_model": "registry entry"}
+LINEAGE = {
+    "examples": "data (ExampleGen)",
+    "statistics": "statistics",
+    "schema": "schema",
+    "anomalies": "anomalies",
+    "drift": "drift check",
+    "transform_graph": "transform graph",
+    "model": "model (Trainer)",
+    "model_run": "training logs",
+    "baseline_model": "baseline model",
+    "evaluation": "evaluation",
+    "blessing": "blessing",
+    "pushed_model": "pushed model",
+    "registered_model": "registry entry",
+}
 
 
 def _history(model_run: Optional[ArtifactRef]) -> dict:
@@ -51,7 +61,7 @@ def _split_counts(statistics) -> dict:
 
 
 def training_length(history: dict) -> str:
-    """"1,250 steps of 32 (2.00 epochs of 20,000 examples)", from history.json."""
+    """ "1,250 steps of 32 (2.00 epochs of 20,000 examples)", from history.json."""
     steps, batch = history.get("train_steps"), history.get("batch_size")
     if not steps:
         return ""
@@ -70,12 +80,17 @@ def training_data(refs, train: str, history: dict) -> str:
         return "unknown"
     spans, span = examples.get("spans"), examples.get("span")
     if spans:
-        where = (f"spans {escape(spans)} (a rolling window; the newest, span {escape(span)}, "
-                 "alone was validated and is the evaluation data)")
+        where = (
+            f"spans {escape(spans)} (a rolling window; the newest, span {escape(span)}, "
+            "alone was validated and is the evaluation data)"
+        )
     else:
         where = f"span {escape(span)}" if span else "the data folder"
-    count = (f"{history['train_examples']:,} training examples" if history.get("train_examples")
-             else f"{escape(train) or 'unknown'} examples")
+    count = (
+        f"{history['train_examples']:,} training examples"
+        if history.get("train_examples")
+        else f"{escape(train) or 'unknown'} examples"
+    )
     return f"{where}: {count}; <code>{escape(examples.uri)}</code>"
 
 
@@ -83,29 +98,39 @@ def model_card(refs, card, history, parameters, statistics, metrics, anomalies) 
     counts = _split_counts(statistics)
     train = ", ".join(f"{split}: {n:,}" for split, n in counts.items() if split != "eval")
     config = history.get("config", {})
-    details = [("task", escape(card.get("task"))), ("model family", escape(card.get("model"))),
-               ("preset", escape(card.get("preset"))),
-               ("trainable parameters", number(parameters)),
-               ("trained", training_length(history)),
-               ("configuration", "<code>" + escape(json.dumps(config, sort_keys=True)) + "</code>")]
+    details = [
+        ("task", escape(card.get("task"))),
+        ("model family", escape(card.get("model"))),
+        ("preset", escape(card.get("preset"))),
+        ("trainable parameters", number(parameters)),
+        ("trained", training_length(history)),
+        ("configuration", "<code>" + escape(json.dumps(config, sort_keys=True)) + "</code>"),
+    ]
     caveats = list(card.get("limitations", []))
     if _blessed(refs) is False:
-        caveats.insert(0, "This model was NOT blessed: it failed the evaluation thresholds "
-                          "below and was not pushed.")
+        caveats.insert(
+            0,
+            "This model was NOT blessed: it failed the evaluation thresholds "
+            "below and was not pushed.",
+        )
     if counts.get("eval", 0) < 1000:
-        caveats.append(f"The evaluation split has {counts.get('eval', 0):,} examples: "
-                       "metrics this small carry wide confidence intervals.")
+        caveats.append(
+            f"The evaluation split has {counts.get('eval', 0):,} examples: "
+            "metrics this small carry wide confidence intervals."
+        )
     if anomalies:
         caveats.append("ExampleValidator reported anomalies in the data (see Data).")
     gating = card.get("gating_metric")
     overall = metrics.get(evaluation.OVERALL, {})
     headline = overall.get(gating, {}).get("candidate") if gating else None
     return section(
-        "model-card", "Model card",
+        "model-card",
+        "Model card",
         "<h3>Model details</h3>",
         table(None, details, "model-details"),
         f"<p>{escape(card.get('description'))}</p>",
-        "<h3>Intended use</h3>", f"<p>{escape(card.get('intended_use'))}</p>",
+        "<h3>Intended use</h3>",
+        f"<p>{escape(card.get('intended_use'))}</p>",
         "<h3>Training data</h3>",
         f'<p id="training-data">{training_data(refs, train, history)}</p>',
         "<h3>Evaluation data</h3>",
@@ -113,9 +138,11 @@ def model_card(refs, card, history, parameters, statistics, metrics, anomalies) 
         "metrics are reported on the whole split and per slice (Evaluation).</p>",
         "<h3>Metrics</h3>",
         f"<p>{escape(gating)}: <b>{number(headline)}</b> (the blessing gate's metric)</p>"
-        if headline is not None else "<p>no evaluation</p>",
+        if headline is not None
+        else "<p>no evaluation</p>",
         "<h3>Caveats and limitations</h3>",
-        "<ul>" + "".join(f"<li>{escape(c)}</li>" for c in caveats) + "</ul>")
+        "<ul>" + "".join(f"<li>{escape(c)}</li>" for c in caveats) + "</ul>",
+    )
 
 
 def evaluation_section(refs, metrics) -> str:
@@ -124,35 +151,64 @@ def evaluation_section(refs, metrics) -> str:
     uri = refs["evaluation"].uri
     blessed = _blessed(refs)
     baseline = refs.get("baseline_model")
-    baseline_text = (f"the latest blessed model, MLMD artifact {baseline.id} "
-                     f"(<code>{escape(baseline.uri)}</code>)" if baseline else
-                     "none (no model had been blessed before): value thresholds only")
+    baseline_text = (
+        f"the latest blessed model, MLMD artifact {baseline.id} "
+        f"(<code>{escape(baseline.uri)}</code>)"
+        if baseline
+        else "none (no model had been blessed before): value thresholds only"
+    )
     failures = evaluation.blessing_failures(uri)
     overall = metrics.get(evaluation.OVERALL, {})
-    overall_rows = [(escape(name), number(v.get("candidate")), number(v.get("baseline")),
-                     number(v.get("change"))) for name, v in sorted(overall.items())]
+    overall_rows = [
+        (
+            escape(name),
+            number(v.get("candidate")),
+            number(v.get("baseline")),
+            number(v.get("change")),
+        )
+        for name, v in sorted(overall.items())
+    ]
     slices = {name: row for name, row in metrics.items() if name != evaluation.OVERALL}
     names = sorted({metric for row in slices.values() for metric in row})
-    slice_rows = [[escape(name)] + [number(row.get(m, {}).get("candidate")) for m in names]
-                  for name, row in slices.items()]
+    slice_rows = [
+        [escape(name)] + [number(row.get(m, {}).get("candidate")) for m in names]
+        for name, row in slices.items()
+    ]
     parts = [
         f"<p>Blessing: {badge('blessed' if blessed else 'not blessed', bool(blessed))} "
         f"against baseline: {baseline_text}.</p>",
         "<h3>Thresholds</h3>",
-        table(("metric", "slices", "threshold"),
-              [(escape(t["metric"]), escape(t["slices"]), escape(t["threshold"]))
-               for t in evaluation.thresholds(uri)], "thresholds"),
+        table(
+            ("metric", "slices", "threshold"),
+            [
+                (escape(t["metric"]), escape(t["slices"]), escape(t["threshold"]))
+                for t in evaluation.thresholds(uri)
+            ],
+            "thresholds",
+        ),
     ]
     if failures:
-        parts.append("<h3>Failed thresholds</h3><ul id=\"blessing-failures\">"
-                     + "".join(f"<li>{escape(f)}</li>" for f in failures) + "</ul>")
-    parts += ["<h3>Overall</h3>",
-              table(("metric", "candidate", "baseline", "change"), overall_rows,
-                    "metrics-overall", numeric=(1, 2, 3))]
+        parts.append(
+            '<h3>Failed thresholds</h3><ul id="blessing-failures">'
+            + "".join(f"<li>{escape(f)}</li>" for f in failures)
+            + "</ul>"
+        )
+    parts += [
+        "<h3>Overall</h3>",
+        table(
+            ("metric", "candidate", "baseline", "change"),
+            overall_rows,
+            "metrics-overall",
+            numeric=(1, 2, 3),
+        ),
+    ]
     if slice_rows:
-        parts += ["<h3>By slice</h3>",
-                  table(["slice"] + names, slice_rows, "metrics-slices",
-                        numeric=range(1, len(names) + 1))]
+        parts += [
+            "<h3>By slice</h3>",
+            table(
+                ["slice"] + names, slice_rows, "metrics-slices", numeric=range(1, len(names) + 1)
+            ),
+        ]
     return section("evaluation", "Evaluation (TFMA)", *parts)
 
 
@@ -161,16 +217,24 @@ def curves_section(refs) -> str:
         return section("training", "Training curves", "<p>No training logs.</p>")
     result = curves.training_curves(refs["model_run"].uri)
     if result["plot"] is None:
-        return section("training", "Training curves",
-                       "<p>The Trainer's model run holds no TensorBoard scalars.</p>")
-    rows = [(escape(metric), *(number(splits.get(s)) for s in curves.SPLITS))
-            for metric, splits in result["final"].items()]
-    return section("training", "Training curves",
-                   f"<p>From the Trainer's TensorBoard logs "
-                   f"(<code>{escape(refs['model_run'].uri)}</code>).</p>",
-                   image(result["plot"], "training and validation curves"),
-                   "<h3>Final values</h3>", table(("metric", *curves.SPLITS), rows, "final-metrics",
-                                                  numeric=(1, 2)))
+        return section(
+            "training",
+            "Training curves",
+            "<p>The Trainer's model run holds no TensorBoard scalars.</p>",
+        )
+    rows = [
+        (escape(metric), *(number(splits.get(s)) for s in curves.SPLITS))
+        for metric, splits in result["final"].items()
+    ]
+    return section(
+        "training",
+        "Training curves",
+        f"<p>From the Trainer's TensorBoard logs "
+        f"(<code>{escape(refs['model_run'].uri)}</code>).</p>",
+        image(result["plot"], "training and validation curves"),
+        "<h3>Final values</h3>",
+        table(("metric", *curves.SPLITS), rows, "final-metrics", numeric=(1, 2)),
+    )
 
 
 def attention_section(model, refs) -> str:
@@ -181,18 +245,26 @@ def attention_section(model, refs) -> str:
         return section("attention", "Attention", f"<p>{escape(result['note'])}.</p>")
     explanation = {
         "text": "Each layer's and head's attention weights between the review's tokens "
-                "(rows attend to columns; the first tokens of each example).",
+        "(rows attend to columns; the first tokens of each example).",
         "translation": "Cross-attention: for each generated target token (rows), the weight "
-                       "on each source token (columns), per decoder layer and head.",
+        "on each source token (columns), per decoder layer and head.",
         "image": "Attention over the image patches per layer and head: what [CLS] attends to, "
-                 "or, with sequence pooling, the attention each patch receives.",
+        "or, with sequence pooling, the attention each patch receives.",
     }[result["kind"]]
     figures = []
     for index, shown in enumerate(result["examples"]):
-        caption = " · ".join(f"<b>{escape(k)}</b>: {escape(v)}" for k, v in shown["caption"].items())
-        figures.append(f"<figure><figcaption>Example {index + 1}. {caption}</figcaption>"
-                       f"{image(shown['plot'], f'attention heatmaps, example {index + 1}', 'plot attention-heatmap')}"
-                       "</figure>")
+        caption = " · ".join(
+            f"<b>{escape(k)}</b>: {escape(v)}" for k, v in shown["caption"].items()
+        )
+        figures.append(
+            f"<figure><figcaption>Example {index + 1}. {caption}</figcaption>"
+            + image(
+                shown["plot"],
+                f"attention heatmaps, example {index + 1}",
+                "plot attention-heatmap",
+            )
+            + "</figure>"
+        )
     return section("attention", "Attention", f"<p>{escape(explanation)}</p>", *figures)
 
 
@@ -201,79 +273,135 @@ def drift_part(card, drift) -> list:
     checks = card.get("drift_checks") or []
     if not checks:
         return []
-    parts = ["<h3>Drift from the champion's data (DistributionValidator)</h3>",
-             "<p>Checked: " + "; ".join(escape(c) for c in checks) + ".</p>"]
+    parts = [
+        "<h3>Drift from the champion's data (DistributionValidator)</h3>",
+        "<p>Checked: " + "; ".join(escape(c) for c in checks) + ".</p>",
+    ]
     if drift is None:
         parts.append('<p id="drift">No champion yet: nothing to compare with.</p>')
     elif drift:
-        parts.append('<ul id="drift">' + "".join(f"<li>{escape(d)}</li>" for d in drift)
-                     + "</ul>")
+        parts.append('<ul id="drift">' + "".join(f"<li>{escape(d)}</li>" for d in drift) + "</ul>")
     else:
-        parts.append('<p id="drift">Within every threshold of the data the champion was '
-                     "evaluated on.</p>")
+        parts.append(
+            '<p id="drift">Within every threshold of the data the champion was evaluated on.</p>'
+        )
     return parts
 
 
 def data_section(statistics, anomalies, drift_parts=()) -> str:
     parts = []
     for split in statistics:
-        rows = [(escape(f["feature"]), escape(f["type"]), f"{100 * f['missing']:.1f}%",
-                 escape(f["summary"])) for f in split["features"]]
-        parts += [f"<h3>Split {escape(split['split'])}: {split['examples']:,} examples</h3>",
-                  table(("feature", "type", "missing", "summary"), rows,
-                        f"statistics-{split['split']}", numeric=(2,))]
+        rows = [
+            (
+                escape(f["feature"]),
+                escape(f["type"]),
+                f"{100 * f['missing']:.1f}%",
+                escape(f["summary"]),
+            )
+            for f in split["features"]
+        ]
+        parts += [
+            f"<h3>Split {escape(split['split'])}: {split['examples']:,} examples</h3>",
+            table(
+                ("feature", "type", "missing", "summary"),
+                rows,
+                f"statistics-{split['split']}",
+                numeric=(2,),
+            ),
+        ]
     parts.append("<h3>Anomalies (ExampleValidator)</h3>")
-    parts.append("<ul id=\"anomalies\">" + "".join(f"<li>{escape(a)}</li>" for a in anomalies)
-                 + "</ul>" if anomalies else "<p id=\"anomalies\">None found.</p>")
+    parts.append(
+        '<ul id="anomalies">' + "".join(f"<li>{escape(a)}</li>" for a in anomalies) + "</ul>"
+        if anomalies
+        else '<p id="anomalies">None found.</p>'
+    )
     return section("data", "Data", *parts, *drift_parts)
 
 
 def lineage_section(refs, pipeline_name, run_id) -> str:
-    rows = [(escape(label), escape(refs[role].type_name), escape(refs[role].id),
-             f"<code>{escape(refs[role].uri)}</code>")
-            for role, label in LINEAGE.items() if role in refs]
+    rows = [
+        (
+            escape(label),
+            escape(refs[role].type_name),
+            escape(refs[role].id),
+            f"<code>{escape(refs[role].uri)}</code>",
+        )
+        for role, label in LINEAGE.items()
+        if role in refs
+    ]
     pushed = _pushed(refs)
-    push = (f"version {escape(pushed.get('pushed_version'))} at "
-            f"<code>{escape(pushed.get('pushed_destination'))}</code>" if pushed else
-            "not pushed")
+    push = (
+        f"version {escape(pushed.get('pushed_version'))} at "
+        f"<code>{escape(pushed.get('pushed_destination'))}</code>"
+        if pushed
+        else "not pushed"
+    )
     entry = refs.get("registered_model")
-    registered = (f"{escape(entry.get('registry'))}: <code>{escape(entry.get('uri'))}</code>"
-                  + (f" (alias {escape(entry.get('alias'))})" if entry.get("alias") else "")
-                  if entry is not None and entry.get("registered") else "not registered")
-    return section("lineage", "Lineage",
-                   table(None, [("pipeline", escape(pipeline_name)),
-                                ("run id", escape(run_id)), ("pushed to", push),
-                                ("registered", registered)], "run"),
-                   table(("artifact", "type", "MLMD id", "URI"), rows, "lineage-artifacts",
-                         numeric=(2,)))
+    registered = (
+        f"{escape(entry.get('registry'))}: <code>{escape(entry.get('uri'))}</code>"
+        + (f" (alias {escape(entry.get('alias'))})" if entry.get("alias") else "")
+        if entry is not None and entry.get("registered")
+        else "not registered"
+    )
+    return section(
+        "lineage",
+        "Lineage",
+        table(
+            None,
+            [
+                ("pipeline", escape(pipeline_name)),
+                ("run id", escape(run_id)),
+                ("pushed to", push),
+                ("registered", registered),
+            ],
+            "run",
+        ),
+        table(("artifact", "type", "MLMD id", "URI"), rows, "lineage-artifacts", numeric=(2,)),
+    )
 
 
-def build_report(refs: Mapping[str, ArtifactRef], *, pipeline_name: str, run_id: str,
-                 card: Mapping) -> str:
+def build_report(
+    refs: Mapping[str, ArtifactRef], *, pipeline_name: str, run_id: str, card: Mapping
+) -> str:
     """The page's HTML for one run; `refs` maps roles (see LINEAGE) to artifacts."""
     statistics = data.statistics_highlights(refs["statistics"]) if "statistics" in refs else []
     anomalies = data.anomalies(refs["anomalies"]) if "anomalies" in refs else []
-    metrics = (evaluation.metrics_by_slice(refs["evaluation"].uri)
-               if "evaluation" in refs else {})
+    metrics = evaluation.metrics_by_slice(refs["evaluation"].uri) if "evaluation" in refs else {}
     model = attention.load_model(refs["model"]) if "model" in refs else None
     history = _history(refs.get("model_run"))
     blessed, pushed = _blessed(refs), _pushed(refs)
-    status = " ".join([
-        badge("blessed" if blessed else "not blessed", bool(blessed)),
-        badge(f"pushed as version {pushed.get('pushed_version')}", True) if pushed
-        else badge("not pushed", False)])
-    header = [f"run {escape(run_id)} · {escape(card.get('task'))} / {escape(card.get('model'))}",
-              status,
-              "generated " + escape(datetime.datetime.now(datetime.timezone.utc)
-                                    .strftime("%Y-%m-%d %H:%M UTC"))]
+    status = " ".join(
+        [
+            badge("blessed" if blessed else "not blessed", bool(blessed)),
+            badge(f"pushed as version {pushed.get('pushed_version')}", True)
+            if pushed
+            else badge("not pushed", False),
+        ]
+    )
+    header = [
+        f"run {escape(run_id)} · {escape(card.get('task'))} / {escape(card.get('model'))}",
+        status,
+        "generated "
+        + escape(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+    ]
     sections = [
-        model_card(refs, card, history, _parameters(model) if model is not None else None,
-                   statistics, metrics, anomalies),
+        model_card(
+            refs,
+            card,
+            history,
+            _parameters(model) if model is not None else None,
+            statistics,
+            metrics,
+            anomalies,
+        ),
         evaluation_section(refs, metrics),
         curves_section(refs),
         attention_section(model, refs),
-        data_section(statistics, anomalies,
-                     drift_part(card, data.drift(refs["drift"]) if "drift" in refs else None)),
+        data_section(
+            statistics,
+            anomalies,
+            drift_part(card, data.drift(refs["drift"]) if "drift" in refs else None),
+        ),
         lineage_section(refs, pipeline_name, run_id),
     ]
     return document(f"Run report: {pipeline_name}", header, sections)

@@ -1,4 +1,5 @@
 """UnlabeledExampleGen: a folder of raw inputs without labels -> tf.Examples for BulkInferrer."""
+
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import executor_spec
 from tfx.proto import example_gen_pb2
@@ -22,11 +23,14 @@ class UnlabeledExampleGen(FileBasedExampleGen):
 
     def __init__(self, data_dir, feature: str):
         if feature not in executor.READERS:
-            raise ValueError(f"no unlabeled reader for feature {feature!r}; "
-                             f"known: {sorted(executor.READERS)}")
+            raise ValueError(
+                f"no unlabeled reader for feature {feature!r}; known: {sorted(executor.READERS)}"
+            )
         super().__init__(
             input_base=data_dir,
-            input_config=example_gen_pb2.Input(splits=[
-                example_gen_pb2.Input.Split(name=executor.SPLIT, pattern="*")]),
+            input_config=example_gen_pb2.Input(
+                splits=[example_gen_pb2.Input.Split(name=executor.SPLIT, pattern="*")]
+            ),
             output_config=example_gen_pb2.Output(),
-            custom_config=pack_options({"feature": feature}))
+            custom_config=pack_options({"feature": feature}),
+        )

@@ -10,6 +10,7 @@ The files directly in the folder, by suffix:
 Other files are ignored. A bad input stops the run with an error naming the file and line:
 it is not scored, and nothing is skipped silently.
 """
+
 import io
 import os
 from typing import Any, Dict, Iterator, Tuple
@@ -30,8 +31,11 @@ from trainer_module.serving.contract import BadInput, parse_line
 SPLIT = "unlabeled"
 JSON_LINES, TEXT = ".jsonl", ".txt"
 # The raw feature -> the suffixes it is read from.
-READERS = {features.TEXT: (JSON_LINES, TEXT), features.SOURCE: (JSON_LINES, TEXT),
-           features.IMAGE: (JSON_LINES, *IMAGE_SUFFIXES)}
+READERS = {
+    features.TEXT: (JSON_LINES, TEXT),
+    features.SOURCE: (JSON_LINES, TEXT),
+    features.IMAGE: (JSON_LINES, *IMAGE_SUFFIXES),
+}
 
 
 class UnlabeledDataError(ValueError):
@@ -45,8 +49,10 @@ def list_inputs(folder: str, feature: str) -> list:
     paths = sorted(os.path.join(folder, name.rstrip("/")) for name in fileio.listdir(folder))
     found = [p for p in paths if p.lower().endswith(READERS[feature]) and not fileio.isdir(p)]
     if not found:
-        raise UnlabeledDataError(f"{folder}: no input files for {feature!r} (expected "
-                                 f"{', '.join('*' + s for s in READERS[feature])})")
+        raise UnlabeledDataError(
+            f"{folder}: no input files for {feature!r} (expected "
+            f"{', '.join('*' + s for s in READERS[feature])})"
+        )
     return found
 
 
@@ -63,9 +69,11 @@ def read_inputs(path: str, feature: str) -> Iterator[Tuple[str, bytes]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise UnlabeledDataError(f"{path}: not valid UTF-8 at byte {error.start} "
-                                 f"({data[error.start:error.start + 4]!r}); re-encode the file "
-                                 "as UTF-8") from None
+        raise UnlabeledDataError(
+            f"{path}: not valid UTF-8 at byte {error.start} "
+            f"({data[error.start : error.start + 4]!r}); re-encode the file "
+            "as UTF-8"
+        ) from None
     if suffix == TEXT and feature == features.TEXT:
         if not text.strip():
             raise UnlabeledDataError(f"{path}: the text is empty")
@@ -99,13 +107,24 @@ def check_image(where: str, data: bytes) -> bytes:
 
 def make_example(feature: str, input_id: str, value: bytes) -> tf.train.Example:
     """The raw feature, the id and, for a text, its profile (as the training data has it)."""
+
     def text(data: bytes) -> tf.train.Feature:
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[data]))
 
-    profile = (text_profile(value.decode("utf-8"), *features.PROFILES[feature])
-               if feature in features.PROFILES else {})
-    return tf.train.Example(features=tf.train.Features(feature={
-        feature: text(value), features.EXAMPLE_ID: text(input_id.encode("utf-8")), **profile}))
+    profile = (
+        text_profile(value.decode("utf-8"), *features.PROFILES[feature])
+        if feature in features.PROFILES
+        else {}
+    )
+    return tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                feature: text(value),
+                features.EXAMPLE_ID: text(input_id.encode("utf-8")),
+                **profile,
+            }
+        )
+    )
 
 
 class Executor(BaseExampleGenExecutor):
@@ -114,14 +133,19 @@ class Executor(BaseExampleGenExecutor):
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
         raise NotImplementedError("GenerateExamplesByBeam reads the files itself")
 
-    def GenerateExamplesByBeam(self, pipeline: beam.Pipeline,
-                               exec_properties: Dict[str, Any]) -> Dict[str, beam.PCollection]:
+    def GenerateExamplesByBeam(
+        self, pipeline: beam.Pipeline, exec_properties: Dict[str, Any]
+    ) -> Dict[str, beam.PCollection]:
         feature = read_options(exec_properties)["feature"]
         folder = exec_properties[standard_component_specs.INPUT_BASE_KEY]
         files = list_inputs(folder, feature)  # fails before Beam starts on an empty folder
-        return {SPLIT: (pipeline
-                        | "Files" >> beam.Create(files)
-                        | "Spread" >> beam.Reshuffle()
-                        | "Read" >> beam.FlatMap(read_inputs, feature)
-                        | "ToExample" >> beam.MapTuple(
-                            lambda input_id, value: make_example(feature, input_id, value)))}
+        return {
+            SPLIT: (
+                pipeline
+                | "Files" >> beam.Create(files)
+                | "Spread" >> beam.Reshuffle()
+                | "Read" >> beam.FlatMap(read_inputs, feature)
+                | "ToExample"
+                >> beam.MapTuple(lambda input_id, value: make_example(feature, input_id, value))
+            )
+        }

@@ -1,4 +1,5 @@
 """VersionedPusher: TFX's Pusher with an executor that never overwrites a published version."""
+
 from tfx.components import Pusher
 from tfx.dsl.components.base import executor_spec
 

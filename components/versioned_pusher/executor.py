@@ -12,6 +12,7 @@ every existing version), so that:
   - a staging folder left by a push killed while copying is removed by a later push once it is
     an hour old (no live push takes that long).
 """
+
 import os
 import time
 import uuid
@@ -62,8 +63,9 @@ def _fingerprint(model_dir: str):
         return f.read()
 
 
-def publish_new_version(model_path: str, base_directory: str,
-                        clock: Callable[[], float] = time.time) -> Tuple[str, str]:
+def publish_new_version(
+    model_path: str, base_directory: str, clock: Callable[[], float] = time.time
+) -> Tuple[str, str]:
     """Copies `model_path` to a new version folder under `base_directory`; returns (version, path).
 
     When the newest version holds the same model, returns that version and copies nothing.
@@ -95,23 +97,32 @@ def publish_new_version(model_path: str, base_directory: str,
 class Executor(pusher_executor.Executor):
     """The standard Pusher, with `publish_new_version` for filesystem destinations."""
 
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]], exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         model_push = artifact_utils.get_single_instance(
-            output_dict[standard_component_specs.PUSHED_MODEL_KEY])
+            output_dict[standard_component_specs.PUSHED_MODEL_KEY]
+        )
         if not self.CheckBlessing(input_dict):
             self._MarkNotPushed(model_push)
             return
         destination = pusher_pb2.PushDestination()
-        proto_utils.json_to_proto(exec_properties[standard_component_specs.PUSH_DESTINATION_KEY],
-                                  destination)
+        proto_utils.json_to_proto(
+            exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination
+        )
         if destination.WhichOneof("destination") != "filesystem":
-            raise ValueError("the versioned pusher supports filesystem destinations only, "
-                             f"not {destination.WhichOneof('destination')}")
+            raise ValueError(
+                "the versioned pusher supports filesystem destinations only, "
+                f"not {destination.WhichOneof('destination')}"
+            )
         model_path = self.GetModelPath(input_dict)
-        version, serving_path = publish_new_version(model_path,
-                                                    destination.filesystem.base_directory)
+        version, serving_path = publish_new_version(
+            model_path, destination.filesystem.base_directory
+        )
         logging.info("Model version %s written to %s", version, serving_path)
         io_utils.copy_dir(model_path, model_push.uri)  # the artifact's own archived copy
         self._MarkPushed(model_push, pushed_destination=serving_path, pushed_version=version)

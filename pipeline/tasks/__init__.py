@@ -1,5 +1,6 @@
 """The tasks the pipeline factory knows, by name: every module of this package that defines a
 `TASK` (adding a task adds one module here)."""
+
 import importlib
 import pkgutil
 from typing import Dict

@@ -1,6 +1,7 @@
 """A Task: everything the pipeline factory needs to know about one dataset: how it is read, the
 kind of model it needs, its TFMA EvalConfig and blessing, its data options and drift checks,
 its model card."""
+
 import dataclasses
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
@@ -21,7 +22,8 @@ def overall_gate(lower_bound: float) -> list:
     threshold = tfma.MetricThreshold(
         value_threshold=tfma.GenericValueThreshold(lower_bound={"value": lower_bound}),
         change_threshold=tfma.GenericChangeThreshold(
-            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}),
+            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}
+        ),
     )
     return [tfma.PerSliceMetricThreshold(slicing_specs=[tfma.SlicingSpec()], threshold=threshold)]
 
@@ -29,6 +31,7 @@ def overall_gate(lower_bound: float) -> list:
 @dataclasses.dataclass(frozen=True)
 class Gate:
     """The metric that blesses a model, in the units the user sets its bound in."""
+
     metric: str  # the TFMA metric name, e.g. binary_accuracy
     unit: str  # how its values read, e.g. "a fraction, 0-1" or "BLEU points, 0-100"
     default: float  # the default lower bound
@@ -37,8 +40,10 @@ class Gate:
 
     def check(self, bound: float) -> float:
         if not self.low <= bound <= self.high:
-            raise ValueError(f"--blessing-threshold {bound:g} is outside {self.metric}'s range "
-                             f"({self.unit}); pass a value from {self.low:g} to {self.high:g}")
+            raise ValueError(
+                f"--blessing-threshold {bound:g} is outside {self.metric}'s range "
+                f"({self.unit}); pass a value from {self.low:g} to {self.high:g}"
+            )
         return bound
 
 
@@ -46,6 +51,7 @@ class Gate:
 class DriftCheck:
     """A feature whose distribution in new data is compared with the champion's data (TFX's
     DistributionValidator; TFDV's comparators), and how far it may move."""
+
     feature: str
     what: str  # what the comparison watches, e.g. "label balance"
     threshold: float  # the default; --drift-thresholds FEATURE=VALUE sets another
@@ -54,12 +60,16 @@ class DriftCheck:
     measure: str = "jensen_shannon_divergence"
 
     def comparator(self, threshold: float) -> distribution_validator_pb2.FeatureComparator:
-        measure = {"jensen_shannon_divergence": schema_pb2.JensenShannonDivergence,
-                   "infinity_norm": schema_pb2.InfinityNorm}[self.measure]
+        measure = {
+            "jensen_shannon_divergence": schema_pb2.JensenShannonDivergence,
+            "infinity_norm": schema_pb2.InfinityNorm,
+        }[self.measure]
         return distribution_validator_pb2.FeatureComparator(
             path=path_pb2.Path(step=[self.feature]),
             distribution_comparator=schema_pb2.FeatureComparator(
-                **{self.measure: measure(threshold=threshold)}))
+                **{self.measure: measure(threshold=threshold)}
+            ),
+        )
 
 
 def text_drift_checks(words: str, tokens: str, texts: str) -> Tuple[DriftCheck, ...]:
@@ -70,9 +80,15 @@ def text_drift_checks(words: str, tokens: str, texts: str) -> Tuple[DriftCheck, 
     distribution's largest change is 0.003-0.011 between halves, and 0.09-0.15 between English
     and German texts.
     """
-    return (DriftCheck(words, f"{texts} length in words", threshold=0.25),
-            DriftCheck(tokens, f"{texts} word distribution (another language, topic or "
-                               "encoding moves it)", threshold=0.05, measure="infinity_norm"))
+    return (
+        DriftCheck(words, f"{texts} length in words", threshold=0.25),
+        DriftCheck(
+            tokens,
+            f"{texts} word distribution (another language, topic or encoding moves it)",
+            threshold=0.05,
+            measure="infinity_norm",
+        ),
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,17 +122,19 @@ class Task:
     @property
     def model_families(self) -> Dict[str, ModelFamily]:
         """The families of this task's kind, by name; the default first."""
-        names = [self.default_model] + sorted(n for n, f in FAMILIES.items()
-                                              if f.kind == self.model_kind and
-                                              n != self.default_model)
+        names = [self.default_model] + sorted(
+            n for n, f in FAMILIES.items() if f.kind == self.model_kind and n != self.default_model
+        )
         return {name: FAMILIES[name] for name in names}
 
     def model_family(self, model: Optional[str]) -> ModelFamily:
         model = model or self.default_model
         if model not in self.model_families:
             get_family(model)  # an unknown name says so
-            raise ValueError(f"task {self.name!r} has no model family {model!r}; "
-                             f"choose one of {sorted(self.model_families)}")
+            raise ValueError(
+                f"task {self.name!r} has no model family {model!r}; "
+                f"choose one of {sorted(self.model_families)}"
+            )
         return self.model_families[model]
 
     def reading_options(self, given: Optional[Mapping[str, Any]] = None) -> dict:
@@ -126,17 +144,23 @@ class Task:
         known = {option.name: option for option in self.data_options}
         unknown = sorted(set(given) - set(known))
         if unknown:
-            raise ValueError(f"task {self.name!r} takes no data option(s) {unknown}; "
-                             f"known: {sorted(known) or 'none'}")
-        return {name: str(option.type(given.get(name, option.default)))
-                for name, option in known.items()}
+            raise ValueError(
+                f"task {self.name!r} takes no data option(s) {unknown}; "
+                f"known: {sorted(known) or 'none'}"
+            )
+        return {
+            name: str(option.type(given.get(name, option.default)))
+            for name, option in known.items()
+        }
 
-    def blessing_eval_config(self, family: ModelFamily,
-                             bound: Optional[float] = None) -> tfma.EvalConfig:
+    def blessing_eval_config(
+        self, family: ModelFamily, bound: Optional[float] = None
+    ) -> tfma.EvalConfig:
         """The EvalConfig of `family`'s model with the gate at `bound` (default: the task's),
         range-checked."""
-        return self.eval_config(self.gate.check(self.gate.default if bound is None else bound),
-                                family)
+        return self.eval_config(
+            self.gate.check(self.gate.default if bound is None else bound), family
+        )
 
     def drift_thresholds(self, given: Optional[Mapping[str, float]] = None) -> Dict[str, float]:
         """Feature -> threshold: the task's defaults with `given` applied; a feature the task
@@ -144,18 +168,23 @@ class Task:
         known = {check.feature: check.threshold for check in self.drift_checks}
         unknown = sorted(set(given or {}) - set(known))
         if unknown:
-            raise ValueError(f"--drift-thresholds: task {self.name!r} checks no feature "
-                             f"{unknown[0]!r} for drift; it checks {sorted(known) or 'none'}")
+            raise ValueError(
+                f"--drift-thresholds: task {self.name!r} checks no feature "
+                f"{unknown[0]!r} for drift; it checks {sorted(known) or 'none'}"
+            )
         return {**known, **(given or {})}
 
     def drift_descriptions(self, given: Optional[Mapping[str, float]] = None) -> list:
         """One line per drift check, at its threshold, for the run report."""
         thresholds = self.drift_thresholds(given)
-        return [f"{check.feature}: {check.what}, {check.measure.replace('_', ' ')} at most "
-                f"{thresholds[check.feature]:g}" for check in self.drift_checks]
+        return [
+            f"{check.feature}: {check.what}, {check.measure.replace('_', ' ')} at most "
+            f"{thresholds[check.feature]:g}"
+            for check in self.drift_checks
+        ]
 
     def distribution_validator_config(
-            self, given: Optional[Mapping[str, float]] = None
+        self, given: Optional[Mapping[str, float]] = None
     ) -> Optional[distribution_validator_pb2.DistributionValidatorConfig]:
         """DistributionValidator's config: each drift check at its threshold; None when the
         task checks nothing."""
@@ -164,11 +193,12 @@ class Task:
             return None
         config = distribution_validator_pb2.DistributionValidatorConfig()
         config.default_slice_config.feature.extend(
-            check.comparator(thresholds[check.feature]) for check in self.drift_checks)
+            check.comparator(thresholds[check.feature]) for check in self.drift_checks
+        )
         return config
 
     def skew_validator_config(
-            self, given: Optional[Mapping[str, float]] = None
+        self, given: Optional[Mapping[str, float]] = None
     ) -> Optional[distribution_validator_pb2.DistributionValidatorConfig]:
         """The drift checks that serving data can be held to (its raw input's profile: no
         label), at their thresholds; None when there are none (images)."""
@@ -183,7 +213,12 @@ class Task:
 
     def model_card(self, model: str, preset: Optional[str] = None) -> dict:
         """What the run report's model card says about this task trained with `model`."""
-        return {"task": self.name, "model": model,
-                "preset": preset or self.model_family(model).default_preset,
-                "description": self.description, "intended_use": self.intended_use,
-                "limitations": list(self.limitations), "gating_metric": self.gate.metric}
+        return {
+            "task": self.name,
+            "model": model,
+            "preset": preset or self.model_family(model).default_preset,
+            "description": self.description,
+            "intended_use": self.intended_use,
+            "limitations": list(self.limitations),
+            "gating_metric": self.gate.metric,
+        }

@@ -1,24 +1,35 @@
 """CIFAR-10 (or any folder of labelled images): images -> a Vision Transformer that classifies
 raw JPEG/PNG bytes."""
+
 import tensorflow_model_analysis as tfma
 
 from components.image_example_gen import ImageExampleGen
 from pipeline import configs
 from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate
 from trainer_module import features
-from trainer_module.family import ModelFamily, IMAGE_CLASSIFIER, Option
+from trainer_module.family import IMAGE_CLASSIFIER, ModelFamily, Option
 
 # Chance is 0.1; the embedded shapes reach 0.95 with the defaults.
-GATE = Gate("sparse_categorical_accuracy", "accuracy, a fraction from 0 to 1", default=0.5,
-            low=0.0, high=1.0)
+GATE = Gate(
+    "sparse_categorical_accuracy",
+    "accuracy, a fraction from 0 to 1",
+    default=0.5,
+    low=0.0,
+    high=1.0,
+)
 EVAL_PERCENT = 10  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 validation
 
 
 def example_gen(data_dir, image_size: str, spans: int = 1) -> ImageExampleGen:
     """ImageExampleGen: the CIFAR-10 binary release, image folders or TFRecords of tf.Example
     (already `image`, `label`, `label_name`), found when it runs."""
-    return ImageExampleGen(data_dir, image_size=int(image_size), eval_percent=EVAL_PERCENT,
-                           split_seed=configs.SPLIT_SEED, spans=spans)
+    return ImageExampleGen(
+        data_dir,
+        image_size=int(image_size),
+        eval_percent=EVAL_PERCENT,
+        split_seed=configs.SPLIT_SEED,
+        spans=spans,
+    )
 
 
 def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
@@ -29,18 +40,30 @@ def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
     """
     metric = tfma.MetricConfig
     return tfma.EvalConfig(
-        model_specs=[tfma.ModelSpec(signature_name="serving_default",
-                                    label_key=features.IMAGE_LABEL,
-                                    prediction_key="probabilities")],
-        slicing_specs=[tfma.SlicingSpec(),
-                       tfma.SlicingSpec(feature_keys=[features.IMAGE_LABEL_NAME])],
-        metrics_specs=[tfma.MetricsSpec(metrics=[
-            metric(class_name="ExampleCount"),
-            metric(class_name="SparseCategoricalAccuracy",
-                   per_slice_thresholds=overall_gate(min_accuracy)),
-            metric(class_name="SparseTopKCategoricalAccuracy", config='"k": 3'),
-            metric(class_name="MultiClassConfusionMatrixPlot"),
-        ])],
+        model_specs=[
+            tfma.ModelSpec(
+                signature_name="serving_default",
+                label_key=features.IMAGE_LABEL,
+                prediction_key="probabilities",
+            )
+        ],
+        slicing_specs=[
+            tfma.SlicingSpec(),
+            tfma.SlicingSpec(feature_keys=[features.IMAGE_LABEL_NAME]),
+        ],
+        metrics_specs=[
+            tfma.MetricsSpec(
+                metrics=[
+                    metric(class_name="ExampleCount"),
+                    metric(
+                        class_name="SparseCategoricalAccuracy",
+                        per_slice_thresholds=overall_gate(min_accuracy),
+                    ),
+                    metric(class_name="SparseTopKCategoricalAccuracy", config='"k": 3'),
+                    metric(class_name="MultiClassConfusionMatrixPlot"),
+                ]
+            )
+        ],
     )
 
 
@@ -57,16 +80,25 @@ TASK = Task(
     default_eval_steps=3,
     raw_feature=features.IMAGE,
     default_epochs=50.0,  # the README benchmark's recipe: 90 minutes of training on 2 cores
-    data_options=(Option("image_size", type=int, default=32,
-                         help="the side every dataset image must have (pixels)"),),
+    data_options=(
+        Option(
+            "image_size",
+            type=int,
+            default=32,
+            help="the side every dataset image must have (pixels)",
+        ),
+    ),
     # A span whose label shares moved this far from the champion's data stops the run.
-    drift_checks=(DriftCheck("label", "label balance (images per class)",
-                             threshold=0.1),),
-    intended_use=("Classifying small natural images into the dataset's classes (CIFAR-10: "
-                  "10 object classes at 32x32), as a reference for Vision Transformers in TFX. "
-                  "Not for safety-relevant recognition."),
-    limitations=("Images of other sizes are resized at serving; photos unlike the training "
-                 "set's (other classes, framing, resolution) get confident wrong answers.",
-                 "Every image is assigned one of the known classes; there is no 'none' class.",
-                 "Accuracy differs per class: see the label_name slices."),
+    drift_checks=(DriftCheck("label", "label balance (images per class)", threshold=0.1),),
+    intended_use=(
+        "Classifying small natural images into the dataset's classes (CIFAR-10: "
+        "10 object classes at 32x32), as a reference for Vision Transformers in TFX. "
+        "Not for safety-relevant recognition."
+    ),
+    limitations=(
+        "Images of other sizes are resized at serving; photos unlike the training "
+        "set's (other classes, framing, resolution) get confident wrong answers.",
+        "Every image is assigned one of the known classes; there is no 'none' class.",
+        "Accuracy differs per class: see the label_name slices.",
+    ),
 )

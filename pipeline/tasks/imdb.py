@@ -1,19 +1,21 @@
 """IMDB sentiment: reviews -> positive/negative."""
+
 import tensorflow_model_analysis as tfma
 
 from components.reviews_example_gen import ReviewsExampleGen
 from pipeline import configs
 from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate, text_drift_checks
 from trainer_module import features
-from trainer_module.family import ModelFamily, TEXT_CLASSIFIER
+from trainer_module.family import TEXT_CLASSIFIER, ModelFamily
 
 # Well above chance, below what a trained model reaches on both corpora.
 GATE = Gate("binary_accuracy", "accuracy, a fraction from 0 to 1", default=0.6, low=0.0, high=1.0)
 
 
 def example_gen(data_dir: str, spans: int = 1):
-    return ReviewsExampleGen(data_dir, eval_percent=configs.EVAL_PERCENT,
-                             split_seed=configs.SPLIT_SEED, spans=spans)
+    return ReviewsExampleGen(
+        data_dir, eval_percent=configs.EVAL_PERCENT, split_seed=configs.SPLIT_SEED, spans=spans
+    )
 
 
 def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
@@ -24,28 +26,36 @@ def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
     """
     metric = tfma.MetricConfig
     return tfma.EvalConfig(
-        model_specs=[tfma.ModelSpec(
-            signature_name="serving_default",
-            label_key=features.LABEL,
-            prediction_key="score",
-            preprocessing_function_names=["transform_features"],
-        )],
+        model_specs=[
+            tfma.ModelSpec(
+                signature_name="serving_default",
+                label_key=features.LABEL,
+                prediction_key="score",
+                preprocessing_function_names=["transform_features"],
+            )
+        ],
         slicing_specs=[
             tfma.SlicingSpec(),
             tfma.SlicingSpec(feature_keys=[features.LENGTH_BUCKET]),
             tfma.SlicingSpec(feature_keys=[features.RATING]),
         ],
-        metrics_specs=[tfma.MetricsSpec(metrics=[
-            metric(class_name="ExampleCount"),
-            metric(class_name="BinaryAccuracy", per_slice_thresholds=overall_gate(min_accuracy)),
-            metric(class_name="AUC"),
-            metric(class_name="Precision"),
-            metric(class_name="Recall"),
-            metric(class_name="MeanLabel"),
-            metric(class_name="MeanPrediction"),
-            metric(class_name="Calibration"),
-            metric(class_name="CalibrationPlot"),
-        ])],
+        metrics_specs=[
+            tfma.MetricsSpec(
+                metrics=[
+                    metric(class_name="ExampleCount"),
+                    metric(
+                        class_name="BinaryAccuracy", per_slice_thresholds=overall_gate(min_accuracy)
+                    ),
+                    metric(class_name="AUC"),
+                    metric(class_name="Precision"),
+                    metric(class_name="Recall"),
+                    metric(class_name="MeanLabel"),
+                    metric(class_name="MeanPrediction"),
+                    metric(class_name="Calibration"),
+                    metric(class_name="CalibrationPlot"),
+                ]
+            )
+        ],
     )
 
 
@@ -64,15 +74,20 @@ TASK = Task(
     default_epochs=2.0,  # the README benchmark's recipe
     # A span whose label shares, lengths or words moved this far from the champion's data
     # stops the run.
-    drift_checks=(DriftCheck("label", "label balance (positive and negative reviews)",
-                             threshold=0.1),
-                  *text_drift_checks(features.TEXT_WORDS, features.TEXT_TOKENS, "review")),
-    intended_use=("Binary sentiment (positive/negative) of English movie reviews, as a "
-                  "reference for training, evaluating and serving text Transformers with TFX. "
-                  "Not for decisions about people or for text far from movie reviews."),
-    limitations=("Trained on movie reviews only: other domains, languages and very short or "
-                 "sarcastic texts are out of distribution.",
-                 "Reviews longer than the preset's max_length are truncated (head and tail "
-                 "kept); the verdict may sit in the cut part.",
-                 "Learned from IMDB users' ratings, with the biases of that audience."),
+    drift_checks=(
+        DriftCheck("label", "label balance (positive and negative reviews)", threshold=0.1),
+        *text_drift_checks(features.TEXT_WORDS, features.TEXT_TOKENS, "review"),
+    ),
+    intended_use=(
+        "Binary sentiment (positive/negative) of English movie reviews, as a "
+        "reference for training, evaluating and serving text Transformers with TFX. "
+        "Not for decisions about people or for text far from movie reviews."
+    ),
+    limitations=(
+        "Trained on movie reviews only: other domains, languages and very short or "
+        "sarcastic texts are out of distribution.",
+        "Reviews longer than the preset's max_length are truncated (head and tail "
+        "kept); the verdict may sit in the cut part.",
+        "Learned from IMDB users' ratings, with the biases of that audience.",
+    ),
 )

@@ -1,4 +1,5 @@
 """Translation: sentence pairs -> an encoder-decoder Transformer that translates raw strings."""
+
 import json
 
 import tensorflow_model_analysis as tfma
@@ -10,14 +11,24 @@ from trainer_module import features
 from trainer_module.family import TRANSLATOR, ModelFamily, Option
 
 # The embedded corpus reaches ~98 with the default steps; chance is ~0.
-GATE = Gate("bleu", "corpus BLEU (cased, sacreBLEU 13a), in points from 0 to 100", default=20.0,
-            low=0.0, high=100.0)
+GATE = Gate(
+    "bleu",
+    "corpus BLEU (cased, sacreBLEU 13a), in points from 0 to 100",
+    default=20.0,
+    low=0.0,
+    high=100.0,
+)
 
 
 def example_gen(data_dir: str, source_lang: str, target_lang: str, spans: int = 1):
-    return ParallelCorpusExampleGen(data_dir, source_lang, target_lang,
-                                    eval_percent=configs.EVAL_PERCENT,
-                                    split_seed=configs.SPLIT_SEED, spans=spans)
+    return ParallelCorpusExampleGen(
+        data_dir,
+        source_lang,
+        target_lang,
+        eval_percent=configs.EVAL_PERCENT,
+        split_seed=configs.SPLIT_SEED,
+        spans=spans,
+    )
 
 
 def eval_config(min_bleu: float, family: ModelFamily) -> tfma.EvalConfig:
@@ -32,22 +43,42 @@ def eval_config(min_bleu: float, family: ModelFamily) -> tfma.EvalConfig:
     """
     metrics = family.evaluator_module
     return tfma.EvalConfig(
-        model_specs=[tfma.ModelSpec(
-            signature_name="serving_default",
-            label_key=features.REFERENCE,  # a transformed feature (transform_features)
-            prediction_key="translation",
-            preprocessing_function_names=["transform_features"],
-        )],
-        slicing_specs=[tfma.SlicingSpec(),
-                       tfma.SlicingSpec(feature_keys=[features.SOURCE_LENGTH_BUCKET])],
-        metrics_specs=[tfma.MetricsSpec(metrics=[
-            tfma.MetricConfig(class_name="ExampleCount"),
-            tfma.MetricConfig(class_name="DecodedBleu", module=metrics,
-                              per_slice_thresholds=overall_gate(min_bleu)),
-            tfma.MetricConfig(class_name="DecodedBleu", module=metrics, config=json.dumps(
-                {"name": "bleu_lowercase_tokenized", "lowercase": True, "tokenize": "words"})),
-            tfma.MetricConfig(class_name="MaskedTokenAccuracy", module=metrics),
-        ])],
+        model_specs=[
+            tfma.ModelSpec(
+                signature_name="serving_default",
+                label_key=features.REFERENCE,  # a transformed feature (transform_features)
+                prediction_key="translation",
+                preprocessing_function_names=["transform_features"],
+            )
+        ],
+        slicing_specs=[
+            tfma.SlicingSpec(),
+            tfma.SlicingSpec(feature_keys=[features.SOURCE_LENGTH_BUCKET]),
+        ],
+        metrics_specs=[
+            tfma.MetricsSpec(
+                metrics=[
+                    tfma.MetricConfig(class_name="ExampleCount"),
+                    tfma.MetricConfig(
+                        class_name="DecodedBleu",
+                        module=metrics,
+                        per_slice_thresholds=overall_gate(min_bleu),
+                    ),
+                    tfma.MetricConfig(
+                        class_name="DecodedBleu",
+                        module=metrics,
+                        config=json.dumps(
+                            {
+                                "name": "bleu_lowercase_tokenized",
+                                "lowercase": True,
+                                "tokenize": "words",
+                            }
+                        ),
+                    ),
+                    tfma.MetricConfig(class_name="MaskedTokenAccuracy", module=metrics),
+                ]
+            )
+        ],
     )
 
 
@@ -65,18 +96,23 @@ TASK = Task(
     raw_feature=features.SOURCE,
     # A span whose source sentences' lengths or words moved this far from the champion's data
     # stops the run.
-    drift_checks=text_drift_checks(features.SOURCE_WORDS, features.SOURCE_TOKENS,
-                                   "source sentence"),
+    drift_checks=text_drift_checks(
+        features.SOURCE_WORDS, features.SOURCE_TOKENS, "source sentence"
+    ),
     default_epochs=10.0,  # the README benchmark's recipe
-    data_options=(Option("source_lang", default="de",
-                         help="the source language's file suffix (train.de)"),
-                  Option("target_lang", default="en",
-                         help="the target language's file suffix (train.en)")),
-    intended_use=("Sentence-level machine translation of short descriptive sentences (the "
-                  "Multi30k image-caption domain), as a reference for sequence-to-sequence "
-                  "Transformers in TFX. Not for documents, or where a mistranslation matters."),
-    limitations=("Trained on image captions: longer, technical or conversational text is out "
-                 "of distribution.",
-                 "Names and rare words are spelled from subword pieces, often wrongly.",
-                 "Corpus BLEU measures n-gram overlap with one reference, not adequacy."),
+    data_options=(
+        Option("source_lang", default="de", help="the source language's file suffix (train.de)"),
+        Option("target_lang", default="en", help="the target language's file suffix (train.en)"),
+    ),
+    intended_use=(
+        "Sentence-level machine translation of short descriptive sentences (the "
+        "Multi30k image-caption domain), as a reference for sequence-to-sequence "
+        "Transformers in TFX. Not for documents, or where a mistranslation matters."
+    ),
+    limitations=(
+        "Trained on image captions: longer, technical or conversational text is out "
+        "of distribution.",
+        "Names and rare words are spelled from subword pieces, often wrongly.",
+        "Corpus BLEU measures n-gram overlap with one reference, not adequacy.",
+    ),
 )

@@ -1,5 +1,6 @@
 """Hugging Face checkpoints ported into KerasHub's BertBackbone: tiny random checkpoints written
 here in Transformers' layout, in both key-naming styles, loaded through the family's own path."""
+
 import json
 import os
 
@@ -21,18 +22,28 @@ from trainer_module.bert.tiny_preset import (
     write_tiny_checkpoint,
 )
 
-SHAPE = {"num_layers": 2, "hidden_dim": 8, "num_heads": 2, "intermediate_dim": 16,
-         "max_sequence_length": 16}
+SHAPE = {
+    "num_layers": 2,
+    "hidden_dim": 8,
+    "num_heads": 2,
+    "intermediate_dim": 16,
+    "max_sequence_length": 16,
+}
 
 
 @pytest.fixture(scope="module", params=["bert_model", "pretraining"])
 def checkpoint(request, tmp_path_factory):
     """(folder, the weights by their BertModel names) of a tiny checkpoint in one style."""
-    folder = write_tiny_checkpoint(str(tmp_path_factory.mktemp(request.param)),
-                                   style=request.param, **SHAPE)
+    folder = write_tiny_checkpoint(
+        str(tmp_path_factory.mktemp(request.param)), style=request.param, **SHAPE
+    )
     weights = load_file(os.path.join(folder, "model.safetensors"))
-    plain = {k.removeprefix("bert.").replace("LayerNorm.gamma", "LayerNorm.weight")
-             .replace("LayerNorm.beta", "LayerNorm.bias"): v for k, v in weights.items()}
+    plain = {
+        k.removeprefix("bert.")
+        .replace("LayerNorm.gamma", "LayerNorm.weight")
+        .replace("LayerNorm.beta", "LayerNorm.bias"): v
+        for k, v in weights.items()
+    }
     return folder, plain
 
 
@@ -44,9 +55,11 @@ def test_every_ported_weight_equals_its_source_exactly(checkpoint):
     def value(layer, attribute):
         return np.asarray(getattr(layer, attribute).numpy())
 
-    embeddings = {"token_embedding": w["embeddings.word_embeddings.weight"],
-                  "position_embedding": w["embeddings.position_embeddings.weight"],
-                  "segment_embedding": w["embeddings.token_type_embeddings.weight"]}
+    embeddings = {
+        "token_embedding": w["embeddings.word_embeddings.weight"],
+        "position_embedding": w["embeddings.position_embeddings.weight"],
+        "segment_embedding": w["embeddings.token_type_embeddings.weight"],
+    }
     for name, source in embeddings.items():
         np.testing.assert_array_equal(backbone.get_layer(name).weights[0].numpy(), source)
     norm = backbone.get_layer("embeddings_layer_norm")
@@ -55,23 +68,33 @@ def test_every_ported_weight_equals_its_source_exactly(checkpoint):
     for i, block in enumerate(backbone.transformer_layers):
         p = f"encoder.layer.{i}"
         attention = block._self_attention_layer
-        for name, dense in (("query", attention.query_dense), ("key", attention.key_dense),
-                            ("value", attention.value_dense)):
+        for name, dense in (
+            ("query", attention.query_dense),
+            ("key", attention.key_dense),
+            ("value", attention.value_dense),
+        ):
             # (out, in) torch layout -> KerasHub's (hidden, heads, head size) einsum kernel.
             np.testing.assert_array_equal(
                 value(dense, "kernel"),
-                w[f"{p}.attention.self.{name}.weight"].T.reshape(hidden, heads, -1))
-            np.testing.assert_array_equal(value(dense, "bias"),
-                                          w[f"{p}.attention.self.{name}.bias"].reshape(heads, -1))
+                w[f"{p}.attention.self.{name}.weight"].T.reshape(hidden, heads, -1),
+            )
+            np.testing.assert_array_equal(
+                value(dense, "bias"), w[f"{p}.attention.self.{name}.bias"].reshape(heads, -1)
+            )
         np.testing.assert_array_equal(
             value(attention.output_dense, "kernel"),
-            w[f"{p}.attention.output.dense.weight"].T.reshape(heads, -1, hidden))
-        for dense, key in ((block._feedforward_intermediate_dense, "intermediate.dense"),
-                           (block._feedforward_output_dense, "output.dense")):
+            w[f"{p}.attention.output.dense.weight"].T.reshape(heads, -1, hidden),
+        )
+        for dense, key in (
+            (block._feedforward_intermediate_dense, "intermediate.dense"),
+            (block._feedforward_output_dense, "output.dense"),
+        ):
             np.testing.assert_array_equal(value(dense, "kernel"), w[f"{p}.{key}.weight"].T)
             np.testing.assert_array_equal(value(dense, "bias"), w[f"{p}.{key}.bias"])
-        for norm, key in ((block._self_attention_layer_norm, "attention.output.LayerNorm"),
-                          (block._feedforward_layer_norm, "output.LayerNorm")):
+        for norm, key in (
+            (block._self_attention_layer_norm, "attention.output.LayerNorm"),
+            (block._feedforward_layer_norm, "output.LayerNorm"),
+        ):
             np.testing.assert_array_equal(value(norm, "gamma"), w[f"{p}.{key}.weight"])
             np.testing.assert_array_equal(value(norm, "beta"), w[f"{p}.{key}.bias"])
     pooler = backbone.get_layer("pooled_dense")
@@ -86,11 +109,13 @@ def test_the_backbone_computes_what_a_numpy_bert_computes(checkpoint):
     padding_mask = (token_ids > 0).astype("int32")
     padding_mask[1, 2] = 1
     sequence, pooled = bert_forward(w, config, token_ids, segment_ids, padding_mask)
-    outputs = load_backbone(folder)({"token_ids": token_ids, "segment_ids": segment_ids,
-                                     "padding_mask": padding_mask})
+    outputs = load_backbone(folder)(
+        {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+    )
     real = padding_mask.astype(bool)  # padded positions are not defined outputs
-    np.testing.assert_allclose(np.asarray(outputs["sequence_output"])[real], sequence[real],
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(outputs["sequence_output"])[real], sequence[real], rtol=1e-4, atol=1e-5
+    )
     np.testing.assert_allclose(outputs["pooled_output"], pooled, rtol=1e-4, atol=1e-5)
 
 
@@ -103,9 +128,12 @@ def broken(tmp_path, change) -> str:
 
 def test_a_missing_weight_is_named_with_its_variable(tmp_path):
     folder = broken(tmp_path, lambda w: w.pop("encoder.layer.1.output.dense.bias"))
-    with pytest.raises(CheckpointError, match=r"no weight in the checkpoint for "
-                       r"\S*transformer_layer_1/feedforward_output_dense/bias \(as "
-                       r"bert.encoder.layer.1.output.dense.bias\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"no weight in the checkpoint for "
+        r"\S*transformer_layer_1/feedforward_output_dense/bias \(as "
+        r"bert.encoder.layer.1.output.dense.bias\)",
+    ):
         load_backbone(folder)
 
 
@@ -113,8 +141,10 @@ def test_an_unknown_weight_is_named(tmp_path):
     def add(w):
         w["encoder.layer.0.attention.self.rotary.weight"] = np.zeros(2, "float32")
 
-    with pytest.raises(CheckpointError, match="keys of no BertBackbone weight: "
-                                              "encoder.layer.0.attention.self.rotary.weight"):
+    with pytest.raises(
+        CheckpointError,
+        match="keys of no BertBackbone weight: encoder.layer.0.attention.self.rotary.weight",
+    ):
         load_backbone(broken(tmp_path, add))
 
 
@@ -122,8 +152,11 @@ def test_a_weight_of_the_wrong_shape_is_named_with_both_shapes(tmp_path):
     def shrink(w):
         w["pooler.dense.bias"] = np.zeros(3, "float32")
 
-    with pytest.raises(CheckpointError, match=r"model.safetensors: pooler.dense.bias has shape "
-                                              r"\(3,\); \S*pooled_dense/bias needs \(8,\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"model.safetensors: pooler.dense.bias has shape "
+        r"\(3,\); \S*pooled_dense/bias needs \(8,\)",
+    ):
         load_backbone(broken(tmp_path, shrink))
 
 
@@ -149,7 +182,7 @@ def test_other_models_and_other_formats_are_refused(tmp_path):
     with pytest.raises(CheckpointError, match="no model.safetensors .*safe_serialization=True"):
         load_backbone(folder)
     with open(os.path.join(folder, "model.safetensors"), "wb") as f:
-        f.write(b"\x08\x00\x00\x00\x00\x00\x00\x00{\"a\":")  # a truncated header
+        f.write(b'\x08\x00\x00\x00\x00\x00\x00\x00{"a":')  # a truncated header
     with pytest.raises(CheckpointError, match="model.safetensors: not a readable safetensors"):
         load_backbone(folder)
 

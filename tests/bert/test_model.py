@@ -11,20 +11,28 @@ get_preset = FAMILY.config
 
 
 def test_classifier_from_a_local_keras_hub_preset(tiny_bert_preset):
-    model = bert_classifier(get_preset("tiny", {"backbone_preset": tiny_bert_preset,
-                                                "ngram_buckets": 0}))
-    inputs = {"token_ids": np.array([[2, 30, 31, 3, 0, 0]]),
-              "segment_ids": np.zeros((1, 6), dtype="int32"),
-              "padding_mask": np.array([[1, 1, 1, 1, 0, 0]])}
+    model = bert_classifier(
+        get_preset("tiny", {"backbone_preset": tiny_bert_preset, "ngram_buckets": 0})
+    )
+    inputs = {
+        "token_ids": np.array([[2, 30, 31, 3, 0, 0]]),
+        "segment_ids": np.zeros((1, 6), dtype="int32"),
+        "padding_mask": np.array([[1, 1, 1, 1, 0, 0]]),
+    }
     assert tuple(model(inputs).shape) == (1, 2)
     assert model.backbone.num_layers == 2
 
 
 @pytest.fixture(scope="module")
 def hf_checkpoint(tmp_path_factory):
-    return write_tiny_checkpoint(str(tmp_path_factory.mktemp("hf")), num_layers=3,
-                                 hidden_dim=8, num_heads=2, intermediate_dim=16,
-                                 max_sequence_length=64)
+    return write_tiny_checkpoint(
+        str(tmp_path_factory.mktemp("hf")),
+        num_layers=3,
+        hidden_dim=8,
+        num_heads=2,
+        intermediate_dim=16,
+        max_sequence_length=64,
+    )
 
 
 def trainable(model) -> set:
@@ -45,8 +53,9 @@ def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
     assert blocks == {"transformer_layer_2"}  # the bottom two frozen
     assert not any("embedding" in n for n in names)
     assert {"pooled_dense/kernel", "pooled_dense/bias"} <= names
-    unfrozen = bert_classifier(config.replace(frozen_layers=0),
-                               np.ones((2, config.ngram_buckets + 1)))
+    unfrozen = bert_classifier(
+        config.replace(frozen_layers=0), np.ones((2, config.ngram_buckets + 1))
+    )
     unfrozen.train_phase("full")
     assert len(unfrozen.trainable_weights) == len(unfrozen.weights) - 1  # but the ratios
 
@@ -62,17 +71,21 @@ def test_the_wide_path_adds_half_its_logit_to_each_class(hf_checkpoint):
     inputs["ngram_ids"][0, :2] = [5, 9]
     ratios = naive_bayes_ratios(counts)
     wide = config.ngram_rate_scale * 0.5 * (ratios[5] + ratios[9])
-    np.testing.assert_allclose(ops.convert_to_numpy(model(inputs)) - without,
-                               [[-wide / 2, wide / 2]], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(model(inputs)) - without, [[-wide / 2, wide / 2]], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_impossible_settings_are_refused(hf_checkpoint, tiny_bert_preset):
     with pytest.raises(ValueError, match="exceeds the backbone's max_sequence_length=64"):
-        bert_classifier(get_preset("tiny", {"backbone_preset": tiny_bert_preset,
-                                            "sequence_length": 128, "ngram_buckets": 0}))
+        bert_classifier(
+            get_preset(
+                "tiny",
+                {"backbone_preset": tiny_bert_preset, "sequence_length": 128, "ngram_buckets": 0},
+            )
+        )
     with pytest.raises(ValueError, match="frozen_layers=4 exceeds the backbone's 3 layers"):
-        bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint,
-                                            "frozen_layers": 4}))
+        bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 4}))
     with pytest.raises(ValueError, match="n-gram class counts"):
         bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint}))
 
@@ -82,8 +95,9 @@ def test_presets_reject_unknown_fields_and_bad_values():
         get_preset("tiny", {"hidden": 3})
     with pytest.raises(ValueError, match="head_fraction"):
         get_preset("tiny", {"head_fraction": 1.0})
-    with pytest.raises(ValueError, match="truncation_head=31 must be between 0 and "
-                                         "sequence_length - 2 = 30"):
+    with pytest.raises(
+        ValueError, match="truncation_head=31 must be between 0 and sequence_length - 2 = 30"
+    ):
         get_preset("tiny", {"truncation_head": 31})
     with pytest.raises(ValueError, match="two classes"):
         get_preset("tiny", {"num_classes": 3})

@@ -1,5 +1,6 @@
 """The BERT export (from the session's real fine-tuning run on a tiny local preset:
 tests/conftest.py)."""
+
 import numpy as np
 import tensorflow as tf
 

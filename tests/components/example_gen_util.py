@@ -1,4 +1,5 @@
 """Runs an ExampleGen component's executor directly and reads back what it wrote."""
+
 import glob
 import os
 
@@ -22,8 +23,9 @@ def run_executor(component, output_dir, examples=None, exec_properties=None) -> 
     for split_dir in sorted(glob.glob(os.path.join(str(output_dir), "Split-*"))):
         files = sorted(glob.glob(os.path.join(split_dir, "*.gz")))
         records = tf.data.TFRecordDataset(files, compression_type="GZIP")
-        splits[os.path.basename(split_dir)[len("Split-"):]] = [
-            tf.train.Example.FromString(r.numpy()) for r in records]
+        splits[os.path.basename(split_dir)[len("Split-") :]] = [
+            tf.train.Example.FromString(r.numpy()) for r in records
+        ]
     return splits
 
 
@@ -59,9 +61,11 @@ GRAPH_NOISE_BYTES = 256
 def assert_graph_does_not_grow(make_component, small_dir, large_dir) -> None:
     """The Beam graph for `large_dir` (4x the data of `small_dir`) is the same size, within
     pickling noise, while the data grew by more than that many times over."""
+
     def data_bytes(root):
-        return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root)
-                   for f in files)
+        return sum(
+            os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root) for f in files
+        )
 
     grown = data_bytes(large_dir) - data_bytes(small_dir)
     assert grown > 4 * GRAPH_NOISE_BYTES

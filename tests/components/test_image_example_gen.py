@@ -41,11 +41,16 @@ def test_binary_release_records_become_png_with_label_and_name(tmp_path):
 
 def test_the_seeded_split_is_stable_and_depends_on_the_seed(tmp_path):
     write_binary_release(tmp_path / "data", per_class=10)
-    ids = {seed: sorted(value(e, "id") for e in run(tmp_path / "data", tmp_path / str(seed),
-                                                   split_seed=seed)["eval"])
-           for seed in (1, 2)}
-    again = sorted(value(e, "id") for e in run(tmp_path / "data", tmp_path / "again",
-                                               split_seed=1)["eval"])
+    ids = {
+        seed: sorted(
+            value(e, "id")
+            for e in run(tmp_path / "data", tmp_path / str(seed), split_seed=seed)["eval"]
+        )
+        for seed in (1, 2)
+    }
+    again = sorted(
+        value(e, "id") for e in run(tmp_path / "data", tmp_path / "again", split_seed=1)["eval"]
+    )
     assert again == ids[1] and ids[1] != ids[2]
 
 
@@ -54,8 +59,11 @@ def test_a_truncated_record_names_the_file_and_byte_offset(tmp_path):
     batch = tmp_path / "data" / "data_batch_1.bin"
     batch.write_bytes(batch.read_bytes()[:-100])
     offset = 11 * RECORD_BYTES  # 12 records, the last one cut
-    with pytest.raises(ImageDataError, match=rf"data_batch_1.bin: truncated record at byte "
-                                             rf"offset {offset}"):
+    with pytest.raises(
+        ImageDataError,
+        match=rf"data_batch_1.bin: truncated record at byte "
+        rf"offset {offset}",
+    ):
         run(tmp_path / "data", tmp_path)
 
 
@@ -91,21 +99,36 @@ def test_classes_txt_fixes_the_label_order(tmp_path):
     write_folders(tmp_path / "data", splits=("train",), classes=["dog", "cat"])
     (tmp_path / "data" / "classes.txt").write_text("zebra\ncat\ndog\n")
     examples = run(tmp_path / "data", tmp_path, eval_percent=50)
-    labels = {value(e, "label_name"): value(e, "label")
-              for split in examples.values() for e in split}
+    labels = {
+        value(e, "label_name"): value(e, "label") for split in examples.values() for e in split
+    }
     assert labels == {"cat": 1, "dog": 2}
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda root: (root / "train" / "bird" / "0.png").write_bytes(b"\x89PNG\r\n\x1a\nbroken"),
-     r"train/bird/0.png: not a readable image"),
-    (lambda root: (root / "train" / "bird" / "1.png").write_bytes(encode(pattern(2, 1, 24))),
-     r"train/bird/1.png: image is 24x24, expected 32x32"),
-    (lambda root: (root / "eval" / "horse").mkdir() or (root / "eval" / "horse" / "0.png")
-     .write_bytes(encode(pattern(0, 0))), r"eval/horse: unknown class folder 'horse'"),
-    (lambda root: [p.unlink() for p in (root / "eval" / "bird").iterdir()],
-     r"eval/bird: empty class folder"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            lambda root: (root / "train" / "bird" / "0.png").write_bytes(
+                b"\x89PNG\r\n\x1a\nbroken"
+            ),
+            r"train/bird/0.png: not a readable image",
+        ),
+        (
+            lambda root: (root / "train" / "bird" / "1.png").write_bytes(encode(pattern(2, 1, 24))),
+            r"train/bird/1.png: image is 24x24, expected 32x32",
+        ),
+        (
+            lambda root: (root / "eval" / "horse").mkdir()
+            or (root / "eval" / "horse" / "0.png").write_bytes(encode(pattern(0, 0))),
+            r"eval/horse: unknown class folder 'horse'",
+        ),
+        (
+            lambda root: [p.unlink() for p in (root / "eval" / "bird").iterdir()],
+            r"eval/bird: empty class folder",
+        ),
+    ],
+)
 def test_bad_images_and_folders_are_refused_naming_the_file(tmp_path, damage, message):
     root = write_folders(tmp_path / "data")
     damage(root)
@@ -132,7 +155,9 @@ def write_records(path, examples):
     import tensorflow as tf
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tf.io.TFRecordWriter(str(path), options="GZIP" if path.name.endswith(".gz") else None) as writer:
+    with tf.io.TFRecordWriter(
+        str(path), options="GZIP" if path.name.endswith(".gz") else None
+    ) as writer:
         for example in examples:
             writer.write(example.SerializeToString())
 
@@ -147,24 +172,26 @@ def image_example(label, index, with_id=True):
 
 
 def test_tfrecords_in_split_folders_keep_their_splits(tmp_path):
-    write_records(tmp_path / "data" / "train" / "a.tfrecord.gz",
-                  [image_example(i % 3, i) for i in range(6)])
+    write_records(
+        tmp_path / "data" / "train" / "a.tfrecord.gz", [image_example(i % 3, i) for i in range(6)]
+    )
     write_records(tmp_path / "data" / "eval" / "b.tfrecord", [image_example(1, 9)])
     splits = run(tmp_path / "data", tmp_path)
     assert sorted(value(e, "id") for e in splits["train"]) == [f"r{i}" for i in range(6)]
     assert [(value(e, "label"), value(e, "label_name")) for e in splits["eval"]] == [
-        (1, "automobile")]
+        (1, "automobile")
+    ]
 
 
 def test_tfrecords_without_ids_are_split_by_seeded_hash_of_the_example(tmp_path):
     examples = [image_example(i % 3, i, with_id=False) for i in range(40)]
     write_records(tmp_path / "data" / "images.tfrecord", examples)
-    first, again = (run(tmp_path / "data", tmp_path / name, eval_percent=25)
-                    for name in ("a", "b"))
+    first, again = (run(tmp_path / "data", tmp_path / name, eval_percent=25) for name in ("a", "b"))
     assert len(first["train"]) + len(first["eval"]) == 40
     assert 0 < len(first["eval"]) < 20
     assert sorted(e.SerializeToString() for e in first["eval"]) == sorted(
-        e.SerializeToString() for e in again["eval"])
+        e.SerializeToString() for e in again["eval"]
+    )
 
 
 def test_a_tfrecord_without_the_image_features_names_the_file(tmp_path):
@@ -173,6 +200,9 @@ def test_a_tfrecord_without_the_image_features_names_the_file(tmp_path):
     stray = tf.train.Example()
     stray.features.feature["text"].bytes_list.value.append(b"not an image")
     write_records(tmp_path / "data" / "train" / "bad.tfrecord", [image_example(0, 0), stray])
-    with pytest.raises(ImageDataError, match=r"train/bad\.tfrecord: a tf.Example without one "
-                                             r"bytes 'image' \(it has \['text'\]\)"):
+    with pytest.raises(
+        ImageDataError,
+        match=r"train/bad\.tfrecord: a tf.Example without one "
+        r"bytes 'image' \(it has \['text'\]\)",
+    ):
         run(tmp_path / "data", tmp_path)

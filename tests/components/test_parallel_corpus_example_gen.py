@@ -27,8 +27,9 @@ def write_lines(path, lines, compress=False):
 
 def run(data_dir, tmp_path, **kwargs):
     artifact = standard_artifacts.Examples()
-    gen = ParallelCorpusExampleGen(str(data_dir), kwargs.pop("source_lang", "de"),
-                                   kwargs.pop("target_lang", "en"), **kwargs)
+    gen = ParallelCorpusExampleGen(
+        str(data_dir), kwargs.pop("source_lang", "de"), kwargs.pop("target_lang", "en"), **kwargs
+    )
     return run_executor(gen, tmp_path / "out", artifact), artifact
 
 
@@ -67,8 +68,11 @@ def test_tsv_pairs_with_a_seeded_split_and_extra_columns_ignored(tmp_path):
 
     def eval_ids(seed, out):
         artifact = standard_artifacts.Examples()
-        splits = run_executor(ParallelCorpusExampleGen(str(data), "en", "de", split_seed=seed,
-                                                       eval_percent=25), tmp_path / out, artifact)
+        splits = run_executor(
+            ParallelCorpusExampleGen(str(data), "en", "de", split_seed=seed, eval_percent=25),
+            tmp_path / out,
+            artifact,
+        )
         assert len(splits["train"]) + len(splits["eval"]) == 200
         return sorted(value(e, "id") for e in splits["eval"])
 
@@ -141,8 +145,9 @@ def test_the_beam_graph_does_not_grow_with_the_data(tmp_path):
         for split in ("train", "val"):
             write_lines(data / f"{split}.de", GERMAN * 10 * scale)
             write_lines(data / f"{split}.en", ENGLISH * 10 * scale)
-    assert_graph_does_not_grow(lambda d: ParallelCorpusExampleGen(d, "de", "en"),
-                               tmp_path / "x1", tmp_path / "x4")
+    assert_graph_does_not_grow(
+        lambda d: ParallelCorpusExampleGen(d, "de", "en"), tmp_path / "x1", tmp_path / "x4"
+    )
 
 
 def test_a_window_counts_the_pairs_of_every_span(tmp_path):
@@ -156,8 +161,7 @@ def test_a_window_counts_the_pairs_of_every_span(tmp_path):
         write_lines(data / "val.de", GERMAN[:1])
         write_lines(data / "val.en", ENGLISH[:1])
     artifact = standard_artifacts.Examples()
-    gen = ParallelCorpusExampleGen(str(tmp_path / "pairs" / "span-{SPAN}"), "de", "en",
-                                   spans=2)
+    gen = ParallelCorpusExampleGen(str(tmp_path / "pairs" / "span-{SPAN}"), "de", "en", spans=2)
     splits = run_executor(gen, tmp_path / "out", artifact, driver_resolved(gen))
     assert sorted(value(e, "source") for e in splits["train"]) == sorted(GERMAN + GERMAN[:2])
     assert artifact.get_int_custom_property("pairs") == 5 + 2

@@ -1,6 +1,7 @@
 """Property-based tests (hypothesis) of the ExampleGens' readers: given any file contents, a
 reader yields examples, skips and counts what it is built to skip, or stops with an error that
 names the file; no other exception escapes, and nothing is silently read wrong."""
+
 import gzip
 import io
 import itertools
@@ -20,12 +21,13 @@ from components.reviews_example_gen.executor import read_aclimdb_review, read_cs
 from components.reviews_example_gen.layout import ReviewDataError
 from components.unlabeled_example_gen.executor import UnlabeledDataError, read_inputs
 
-PROPERTY = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+PROPERTY = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 # File contents: raw bytes, or text (valid UTF-8) with the characters that matter to readers.
 CONTENTS = st.binary(max_size=300) | st.text(
-    alphabet=st.sampled_from("ab ,\"\t\n\r\x00é★<br/>") | st.characters(), max_size=300).map(
-    lambda text: text.encode("utf-8"))
+    alphabet=st.sampled_from('ab ,"\t\n\r\x00é★<br/>') | st.characters(), max_size=300
+).map(lambda text: text.encode("utf-8"))
 
 
 def written(data: bytes, name: str) -> str:
@@ -93,7 +95,8 @@ def test_a_gzip_corpus_of_any_bytes_is_read_or_refused_naming_the_file(data):
     lines, error = read_all(read_lines, written(data, "train.de.gz"))
     if error is None:
         assert "".join(lines) == "".join(
-            gzip.decompress(data).decode("utf-8").lstrip("\ufeff").splitlines())
+            gzip.decompress(data).decode("utf-8").lstrip("\ufeff").splitlines()
+        )
 
 
 @PROPERTY
@@ -136,7 +139,7 @@ def test_an_unlabeled_jsonl_file_is_read_or_refused_naming_the_file_and_line(dat
 
 
 def test_a_csv_with_a_nul_byte_or_a_huge_field_names_the_file():
-    for data in (b"text,label\n\"a\x00b\",1\n", b"text,label\n\"" + b"x" * 200_000 + b"\",1\n"):
+    for data in (b'text,label\n"a\x00b",1\n', b'text,label\n"' + b"x" * 200_000 + b'",1\n'):
         path = written(data, "odd.csv")
         try:
             rows = list(read_csv_reviews(path))

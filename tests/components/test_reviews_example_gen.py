@@ -39,8 +39,9 @@ def test_seeded_hash_split_without_a_test_folder(tmp_path):
     data = write_aclimdb(tmp_path / "data", splits=("train",), copies=8)  # 128 reviews
 
     def eval_ids(seed, out):
-        splits = run_executor(ReviewsExampleGen(str(data), eval_percent=25, split_seed=seed),
-                              tmp_path / out)
+        splits = run_executor(
+            ReviewsExampleGen(str(data), eval_percent=25, split_seed=seed), tmp_path / out
+        )
         assert len(splits["train"]) + len(splits["eval"]) == 128
         return sorted(value(e, "id") for e in splits["eval"])
 
@@ -55,12 +56,16 @@ def test_csv_with_quoted_multiline_reviews(tmp_path):
     data.mkdir()
     (data / "train.csv").write_text(
         'text,label,rating\n"Great film,\nloved it",pos,9\nterrible,0,\n"fine ""ok"" movie",1,\n',
-        "utf-8")
+        "utf-8",
+    )
     (data / "test.csv").write_text("label,text\nneg,boring\n", "utf-8")
     splits = run_executor(ReviewsExampleGen(str(data)), tmp_path / "out")
     train = splits["train"]
-    assert [value(e, "text") for e in train] == ["Great film,\nloved it", "terrible",
-                                                 'fine "ok" movie']
+    assert [value(e, "text") for e in train] == [
+        "Great film,\nloved it",
+        "terrible",
+        'fine "ok" movie',
+    ]
     assert [value(e, "label") for e in train] == [1, 0, 1]
     assert [value(e, "rating") for e in train] == [9, -1, -1]
     assert value(train[1], "id") == "train.csv:4"
@@ -106,8 +111,7 @@ def test_empty_review_names_the_file(aclimdb_dir, tmp_path):
 
 def test_non_utf8_review_names_the_file_and_byte(aclimdb_dir, tmp_path):
     (aclimdb_dir / "aclImdb" / "test" / "neg" / "99_2.txt").write_bytes(b"caf\xe9 was awful")
-    expect_error(aclimdb_dir, tmp_path,
-                 r"test/neg/99_2\.txt: not valid UTF-8 at byte 3")
+    expect_error(aclimdb_dir, tmp_path, r"test/neg/99_2\.txt: not valid UTF-8 at byte 3")
 
 
 def test_bad_file_name_and_contradicting_rating(aclimdb_dir, tmp_path):
@@ -127,13 +131,16 @@ def test_missing_or_empty_label_folder(aclimdb_dir, tmp_path):
     expect_error(aclimdb_dir, tmp_path, re.escape("missing label folder(s) ['neg']"))
 
 
-@pytest.mark.parametrize("content, pattern", [
-    ("text,label\ngood,maybe\n", r"train\.csv:2: unknown label 'maybe'"),
-    ("text,label\n,1\n", r"train\.csv:2: empty review"),
-    ("review,sentiment\ngood,1\n", r"train\.csv: CSV header must name 'text' and 'label'"),
-    ("text,label\n", r"train\.csv: CSV file has no reviews"),
-    ("text,label,rating\ngood,1,ten\n", r"train\.csv:2: rating 'ten' is not an integer"),
-])
+@pytest.mark.parametrize(
+    "content, pattern",
+    [
+        ("text,label\ngood,maybe\n", r"train\.csv:2: unknown label 'maybe'"),
+        ("text,label\n,1\n", r"train\.csv:2: empty review"),
+        ("review,sentiment\ngood,1\n", r"train\.csv: CSV header must name 'text' and 'label'"),
+        ("text,label\n", r"train\.csv: CSV file has no reviews"),
+        ("text,label,rating\ngood,1,ten\n", r"train\.csv:2: rating 'ten' is not an integer"),
+    ],
+)
 def test_bad_csv_rows_name_file_and_line(tmp_path, content, pattern):
     data = tmp_path / "csv"
     data.mkdir()
@@ -154,7 +161,8 @@ def driver_resolved(component) -> dict:
     from tfx.components.example_gen.driver import FileBasedDriver
 
     return FileBasedDriver(metadata_handle=None).resolve_exec_properties(
-        as_exec_properties(component), None, None)
+        as_exec_properties(component), None, None
+    )
 
 
 def test_a_span_pattern_reads_the_latest_span_and_fingerprints_it(tmp_path):
@@ -200,8 +208,12 @@ def test_a_window_reads_the_newest_spans_that_exist_each_in_its_own_layout(tmp_p
     assert artifact.get_string_custom_property("data_layout") == "aclimdb,csv"
     # The newest span alone, as the pipeline's validated ExampleGen reads it.
     alone = ReviewsExampleGen(str(reviews / "span-{SPAN}"))
-    assert len(run_executor(alone, tmp_path / "alone", exec_properties=driver_resolved(
-        alone))["train"]) == 32
+    assert (
+        len(
+            run_executor(alone, tmp_path / "alone", exec_properties=driver_resolved(alone))["train"]
+        )
+        == 32
+    )
 
 
 def test_a_window_takes_each_older_spans_latest_version(tmp_path):
@@ -210,12 +222,14 @@ def test_a_window_takes_each_older_spans_latest_version(tmp_path):
     write_aclimdb(reviews / "span-1" / "v2")
     write_aclimdb(reviews / "span-2" / "v1", copies=2)
     component = ReviewsExampleGen(str(reviews / "span-{SPAN}" / "v{VERSION}"), spans=2)
-    splits = run_executor(component, tmp_path / "out", exec_properties=driver_resolved(
-        component))
+    splits = run_executor(component, tmp_path / "out", exec_properties=driver_resolved(component))
     assert len(splits["train"]) == 16 + 32  # span 1 at v2, span 2 at v1
 
 
 def test_a_window_needs_a_span_pattern(tmp_path):
-    with pytest.raises(ValueError, match=r"spans=2 needs a data folder pattern with a "
-                                         r"\{SPAN\}, such as data/span-\{SPAN\}"):
+    with pytest.raises(
+        ValueError,
+        match=r"spans=2 needs a data folder pattern with a "
+        r"\{SPAN\}, such as data/span-\{SPAN\}",
+    ):
         ReviewsExampleGen(str(tmp_path / "reviews"), spans=2)

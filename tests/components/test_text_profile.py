@@ -1,4 +1,5 @@
 """The profile the text ExampleGens write beside each text, for statistics and drift checks."""
+
 from components.text_profile import PROFILE_TOKENS, text_profile
 from tests.components.example_gen_util import value
 
@@ -7,7 +8,13 @@ def test_words_and_lower_cased_tokens_of_any_script():
     profile = text_profile("Ein Café — 2 MÄNNER, don't!", "w", "t")
     assert profile["w"].int64_list.value == [6]
     assert [t.decode() for t in profile["t"].bytes_list.value] == [
-        "ein", "café", "2", "männer", "don", "t"]
+        "ein",
+        "café",
+        "2",
+        "männer",
+        "don",
+        "t",
+    ]
 
 
 def test_a_long_text_keeps_its_first_tokens_and_counts_every_word():
@@ -25,4 +32,5 @@ def test_reviews_carry_their_profile(aclimdb_dir, tmp_path):
     text = value(example, "text")
     assert value(example, "text_words") == len(text.split())
     assert example.features.feature["text_tokens"].bytes_list.value[0] == (
-        text.split()[0].lower().strip(".,!").encode())
+        text.split()[0].lower().strip(".,!").encode()
+    )

@@ -1,5 +1,6 @@
 """The documentation cannot drift: its figures come from results files, its values from the code
 (scripts/docs_hooks.py fills both in when the site is built)."""
+
 import json
 import pathlib
 import re
@@ -68,8 +69,9 @@ def test_the_checks_catch_a_figure_typed_into_the_page(monkeypatch):
     assert "0.9312" not in figures_in_results()
 
 
-@pytest.mark.parametrize("page", sorted(p.relative_to(ROOT / "docs").as_posix()
-                                        for p in (ROOT / "docs").rglob("*.md")))
+@pytest.mark.parametrize(
+    "page", sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md"))
+)
 def test_every_placeholder_is_filled_from_the_code_or_the_results(page):
     expanded = docs_hooks.expand((ROOT / "docs" / page).read_text())  # raises on a bad one
     assert not re.search(r"\{\{\s*[a-z_]", expanded)
@@ -79,7 +81,8 @@ def test_values_quoted_from_the_code_follow_the_code():
     from pipeline.tasks import get_task
 
     assert docs_hooks.expand("{{ tasks.cifar10.default_epochs }}") == docs_hooks.show(
-        get_task("cifar10").default_epochs)
+        get_task("cifar10").default_epochs
+    )
     table = docs_hooks.config_table("vit")
     assert "`cct`" in table and "`mixup_alpha`" in table
     with pytest.raises(KeyError):
@@ -90,8 +93,7 @@ def test_the_cli_reference_lists_every_command_and_option():
     reference = docs_hooks.cli_reference()
     for command in ("run", "compile", "submit", "infer", "predict", "report", "registry", "serve"):
         assert f"### `tfx-transformers {command}`" in reference
-    for option in ("`--bert-preset`", "`TFXT_BERT_PRESET`", "`--drift-thresholds`",
-                   "`TFXT_SET`"):
+    for option in ("`--bert-preset`", "`TFXT_BERT_PRESET`", "`--drift-thresholds`", "`TFXT_SET`"):
         assert option in reference
 
 

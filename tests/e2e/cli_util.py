@@ -1,5 +1,6 @@
 """Runs `tfx-transformers` commands in this process (the console script's main), capturing what
 they print, as a user would see it."""
+
 import contextlib
 import dataclasses
 import io
@@ -42,15 +43,30 @@ def copy_output(output: str, destination) -> str:
     return str(destination)
 
 
-def pipeline_components(example_gen: str, registry: bool = True,
-                        schema_gen: str = "SchemaGen", drift: bool = True) -> set:
+def pipeline_components(
+    example_gen: str, registry: bool = True, schema_gen: str = "SchemaGen", drift: bool = True
+) -> set:
     """The node ids of a task's pipeline, whose ExampleGen is `example_gen`; `drift`: the task
     checks drift (a baseline resolver and DistributionValidator). Every local pipeline has a
     base-model resolver (warm start)."""
-    return ({example_gen, "StatisticsGen", schema_gen, "ExampleValidator", "AnomaliesGate",
-             "Transform", "base_model_resolver", "Trainer", "latest_blessed_model_resolver",
-             "Evaluator", "Pusher", "RunReport"} | ({"ModelRegistry"} if registry else set())
-            | ({"baseline_statistics_resolver", "DistributionValidator"} if drift else set()))
+    return (
+        {
+            example_gen,
+            "StatisticsGen",
+            schema_gen,
+            "ExampleValidator",
+            "AnomaliesGate",
+            "Transform",
+            "base_model_resolver",
+            "Trainer",
+            "latest_blessed_model_resolver",
+            "Evaluator",
+            "Pusher",
+            "RunReport",
+        }
+        | ({"ModelRegistry"} if registry else set())
+        | ({"baseline_statistics_resolver", "DistributionValidator"} if drift else set())
+    )
 
 
 def only_version(serving_dir) -> str:

@@ -1,5 +1,6 @@
 """One tiny IMDB run per test session, through the CLI, that the CLI, report, registry,
 browser, schema, cache, threshold and tuning tests read (reruns happen on copies)."""
+
 import contextlib
 import dataclasses
 import os
@@ -38,9 +39,22 @@ def imdb_run(tmp_path_factory) -> ImdbRun:
 def tiny_imdb_run(root: pathlib.Path) -> ImdbRun:
     """The session run's command, under `root` (tests/e2e/test_faults.py makes its own)."""
     data = write_aclimdb(root / "reviews" / "span-1", copies=3)
-    args = ["--task", "imdb", "--data", root / "reviews" / "span-{SPAN}", "--preset", "tiny",
-            "--train-steps", "60",
-            "--set", "peak_learning_rate=0.003", "--eval-steps", "3", "--schema", SCHEMA]
+    args = [
+        "--task",
+        "imdb",
+        "--data",
+        root / "reviews" / "span-{SPAN}",
+        "--preset",
+        "tiny",
+        "--train-steps",
+        "60",
+        "--set",
+        "peak_learning_rate=0.003",
+        "--eval-steps",
+        "3",
+        "--schema",
+        SCHEMA,
+    ]
     with progress_every_step():
         result = run_cli("run", "--output", root / "out", *args)
     (summary,) = result.lines
@@ -97,8 +111,17 @@ def imdb_tuned(imdb_run, tmp_path_factory) -> CopiedRun:
     output = copy_output(imdb_run.output, tmp_path_factory.mktemp("tuned") / "out")
     args = list(imdb_run.args)
     args[args.index("--train-steps") + 1] = "3"
-    (summary,) = run_cli("run", "--output", output, *args, "--tune", "--tuner-trials", "2",
-                         "--blessing-threshold", "0.99").lines
+    (summary,) = run_cli(
+        "run",
+        "--output",
+        output,
+        *args,
+        "--tune",
+        "--tuner-trials",
+        "2",
+        "--blessing-threshold",
+        "0.99",
+    ).lines
     return CopiedRun(summary, output)
 
 

@@ -1,6 +1,7 @@
 """The IMDB pipeline with the BERT family, from a tiny Hugging Face checkpoint (safetensors),
 end to end: its WordPiece vocabulary and the wide path's n-gram counts in a real Transform
 component, the Evaluator with tensorflow-text's ops."""
+
 import pytest
 import tensorflow as tf
 
@@ -12,15 +13,35 @@ pytestmark = pytest.mark.e2e
 
 def test_bert_pipeline_pushes_a_model_that_classifies_raw_text(tiny_bert_checkpoint, tmp_path):
     data = write_aclimdb(tmp_path / "data", copies=3)
-    (summary,) = run_cli("run", "--task", "imdb", "--model", "bert", "--bert-preset",
-                         tiny_bert_checkpoint, "--data", data, "--output", tmp_path / "out",
-                         "--preset", "tiny", "--train-steps", "80", "--eval-steps", "2",
-                         "--registry", "none").lines
+    (summary,) = run_cli(
+        "run",
+        "--task",
+        "imdb",
+        "--model",
+        "bert",
+        "--bert-preset",
+        tiny_bert_checkpoint,
+        "--data",
+        data,
+        "--output",
+        tmp_path / "out",
+        "--preset",
+        "tiny",
+        "--train-steps",
+        "80",
+        "--eval-steps",
+        "2",
+        "--registry",
+        "none",
+    ).lines
     assert summary["pipeline_name"] == "imdb-bert"
     assert {c["state"] for c in summary["components"].values()} == {"complete"}
     assert summary["blessed"] is True, summary["blessing_failures"]
     assert summary["metrics"]["binary_accuracy"] >= 0.6
     model = tf.saved_model.load(summary["pushed_model"])  # tensorflow_text is loaded here
-    labels = model.signatures["classify_text"](
-        text=tf.constant(POSITIVE[:3] + NEGATIVE[:3]))["label"].numpy().tolist()
+    labels = (
+        model.signatures["classify_text"](text=tf.constant(POSITIVE[:3] + NEGATIVE[:3]))["label"]
+        .numpy()
+        .tolist()
+    )
     assert sum(label == want for label, want in zip(labels, [1, 1, 1, 0, 0, 0])) >= 5

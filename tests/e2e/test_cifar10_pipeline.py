@@ -1,5 +1,6 @@
 """The CIFAR-10 pipeline end to end through the CLI, on a tiny binary release of five classes
 the test writes, then `predict --image` with images of other sizes and formats."""
+
 import json
 import os
 
@@ -20,10 +21,25 @@ CLASSES = ["airplane", "automobile", "bird", "cat", "deer"]
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("cifar10")
     write_binary_release(root / "data" / "cifar-10-batches-bin", per_class=12, classes=CLASSES)
-    (summary,) = run_cli("run", "--task", "cifar10", "--data", root / "data", "--output",
-                         root / "out", "--preset", "tiny", "--train-steps", "120",
-                         "--eval-steps", "2", "--blessing-threshold", "0.4",
-                         "--registry", "none").lines
+    (summary,) = run_cli(
+        "run",
+        "--task",
+        "cifar10",
+        "--data",
+        root / "data",
+        "--output",
+        root / "out",
+        "--preset",
+        "tiny",
+        "--train-steps",
+        "120",
+        "--eval-steps",
+        "2",
+        "--blessing-threshold",
+        "0.4",
+        "--registry",
+        "none",
+    ).lines
     return summary
 
 
@@ -46,39 +62,49 @@ def test_the_pushed_model_classifies_raw_image_bytes(run, tmp_path):
         paths.append(str(tmp_path / f"{label}.{format.lower()}"))
         with open(paths[-1], "wb") as f:
             f.write(encode(pattern(label, 7, size), format))
-    rows = run_cli("predict", "--model", os.path.dirname(run["pushed_model"]),
-                   "--image", *paths).lines
+    rows = run_cli(
+        "predict", "--model", os.path.dirname(run["pushed_model"]), "--image", *paths
+    ).lines
     assert [r["image"] for r in rows] == paths
     assert all(r["label"] in CLASSES and r["label"] == CLASSES[r["label_id"]] for r in rows)
     assert all(abs(sum(r["probabilities"]) - 1) < 1e-4 for r in rows)
     served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
-        image=tf.constant([open(p, "rb").read() for p in paths]))
-    np.testing.assert_allclose(served["probabilities"].numpy(),
-                               [r["probabilities"] for r in rows], atol=1e-5)
+        image=tf.constant([open(p, "rb").read() for p in paths])
+    )
+    np.testing.assert_allclose(
+        served["probabilities"].numpy(), [r["probabilities"] for r in rows], atol=1e-5
+    )
 
 
 def test_infer_classifies_a_folder_of_images_of_any_size(run, tmp_path):
     from tests.e2e.cli_util import copy_output
 
     # <output>/serving_model/<pipeline>/<version>
-    output = copy_output(os.path.dirname(os.path.dirname(os.path.dirname(
-        run["pushed_model"]))), tmp_path / "out")
+    output = copy_output(
+        os.path.dirname(os.path.dirname(os.path.dirname(run["pushed_model"]))), tmp_path / "out"
+    )
     folder = tmp_path / "images"
     folder.mkdir()
     for label, (size, format) in enumerate([(32, "PNG"), (48, "JPEG")]):
-        (folder / f"{label}.{format.lower()}").write_bytes(encode(pattern(label, 3, size),
-                                                                  format))
-    (summary,) = run_cli("infer", "--task", "cifar10", "--data", folder, "--output",
-                         output).lines
-    rows = {row["id"]: row for path in summary["prediction_files"]
-            for row in map(json.loads, open(path))}
+        (folder / f"{label}.{format.lower()}").write_bytes(encode(pattern(label, 3, size), format))
+    (summary,) = run_cli("infer", "--task", "cifar10", "--data", folder, "--output", output).lines
+    rows = {
+        row["id"]: row
+        for path in summary["prediction_files"]
+        for row in map(json.loads, open(path))
+    }
     assert sorted(rows) == ["0.png", "1.jpeg"]
     served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
-        image=tf.constant([(folder / name).read_bytes() for name in sorted(rows)]))
-    np.testing.assert_allclose([rows[name]["probabilities"] for name in sorted(rows)],
-                               served["probabilities"].numpy(), atol=1e-5)
+        image=tf.constant([(folder / name).read_bytes() for name in sorted(rows)])
+    )
+    np.testing.assert_allclose(
+        [rows[name]["probabilities"] for name in sorted(rows)],
+        served["probabilities"].numpy(),
+        atol=1e-5,
+    )
     assert [rows[name]["label"] for name in sorted(rows)] == [
-        CLASSES[i] for i in served["label"].numpy()]
+        CLASSES[i] for i in served["label"].numpy()
+    ]
 
 
 def test_predict_input_answers_each_image_line_and_an_undecodable_one_alone(run, tmp_path):
@@ -87,10 +113,12 @@ def test_predict_input_answers_each_image_line_and_an_undecodable_one_alone(run,
 
     good = [encode(pattern(label, 3, 32), "PNG") for label in range(2)]
     broken = good[0][:40] + b"not the rest of a PNG"  # a PNG header, then garbage
-    lines = [{"image": base64.b64encode(good[0]).decode()},
-             {"image": base64.b64encode(broken).decode()},
-             {"image": "%%% not base64"},
-             {"image": base64.b64encode(good[1]).decode()}]
+    lines = [
+        {"image": base64.b64encode(good[0]).decode()},
+        {"image": base64.b64encode(broken).decode()},
+        {"image": "%%% not base64"},
+        {"image": base64.b64encode(good[1]).decode()},
+    ]
     path = tmp_path / "images.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     result = run_cli("predict", "--model", run["pushed_model"], "--input", path, check=False)
@@ -99,6 +127,10 @@ def test_predict_input_answers_each_image_line_and_an_undecodable_one_alone(run,
     assert "error" in answers[1]  # TensorFlow's decoder refused it; the others were answered
     assert answers[2]["error"] == "'image': a string image must be base64"
     served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
-        image=tf.constant(good))
-    np.testing.assert_allclose([answers[0]["probabilities"], answers[3]["probabilities"]],
-                               served["probabilities"].numpy(), atol=1e-5)
+        image=tf.constant(good)
+    )
+    np.testing.assert_allclose(
+        [answers[0]["probabilities"], answers[3]["probabilities"]],
+        served["probabilities"].numpy(),
+        atol=1e-5,
+    )

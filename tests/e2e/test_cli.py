@@ -1,5 +1,6 @@
 """The console scripts as a user runs them, in fresh processes: tfx-transformers and the TFX
 CLI (the rest of the CLI is tested in-process, on the session's run)."""
+
 import json
 import os
 import subprocess
@@ -15,15 +16,28 @@ BIN = os.path.dirname(sys.executable)
 
 
 def run(command, env=None):
-    result = subprocess.run(command, capture_output=True, text=True, cwd=configs.REPO_ROOT,
-                            env={**os.environ, **(env or {})}, timeout=600)
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        cwd=configs.REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
 
 def test_the_console_script_predicts_and_exits_cleanly(imdb_run):
-    result = run([os.path.join(BIN, "tfx-transformers"), "predict", "--model",
-                  str(imdb_run.serving_dir), "a wonderful film, I loved it"])
+    result = run(
+        [
+            os.path.join(BIN, "tfx-transformers"),
+            "predict",
+            "--model",
+            str(imdb_run.serving_dir),
+            "a wonderful film, I loved it",
+        ]
+    )
     (row,) = [json.loads(line) for line in result.stdout.strip().splitlines()]
     assert row["label"] == "positive" and row["model"] == imdb_run.summary["pushed_model"]
     # No traceback from TensorFlow's finalizers at interpreter shutdown.
@@ -36,26 +50,46 @@ def test_tfx_cli_pipeline_create_and_run_create(imdb_run, imdb_reruns, tmp_path)
     rerun on a copy of its output, is served from cache."""
     output = copy_output(imdb_reruns.output, tmp_path / "out")
     args = dict(zip(imdb_run.args[::2], imdb_run.args[1::2]))
-    env = {"LOCAL_HOME": str(tmp_path / "tfx_home"), "TFXT_OUTPUT": output,
-           "TFXT_DATA": str(args["--data"]), "TFXT_PRESET": args["--preset"],
-           "TFXT_TRAIN_STEPS": args["--train-steps"], "TFXT_EVAL_STEPS": args["--eval-steps"],
-           "TFXT_SCHEMA": args["--schema"], "TFXT_SET": args["--set"]}
+    env = {
+        "LOCAL_HOME": str(tmp_path / "tfx_home"),
+        "TFXT_OUTPUT": output,
+        "TFXT_DATA": str(args["--data"]),
+        "TFXT_PRESET": args["--preset"],
+        "TFXT_TRAIN_STEPS": args["--train-steps"],
+        "TFXT_EVAL_STEPS": args["--eval-steps"],
+        "TFXT_SCHEMA": args["--schema"],
+        "TFXT_SET": args["--set"],
+    }
     tfx = os.path.join(BIN, "tfx")
-    run([tfx, "pipeline", "create", "--engine", "local", "--pipeline_path",
-         "pipeline/local_runner.py"], env)
+    run(
+        [
+            tfx,
+            "pipeline",
+            "create",
+            "--engine",
+            "local",
+            "--pipeline_path",
+            "pipeline/local_runner.py",
+        ],
+        env,
+    )
     run([tfx, "run", "create", "--engine", "local", "--pipeline_name", "imdb-text-encoder"], env)
     from pipeline import run_summary
 
     summary = run_summary.summarize(
         os.path.join(output, "metadata", "imdb-text-encoder", "metadata.sqlite"),
-        "imdb-text-encoder")
+        "imdb-text-encoder",
+    )
     assert summary["run_id"] not in (imdb_run.summary["run_id"], imdb_reruns.third["run_id"])
     # The same pipeline as `tfx-transformers run` built: data, training and evaluation cached
     # (the push destination and registry, under the copied output, differ).
     states = {name: c["state"] for name, c in summary["components"].items()}
-    assert {states[name] for name in ("ReviewsExampleGen", "Transform", "Trainer",
-                                      "Evaluator")} == {"cached"}
+    assert {
+        states[name] for name in ("ReviewsExampleGen", "Transform", "Trainer", "Evaluator")
+    } == {"cached"}
     assert summary["pushed_version"] == imdb_run.summary["pushed_version"]
     assert summary["registered"]["version"] == "1"
-    assert only_version(os.path.join(output, "serving_model", "imdb-text-encoder")) == (
-        imdb_run.summary["pushed_version"])
+    assert (
+        only_version(os.path.join(output, "serving_model", "imdb-text-encoder"))
+        == (imdb_run.summary["pushed_version"])
+    )

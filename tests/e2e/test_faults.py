@@ -4,6 +4,7 @@ during Transform, then one killed while training, then one killed while register
 again, it reuses the Transform that completed, has resumed from the last backup, and has pushed
 and registered one version; a second run started meanwhile on the same output is refused,
 naming the first."""
+
 import glob
 import json
 import os
@@ -23,9 +24,13 @@ STEPS = 1000  # long enough to be killed part-way: about ten seconds of training
 
 
 def cli(output, args):
-    return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", "--output", output,
-                             *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "run", "--output", output, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def kill_group(process) -> None:
@@ -38,11 +43,17 @@ def transform_executions(output) -> dict:
     import ml_metadata as mlmd
     from tfx.orchestration import metadata
 
-    store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(
-        os.path.join(output, "metadata", "imdb-text-encoder", "metadata.sqlite")))
+    store = mlmd.MetadataStore(
+        metadata.sqlite_metadata_connection_config(
+            os.path.join(output, "metadata", "imdb-text-encoder", "metadata.sqlite")
+        )
+    )
     types = {t.id: t.name for t in store.get_execution_types()}
-    return {e.id: e.last_known_state for e in store.get_executions()
-            if types[e.type_id].endswith("Transform")}
+    return {
+        e.id: e.last_known_state
+        for e in store.get_executions()
+        if types[e.type_id].endswith("Transform")
+    }
 
 
 def registered_versions(output) -> list:
@@ -65,7 +76,8 @@ def run(tmp_path_factory):
 
 
 def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent_run_is_refused(
-        run, tmp_path):
+    run, tmp_path
+):
     output = copy_output(run.output, tmp_path / "out")
     args = list(run.args)
     args[args.index("--train-steps") + 1] = str(STEPS)
@@ -86,8 +98,9 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
 
     in_trainer = cli(output, args)
     try:  # kill -9 as soon as the first backup is written
-        wait_for(lambda: glob.glob(os.path.join(backups, "*", "training_metadata.json")),
-                 in_trainer)
+        wait_for(
+            lambda: glob.glob(os.path.join(backups, "*", "training_metadata.json")), in_trainer
+        )
     finally:
         kill_group(in_trainer)
     (backup,) = glob.glob(os.path.join(backups, "*"))
@@ -120,8 +133,9 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
     assert not os.path.exists(backup)  # removed once the model was exported
     serving = os.path.join(output, "serving_model", "imdb-text-encoder")
     assert len(os.listdir(serving)) == 2  # the session run's version and this one, complete
-    assert all(os.path.exists(os.path.join(serving, v, "saved_model.pb"))
-               for v in os.listdir(serving))
+    assert all(
+        os.path.exists(os.path.join(serving, v, "saved_model.pb")) for v in os.listdir(serving)
+    )
     assert summary["registered"]["version"] == "2"
     versions = registered_versions(output)
     assert [v["version"] for v in versions] == ["1", "2"]  # nothing half registered
@@ -135,7 +149,8 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
 
 
 def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_when_it_can(
-        run, tmp_path):
+    run, tmp_path
+):
     """A full disk, simulated with the process's file-size limit (RLIMIT_FSIZE: the suite may
     run as root in a container, where neither chmod nor a small tmpfs stop a write)."""
     import hashlib
@@ -151,12 +166,17 @@ def test_an_output_that_cannot_be_written_is_refused_naming_it_and_then_runs_whe
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails: EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
 
-    refused = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--output", output,
-                              *map(str, run.args)], capture_output=True, text=True,
-                             preexec_fn=full_disk, timeout=300)
+    refused = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "run", "--output", output, *map(str, run.args)],
+        capture_output=True,
+        text=True,
+        preexec_fn=full_disk,
+        timeout=300,
+    )
     assert refused.returncode == 2, refused.stderr[-3000:]
     assert f"error: cannot write to {output}: File too large (could not write 1,024 KiB)" in (
-        refused.stderr)
+        refused.stderr
+    )
     assert hashlib.sha256(open(store, "rb").read()).hexdigest() == before  # nothing recorded
 
     (summary,) = run_cli("run", "--output", output, *run.args).lines  # a healthy disk
@@ -175,9 +195,23 @@ def test_a_read_only_output_is_refused_naming_it(tmp_path):
         pytest.skip(f"cannot bind-mount here: {mount.stderr.decode().strip()}")
     try:
         subprocess.run(["mount", "-o", "remount,ro,bind", str(mounted)], check=True)
-        refused = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--task", "imdb",
-                                  "--preset", "tiny", "--output", str(mounted)],
-                                 capture_output=True, text=True, timeout=300)
+        refused = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "run",
+                "--task",
+                "imdb",
+                "--preset",
+                "tiny",
+                "--output",
+                str(mounted),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     finally:
         subprocess.run(["umount", str(mounted)], check=True)
     assert refused.returncode == 2, refused.stderr[-3000:]

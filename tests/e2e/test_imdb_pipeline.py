@@ -1,5 +1,6 @@
 """The IMDB pipeline end to end, through the CLI, on the session's run (tests/e2e/conftest.py)
 and on copies of its output: progress, push, registry, report, predict, cache, the gate."""
+
 import json
 import os
 
@@ -16,10 +17,12 @@ pytestmark = pytest.mark.e2e
 
 COMPONENTS = pipeline_components("ReviewsExampleGen", schema_gen="ImportSchemaGen")
 
-GERMAN_REVIEWS = ["Ein wunderbarer Film, die Schauspieler sind großartig und die Musik auch.",
-                  "Langweilig und viel zu lang, ich habe mich die ganze Zeit geärgert.",
-                  "Eine schöne Geschichte mit einem guten Ende, ich war sehr berührt.",
-                  "Das war der schlechteste Film des Jahres, schade um die Zeit und das Geld."]
+GERMAN_REVIEWS = [
+    "Ein wunderbarer Film, die Schauspieler sind großartig und die Musik auch.",
+    "Langweilig und viel zu lang, ich habe mich die ganze Zeit geärgert.",
+    "Eine schöne Geschichte mit einem guten Ende, ich war sehr berührt.",
+    "Das war der schlechteste Film des Jahres, schade um die Zeit und das Geld.",
+]
 
 
 def test_every_component_ran_once_and_reported_progress(imdb_run):
@@ -37,10 +40,16 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
     assert summary["metrics"]["example_count"] == 48
     assert summary["data"] == {"data_layout": "aclimdb", "span": 1}  # reviews/span-{SPAN}
     # --train-steps 60 of the tiny preset's batch 8, over the 48 training reviews it counted.
-    assert summary["training"] == {"train_steps": 60, "epochs": 10.0, "train_examples": 48,
-                                   "resumed_from_step": 0, "warm_start": None}
+    assert summary["training"] == {
+        "train_steps": 60,
+        "epochs": 10.0,
+        "train_examples": 48,
+        "resumed_from_step": 0,
+        "warm_start": None,
+    }
     assert {"binary_accuracy", "auc", "precision", "recall", "calibration"} <= set(
-        summary["metrics"])
+        summary["metrics"]
+    )
     assert summary["log_file"].startswith(str(imdb_run.output / "logs"))
 
 
@@ -48,7 +57,7 @@ def test_the_trainer_reports_its_steps_under_its_line(imdb_run):
     lines = imdb_run.progress.splitlines()
     trainer = lines.index(next(line for line in lines if line.endswith("] Trainer ...")))
     done = lines.index(next(line for line in lines if "] Trainer done in " in line))
-    reported = [line.strip() for line in lines[trainer + 1:done]]
+    reported = [line.strip() for line in lines[trainer + 1 : done]]
     assert reported and all(line.startswith("training: step ") for line in reported), reported
     steps = [int(line.split()[2].split("/")[0]) for line in reported]
     assert steps == sorted(steps) and steps[0] < steps[-1] == 60, steps
@@ -80,15 +89,28 @@ def test_predict_answers_with_the_newest_pushed_version(imdb_run):
     assert rows[0]["model"] == imdb_run.summary["pushed_model"]
 
 
-def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(
-        imdb_run, tmp_path):
+def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(imdb_run, tmp_path):
     texts = ["a wonderful film, I loved it", "Café — awful, boring mess"]
-    lines = [json.dumps({"text": texts[0]}), '{"text": "unclosed', json.dumps({"review": "x"}),
-             "", json.dumps({"text": "  "}), json.dumps({"text": texts[1]}, ensure_ascii=False)]
+    lines = [
+        json.dumps({"text": texts[0]}),
+        '{"text": "unclosed',
+        json.dumps({"review": "x"}),
+        "",
+        json.dumps({"text": "  "}),
+        json.dumps({"text": texts[1]}, ensure_ascii=False),
+    ]
     path = tmp_path / "reviews.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = run_cli("predict", "--model", imdb_run.serving_dir, "--input", path,
-                     "--batch-size", "2", check=False)
+    result = run_cli(
+        "predict",
+        "--model",
+        imdb_run.serving_dir,
+        "--input",
+        path,
+        "--batch-size",
+        "2",
+        check=False,
+    )
     assert result.code == 1
     answers = result.lines
     assert [a["line"] for a in answers] == [1, 2, 3, 5, 6]  # the blank line 4 is skipped
@@ -103,8 +125,11 @@ def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(
 
 def read_predictions(summary: dict) -> dict:
     """id -> answer, from the JSON lines files an `infer` run wrote."""
-    rows = [json.loads(line) for path in summary["prediction_files"]
-            for line in open(path, encoding="utf-8")]
+    rows = [
+        json.loads(line)
+        for path in summary["prediction_files"]
+        for line in open(path, encoding="utf-8")
+    ]
     return {row.pop("id"): row for row in rows}
 
 
@@ -114,16 +139,22 @@ def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_p
     folder.mkdir()
     texts = ["a wonderful film, I loved it", "Café — awful, boring mess", "It was fine."]
     (folder / "review.txt").write_text(texts[0], encoding="utf-8")
-    (folder / "more.jsonl").write_text("\n".join(json.dumps({"text": t}, ensure_ascii=False)
-                                                 for t in texts[1:]) + "\n", encoding="utf-8")
+    (folder / "more.jsonl").write_text(
+        "\n".join(json.dumps({"text": t}, ensure_ascii=False) for t in texts[1:]) + "\n",
+        encoding="utf-8",
+    )
     (summary,) = run_cli("infer", "--task", "imdb", "--data", folder, "--output", output).lines
     assert summary["status"] == "succeeded"
     assert summary["components"] == {
-        "UnlabeledExampleGen": "complete", "champion_resolver": "complete",
-        "BulkInferrer": "complete", "PredictionsWriter": "complete",
+        "UnlabeledExampleGen": "complete",
+        "champion_resolver": "complete",
+        "BulkInferrer": "complete",
+        "PredictionsWriter": "complete",
         # The skew check: the inputs' profile against the champion's training data.
-        "UnlabeledStatisticsGen": "complete", "baseline_statistics_resolver": "complete",
-        "SkewValidator": "complete"}
+        "UnlabeledStatisticsGen": "complete",
+        "baseline_statistics_resolver": "complete",
+        "SkewValidator": "complete",
+    }
     assert isinstance(summary["skew"], list)  # compared (three texts: any finding is noise)
     assert summary["model_version"] == imdb_run.summary["pushed_version"]
     assert summary["predictions"] == 3
@@ -140,14 +171,17 @@ def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_p
     # German reviews: the answers are written, and the skew check names the word tokens.
     german = tmp_path / "german"
     german.mkdir()
-    (german / "reviews.jsonl").write_text("\n".join(json.dumps({"text": t}, ensure_ascii=False)
-                                                    for t in GERMAN_REVIEWS * 3) + "\n")
+    (german / "reviews.jsonl").write_text(
+        "\n".join(json.dumps({"text": t}, ensure_ascii=False) for t in GERMAN_REVIEWS * 3) + "\n"
+    )
     result = run_cli("infer", "--task", "imdb", "--data", german, "--output", output)
     (skewed,) = result.lines
     assert skewed["predictions"] == 12
     assert any("feature 'text_tokens'" in line for line in skewed["skew"]), skewed["skew"]
-    assert "warning: the inputs differ from the champion's training data: split 'unlabeled' " \
-           "against 'train', feature 'text_tokens'" in result.stderr
+    assert (
+        "warning: the inputs differ from the champion's training data: split 'unlabeled' "
+        "against 'train', feature 'text_tokens'" in result.stderr
+    )
     # The same folder and champion again: nothing is scored twice.
     (again,) = run_cli("infer", "--task", "imdb", "--data", folder, "--output", output).lines
     assert set(again["components"].values()) == {"cached", "complete"}
@@ -157,28 +191,38 @@ def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_p
 
 def test_infer_without_a_pushed_model_says_to_run_the_pipeline_first(tmp_path):
     (tmp_path / "r.txt").write_text("text")
-    result = run_cli("infer", "--task", "imdb", "--data", tmp_path, "--output",
-                     tmp_path / "empty", check=False)
+    result = run_cli(
+        "infer", "--task", "imdb", "--data", tmp_path, "--output", tmp_path / "empty", check=False
+    )
     assert result.code == 2
-    assert ("pipeline imdb-text-encoder has pushed no model under "
-            f"{tmp_path / 'empty'}: run `tfx-transformers run --task imdb --model "
-            "text_encoder` first") in result.stderr
+    assert (
+        "pipeline imdb-text-encoder has pushed no model under "
+        f"{tmp_path / 'empty'}: run `tfx-transformers run --task imdb --model "
+        "text_encoder` first"
+    ) in result.stderr
 
 
 def test_the_pushed_model_is_registered_in_the_local_mlflow_registry(imdb_run):
     summary = imdb_run.summary
     assert summary["registered"] == {
-        "registry": "mlflow", "name": "imdb-text-encoder", "version": "1", "alias": "champion",
-        "uri": "models:/imdb-text-encoder/1"}
+        "registry": "mlflow",
+        "name": "imdb-text-encoder",
+        "version": "1",
+        "alias": "champion",
+        "uri": "models:/imdb-text-encoder/1",
+    }
     (version,) = run_cli("registry", "list", "--output", imdb_run.output).lines
     assert (version["name"], version["version"], version["aliases"]) == (
-        "imdb-text-encoder", "1", ["champion"])
+        "imdb-text-encoder",
+        "1",
+        ["champion"],
+    )
     assert version["saved_model"] == summary["pushed_model"]
     assert version["metrics"]["binary_accuracy"] == pytest.approx(
-        summary["metrics"]["binary_accuracy"])
+        summary["metrics"]["binary_accuracy"]
+    )
     assert version["tags"]["pipeline_run_id"] == summary["run_id"]
-    assert {"mlmd_examples_id", "mlmd_transform_graph_id", "mlmd_model_id"} <= set(
-        version["tags"])
+    assert {"mlmd_examples_id", "mlmd_transform_graph_id", "mlmd_model_id"} <= set(version["tags"])
     shown = run_cli("registry", "--output", imdb_run.output, "show", "imdb-text-encoder").lines
     assert shown == [version]  # the champion
 
@@ -195,8 +239,9 @@ def test_mlflows_loader_answers_raw_text_with_the_registered_champion(imdb_run, 
     pushed = tf.saved_model.load(imdb_run.summary["pushed_model"])
     expected = pushed.signatures["classify_text"](text=tf.constant(texts))
     assert list(answers["label"]) == [n.decode() for n in expected["label_name"].numpy()]
-    assert np.allclose(np.stack(answers["probabilities"]), expected["probabilities"].numpy(),
-                       atol=1e-6)
+    assert np.allclose(
+        np.stack(answers["probabilities"]), expected["probabilities"].numpy(), atol=1e-6
+    )
 
 
 def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):
@@ -204,24 +249,39 @@ def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):
     page = check_report(summary["report"])
     latest = run_cli("report", "--output", imdb_run.output).stdout.strip()
     assert latest == summary["report"]
-    rebuilt = run_cli("report", "--output", imdb_run.output, "--run",
-                      summary["run_id"]).stdout.strip()
-    assert rebuilt.startswith(os.path.join(str(imdb_run.output), "reports", "imdb-text-encoder",
-                                           ""))
+    rebuilt = run_cli(
+        "report", "--output", imdb_run.output, "--run", summary["run_id"]
+    ).stdout.strip()
+    assert rebuilt.startswith(
+        os.path.join(str(imdb_run.output), "reports", "imdb-text-encoder", "")
+    )
     assert check_report(rebuilt).tables["metrics-overall"] == page.tables["metrics-overall"]
     assert ["trained", "60 steps of 8 (10.00 epochs of 48 examples)"] in page.tables[
-        "model-details"]
+        "model-details"
+    ]
 
 
 def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_run, imdb_reruns):
     first, second, third = imdb_run.summary, imdb_reruns.second, imdb_reruns.third
-    resolvers = {"latest_blessed_model_resolver", "baseline_statistics_resolver",
-                 "base_model_resolver"}
+    resolvers = {
+        "latest_blessed_model_resolver",
+        "baseline_statistics_resolver",
+        "base_model_resolver",
+    }
     # The second run has a champion, so the drift check now has a baseline (the first run's
     # statistics): it and the gate ran; data and training did not.
-    data_and_training = COMPONENTS - resolvers - {"DistributionValidator", "AnomaliesGate",
-                                                  "Evaluator", "Pusher", "ModelRegistry",
-                                                  "RunReport"}
+    data_and_training = (
+        COMPONENTS
+        - resolvers
+        - {
+            "DistributionValidator",
+            "AnomaliesGate",
+            "Evaluator",
+            "Pusher",
+            "ModelRegistry",
+            "RunReport",
+        }
+    )
     assert {second["components"][c]["state"] for c in data_and_training} == {"cached"}
     assert second["components"]["DistributionValidator"]["state"] == "complete"
     # The second run found a blessed baseline, so the Evaluator compared against it; the
@@ -234,24 +294,28 @@ def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_run, imdb_re
     # A cached Trainer trains nothing, so it reports no steps.
     assert "training: step" not in imdb_reruns.third_progress
     assert "] Trainer done in " in imdb_reruns.third_progress
-    assert only_version(os.path.join(imdb_reruns.output, "serving_model",
-                                     "imdb-text-encoder")) == first["pushed_version"]
+    assert (
+        only_version(os.path.join(imdb_reruns.output, "serving_model", "imdb-text-encoder"))
+        == first["pushed_version"]
+    )
 
 
-def test_a_new_span_is_read_trained_on_and_pushed_as_the_next_version(imdb_run,
-                                                                      imdb_next_span):
+def test_a_new_span_is_read_trained_on_and_pushed_as_the_next_version(imdb_run, imdb_next_span):
     summary = imdb_next_span.summary
     assert summary["status"] == "succeeded"
     assert summary["data"] == {"data_layout": "aclimdb", "span": 2}
-    assert {summary["components"][c]["state"] for c in
-            ("ReviewsExampleGen", "Transform", "Trainer", "Evaluator", "Pusher")} == {"complete"}
+    assert {
+        summary["components"][c]["state"]
+        for c in ("ReviewsExampleGen", "Transform", "Trainer", "Evaluator", "Pusher")
+    } == {"complete"}
     assert summary["training"]["train_examples"] == 64  # span 2's, not span 1's 48
     # Span 2 has span 1's words, so the same vocabulary: it starts from span 1's champion,
     # and its first training loss is about where that model ended, far below a fresh start's.
     warm = summary["training"]["warm_start"]
     assert warm is not None and "from" in warm, warm
-    assert warm["from"].startswith(os.path.join(str(imdb_run.output), "pipelines",
-                                                "imdb-text-encoder", "Trainer", "model"))
+    assert warm["from"].startswith(
+        os.path.join(str(imdb_run.output), "pipelines", "imdb-text-encoder", "Trainer", "model")
+    )
     before = training_losses(imdb_run.output)[-1]
     after = training_losses(imdb_next_span.output)
     fresh = training_losses(imdb_run.output)[0]
@@ -259,33 +323,50 @@ def test_a_new_span_is_read_trained_on_and_pushed_as_the_next_version(imdb_run,
     assert summary["blessed"] is True
     assert summary["pushed_version"] > imdb_run.summary["pushed_version"]
     assert summary["registered"]["version"] == "2"
-    versions = sorted(os.listdir(os.path.join(imdb_next_span.output, "serving_model",
-                                              "imdb-text-encoder")))
+    versions = sorted(
+        os.listdir(os.path.join(imdb_next_span.output, "serving_model", "imdb-text-encoder"))
+    )
     assert versions == [imdb_run.summary["pushed_version"], summary["pushed_version"]]
 
 
-def test_a_window_of_two_spans_trains_on_both_and_validates_the_newest(imdb_next_span,
-                                                                       tmp_path):
+def test_a_window_of_two_spans_trains_on_both_and_validates_the_newest(imdb_next_span, tmp_path):
     """--spans 2 after span 2 was pushed: a second ExampleGen reads spans 1 and 2 for
     Transform and the Trainer; the newest span alone is validated and evaluated on."""
     import pathlib
 
     output = copy_output(imdb_next_span.output, tmp_path / "out")
     spans = pathlib.Path(imdb_next_span.output).parent / "reviews" / "span-{SPAN}"
-    args = ["--task", "imdb", "--data", spans, "--preset", "tiny", "--train-steps", "30",
-            "--eval-steps", "3", "--schema", configs.EMBEDDED_DATA_DIR / "imdb" /
-            "schema.pbtxt", "--spans", "2", "--blessing-threshold", "0.0"]
+    args = [
+        "--task",
+        "imdb",
+        "--data",
+        spans,
+        "--preset",
+        "tiny",
+        "--train-steps",
+        "30",
+        "--eval-steps",
+        "3",
+        "--schema",
+        configs.EMBEDDED_DATA_DIR / "imdb" / "schema.pbtxt",
+        "--spans",
+        "2",
+        "--blessing-threshold",
+        "0.0",
+    ]
     (summary,) = run_cli("run", "--output", output, *args).lines
-    assert summary["data"] == {"data_layout": "aclimdb", "span": 2, "window": {
-        "data_layout": "aclimdb", "span": 2, "spans": "1,2"}}
+    assert summary["data"] == {
+        "data_layout": "aclimdb",
+        "span": 2,
+        "window": {"data_layout": "aclimdb", "span": 2, "spans": "1,2"},
+    }
     states = {node: c["state"] for node, c in summary["components"].items()}
     assert states["ReviewsExampleGenWindow"] == states["Trainer"] == "complete"
     # Span 2 was read, validated and found not drifted before: its ExampleGen is cached.
     assert states["ReviewsExampleGen"] == states["StatisticsGen"] == "cached"
     assert summary["training"]["train_examples"] == 48 + 64  # spans 1 and 2
     # Evaluated on span 2's eval split alone (64 reviews), as the run before it was.
-    assert summary["metrics"]["example_count"] == imdb_next_span.summary["metrics"][
-        "example_count"]
+    assert summary["metrics"]["example_count"] == imdb_next_span.summary["metrics"]["example_count"]
     (again,) = run_cli("run", "--output", output, *args).lines
     assert again["components"]["Trainer"]["state"] == "cached"
 
@@ -294,8 +375,17 @@ def training_losses(output) -> list:
     """The training loss after each evaluation interval of the newest Trainer run in `output`."""
     import glob
 
-    runs = glob.glob(os.path.join(str(output), "pipelines", "imdb-text-encoder", "Trainer",
-                                  "model_run", "*", "history.json"))
+    runs = glob.glob(
+        os.path.join(
+            str(output),
+            "pipelines",
+            "imdb-text-encoder",
+            "Trainer",
+            "model_run",
+            "*",
+            "history.json",
+        )
+    )
     return json.load(open(max(runs, key=os.path.getmtime)))["history"]["loss"]
 
 
@@ -322,8 +412,10 @@ def test_a_drifted_span_is_stopped_before_training_and_stays_stopped(imdb_run, t
         assert "split 'train' against 'train', feature 'label'" in error, error
         assert "Jensen-Shannon divergence" in error and "0.1" in error, error
         assert "--drift-thresholds" in error
-    assert only_version(os.path.join(output, "serving_model", "imdb-text-encoder")) == (
-        imdb_run.summary["pushed_version"])
+    assert (
+        only_version(os.path.join(output, "serving_model", "imdb-text-encoder"))
+        == (imdb_run.summary["pushed_version"])
+    )
 
 
 def test_a_span_in_another_language_is_stopped_by_its_word_distribution(imdb_run, tmp_path):
@@ -336,8 +428,9 @@ def test_a_span_in_another_language_is_stopped_by_its_word_distribution(imdb_run
     spans = shutil.copytree(imdb_run.data.parent, tmp_path / "reviews")
     (spans / "span-2").mkdir()
     with open(spans / "span-2" / "reviews.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows([("text", "label")] + [
-            (text, 1 - i % 2) for i, text in enumerate(GERMAN_REVIEWS * 12)])
+        csv.writer(f).writerows(
+            [("text", "label")] + [(text, 1 - i % 2) for i, text in enumerate(GERMAN_REVIEWS * 12)]
+        )
     args = list(imdb_run.args)
     args[args.index("--data") + 1] = spans / "span-{SPAN}"
     result = run_cli("run", "--output", output, *args, check=False)
@@ -357,8 +450,10 @@ def test_a_model_under_the_threshold_is_not_pushed_or_registered(imdb_run, imdb_
     failures = summary["blessing_failures"]
     assert any(f.startswith("binary_accuracy value on overall") for f in failures), failures
     assert any("change vs baseline" in f for f in failures), failures
-    assert only_version(os.path.join(imdb_tuned.output, "serving_model",
-                                     "imdb-text-encoder")) == imdb_run.summary["pushed_version"]
+    assert (
+        only_version(os.path.join(imdb_tuned.output, "serving_model", "imdb-text-encoder"))
+        == imdb_run.summary["pushed_version"]
+    )
     (version,) = run_cli("registry", "list", "--output", imdb_tuned.output).lines
     assert version["aliases"] == ["champion"]  # still one version, still the champion
 
@@ -368,8 +463,20 @@ def test_a_failed_run_exits_1_naming_the_file(imdb_run, tmp_path):
 
     data = shutil.copytree(imdb_run.data, tmp_path / "data")
     (data / "aclImdb" / "train" / "pos" / "50_9.txt").write_bytes(b"\xff\xfe bad bytes")
-    result = run_cli("run", "--task", "imdb", "--data", data, "--output", tmp_path / "out",
-                     "--preset", "tiny", "--registry", "none", check=False)
+    result = run_cli(
+        "run",
+        "--task",
+        "imdb",
+        "--data",
+        data,
+        "--output",
+        tmp_path / "out",
+        "--preset",
+        "tiny",
+        "--registry",
+        "none",
+        check=False,
+    )
     assert result.code == 1
     (summary,) = result.lines
     assert summary["status"] == "failed"
@@ -391,8 +498,9 @@ def test_the_tuner_searches_and_the_trainer_trains_with_the_best_values(imdb_tun
     root = os.path.join(imdb_tuned.output, "pipelines", "imdb-text-encoder")
     trials = json.loads(open(only(f"{root}/Tuner/tuner_results/*/tuner_results.json")).read())
     assert len(trials) == 2
-    best = json.loads(open(only(
-        f"{root}/Tuner/best_hyperparameters/*/best_hyperparameters.txt")).read())["values"]
+    best = json.loads(
+        open(only(f"{root}/Tuner/best_hyperparameters/*/best_hyperparameters.txt")).read()
+    )["values"]
     assert set(best) == {"num_layers", "d_model", "learning_rate", "dropout"}
     assert best["num_layers"] in (1, 2, 4) and best["d_model"] in (64, 128, 256)
     trainer_runs = glob.glob(f"{root}/Trainer/model_run/*/history.json")
@@ -422,10 +530,13 @@ def test_the_run_report_renders_in_headless_chromium(imdb_run):
             assert page.locator("#metrics-slices tbody tr").count() >= 2
             # Every plot decoded to real pixels and laid out at a visible size.
             sizes = page.eval_on_selector_all(
-                "img.plot", "images => images.map(i => [i.className, i.complete, "
-                "i.naturalWidth, i.getBoundingClientRect().width])")
-            assert all(complete and natural > 0 and shown > 100
-                       for _, complete, natural, shown in sizes), sizes
+                "img.plot",
+                "images => images.map(i => [i.className, i.complete, "
+                "i.naturalWidth, i.getBoundingClientRect().width])",
+            )
+            assert all(
+                complete and natural > 0 and shown > 100 for _, complete, natural, shown in sizes
+            ), sizes
             assert sum("attention-heatmap" in name for name, *_ in sizes) >= 1
             assert len(sizes) >= 2  # the curves, then the heatmaps
             assert page.locator("#lineage-artifacts tbody tr").count() >= 9

@@ -1,5 +1,6 @@
 """A curated schema makes ExampleValidator's anomalies stop the pipeline before training (data
 within the schema trains: the session's IMDB run uses the same schema)."""
+
 import pytest
 
 from tests.conftest import NEGATIVE, POSITIVE
@@ -24,12 +25,26 @@ def test_data_within_the_schema_was_trained_by_the_session_run(imdb_run):
 
 
 def test_anomalies_stop_the_run_before_transform(tmp_path):
-    result = run_cli("run", "--task", "imdb", "--data", write_csv(tmp_path / "bad", 42),
-                     "--output", tmp_path / "out", "--preset", "tiny", "--schema", SCHEMA,
-                     "--registry", "none", check=False)
+    result = run_cli(
+        "run",
+        "--task",
+        "imdb",
+        "--data",
+        write_csv(tmp_path / "bad", 42),
+        "--output",
+        tmp_path / "out",
+        "--preset",
+        "tiny",
+        "--schema",
+        SCHEMA,
+        "--registry",
+        "none",
+        check=False,
+    )
     assert result.code == 1
     (summary,) = result.lines
     assert summary["status"] == "failed"
-    assert ("feature 'rating': Out-of-range values — Unexpectedly large value: 42"
-            in summary["error"])
+    assert (
+        "feature 'rating': Out-of-range values — Unexpectedly large value: 42" in summary["error"]
+    )
     assert not (tmp_path / "out" / "pipelines" / "imdb-text-encoder" / "Transform").exists()

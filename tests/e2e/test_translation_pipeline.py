@@ -1,5 +1,6 @@
 """The translation pipeline end to end through the CLI, on the embedded corpus (plus one empty
 pair), then `predict` on the pushed model, and a rerun held to an unreachable BLEU."""
+
 import json
 import os
 import shutil
@@ -24,8 +25,22 @@ def run(tmp_path_factory):
         with open(data / name, "a", encoding="utf-8") as f:
             f.write(line)
     # The tiny preset at a higher rate learns the corpus's grammar in 200 steps (BLEU ~35).
-    args = ["--task", "translation", "--data", data, "--preset", "tiny", "--train-steps", "200",
-            "--set", "peak_learning_rate=0.005", "--eval-steps", "2", "--registry", "none"]
+    args = [
+        "--task",
+        "translation",
+        "--data",
+        data,
+        "--preset",
+        "tiny",
+        "--train-steps",
+        "200",
+        "--set",
+        "peak_learning_rate=0.005",
+        "--eval-steps",
+        "2",
+        "--registry",
+        "none",
+    ]
     (summary,) = run_cli("run", "--output", root / "out", *args).lines
     return summary, root, args
 
@@ -39,8 +54,12 @@ def test_every_component_ran_and_bleu_was_measured(run):
     assert 20 <= summary["metrics"]["bleu"] < 100  # the default gate: BLEU >= 20
     assert 0.5 < summary["metrics"]["token_accuracy"] < 1
     assert summary["blessed"] is True and summary["pushed_model"]
-    assert summary["data"] == {"data_layout": "parallel", "pairs": 600, "skipped_empty_pairs": 1,
-                               "span": 0}
+    assert summary["data"] == {
+        "data_layout": "parallel",
+        "pairs": 600,
+        "skipped_empty_pairs": 1,
+        "span": 0,
+    }
     check_report(summary["report"])  # with attention heatmaps
 
 
@@ -50,8 +69,7 @@ def test_the_pushed_model_translates_raw_strings(run):
     model = tf.saved_model.load(summary["pushed_model"])  # plain TensorFlow
     out = model.signatures["translate"](source=tf.constant(sources))
     assert out["translation"].dtype == tf.string and out["translation"].shape == (2,)
-    rows = run_cli("predict", "--model", os.path.dirname(summary["pushed_model"]),
-                   *sources).lines
+    rows = run_cli("predict", "--model", os.path.dirname(summary["pushed_model"]), *sources).lines
     assert [r["source"] for r in rows] == sources
     assert [r["translation"] for r in rows] == [t.decode() for t in out["translation"].numpy()]
     assert rows[0]["model"] == summary["pushed_model"]
@@ -64,20 +82,24 @@ def test_infer_translates_a_file_of_sentences_as_translate_does(run, tmp_path):
     folder.mkdir()
     sources = ["Eine Frau sitzt am Strand.", "Zwei Männer tanzen im Park."]
     (folder / "captions.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
-    (inferred,) = run_cli("infer", "--task", "translation", "--data", folder,
-                          "--output", output).lines
+    (inferred,) = run_cli(
+        "infer", "--task", "translation", "--data", folder, "--output", output
+    ).lines
     assert inferred["predictions"] == 2
-    rows = [json.loads(line) for path in inferred["prediction_files"]
-            for line in open(path, encoding="utf-8")]
+    rows = [
+        json.loads(line)
+        for path in inferred["prediction_files"]
+        for line in open(path, encoding="utf-8")
+    ]
     model = tf.saved_model.load(summary["pushed_model"])
     expected = model.signatures["translate"](source=tf.constant(sources))["translation"]
     assert sorted((r["id"], r["source"], r["translation"]) for r in rows) == [
         ("captions.txt:1", sources[0], expected[0].numpy().decode()),
-        ("captions.txt:2", sources[1], expected[1].numpy().decode())]
+        ("captions.txt:2", sources[1], expected[1].numpy().decode()),
+    ]
 
 
-def test_english_sources_are_stopped_as_drift_from_the_german_the_champion_learned(
-        run, tmp_path):
+def test_english_sources_are_stopped_as_drift_from_the_german_the_champion_learned(run, tmp_path):
     _, root, args = run
     output = copy_output(root / "out", tmp_path / "out")
     data = tmp_path / "swapped"

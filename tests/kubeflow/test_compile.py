@@ -1,4 +1,5 @@
 """Every task's pipeline compiled to a KFP v2 PipelineJob, and the DAG read back from it."""
+
 import json
 
 import pytest
@@ -9,13 +10,29 @@ from pipeline.options import PipelineOptions
 from pipeline.tasks import TASKS
 
 IMAGE = "us-central1-docker.pkg.dev/proj/tfx-transformers/pipeline:1.0"
-ENVIRONMENT = {"GOOGLE_CLOUD_PROJECT": "proj", "GOOGLE_CLOUD_REGION": "europe-west4",
-               "PIPELINE_ROOT": "gs://bucket/tt", "PIPELINE_IMAGE": IMAGE,
-               "TRAINER_ACCELERATOR_TYPE": "NVIDIA_L4", "TRAINER_ACCELERATOR_COUNT": "2",
-               "TRAINER_MACHINE_TYPE": "g2-standard-24", "TRAINER_REPLICA_COUNT": "3"}
+ENVIRONMENT = {
+    "GOOGLE_CLOUD_PROJECT": "proj",
+    "GOOGLE_CLOUD_REGION": "europe-west4",
+    "PIPELINE_ROOT": "gs://bucket/tt",
+    "PIPELINE_IMAGE": IMAGE,
+    "TRAINER_ACCELERATOR_TYPE": "NVIDIA_L4",
+    "TRAINER_ACCELERATOR_COUNT": "2",
+    "TRAINER_MACHINE_TYPE": "g2-standard-24",
+    "TRAINER_REPLICA_COUNT": "3",
+}
 # Each step depends directly on the one before it.
-CHAIN = ["StatisticsGen", "SchemaGen", "ExampleValidator", "AnomaliesGate", "Transform",
-         "Trainer", "Evaluator", "Pusher", "ModelRegistry", "RunReport"]
+CHAIN = [
+    "StatisticsGen",
+    "SchemaGen",
+    "ExampleValidator",
+    "AnomaliesGate",
+    "Transform",
+    "Trainer",
+    "Evaluator",
+    "Pusher",
+    "ModelRegistry",
+    "RunReport",
+]
 EVERY_FAMILY = [(task, model) for task in sorted(TASKS) for model in TASKS[task].model_families]
 
 
@@ -51,8 +68,12 @@ def test_every_task_and_family_compiles_to_the_full_dag(tmp_path, task, model):
     job = compile_job(tmp_path, task, model)
     tasks = tasks_of(job)
     example_gen = next(name for name in tasks if name.endswith("ExampleGen"))
-    assert set(tasks) == {example_gen, *CHAIN, "latest_blessed_model_resolver-model-resolver",
-                          "latest_blessed_model_resolver-model-blessing-resolver"}
+    assert set(tasks) == {
+        example_gen,
+        *CHAIN,
+        "latest_blessed_model_resolver-model-resolver",
+        "latest_blessed_model_resolver-model-blessing-resolver",
+    }
     for upstream, downstream in zip([example_gen] + CHAIN, CHAIN):
         assert upstream in tasks[downstream].get("dependentTasks", []), (upstream, downstream)
     assert "latest_blessed_model_resolver-model-resolver" in tasks["Evaluator"]["dependentTasks"]
@@ -69,22 +90,32 @@ def test_the_trainer_runs_as_a_vertex_training_job_on_gpu_workers(tmp_path):
     job = compile_job(tmp_path, "imdb")
     trainer = tasks_of(job)["Trainer"]
     container = executor_args(job, "Trainer")
-    assert ("tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor"
-            in container["args"])
+    assert (
+        "tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor"
+        in container["args"]
+    )
     config = parameter(trainer, "custom_config")
     assert config["ai_platform_enable_vertex"] is True
     assert config["ai_platform_vertex_region"] == "europe-west4"
     training = config["ai_platform_training_args"]
     assert training["project"] == "proj"
-    machine = {"machine_type": "g2-standard-24", "accelerator_type": "NVIDIA_L4",
-               "accelerator_count": 2}
+    machine = {
+        "machine_type": "g2-standard-24",
+        "accelerator_type": "NVIDIA_L4",
+        "accelerator_count": 2,
+    }
     pool = {"machine_spec": machine, "container_spec": {"image_uri": IMAGE}}
     # The chief, then two workers: three replicas training with MultiWorkerMirroredStrategy.
-    assert training["job_spec"]["worker_pool_specs"] == [{**pool, "replica_count": 1},
-                                                         {**pool, "replica_count": 2}]
+    assert training["job_spec"]["worker_pool_specs"] == [
+        {**pool, "replica_count": 1},
+        {**pool, "replica_count": 2},
+    ]
     # The training settings the run_fn reads travel with it.
     assert (config["model"], config["preset"], config["mixed_precision"]) == (
-        "text_encoder", "small", "auto")
+        "text_encoder",
+        "small",
+        "auto",
+    )
     assert parameter(trainer, "run_fn") == "trainer_module.text_encoder.training.run_fn"
 
 
@@ -92,8 +123,10 @@ def test_train_and_eval_args_are_runtime_parameters_with_defaults(tmp_path):
     job = compile_job(tmp_path, "imdb", train_steps=300, eval_steps=7)
     spec = job["pipelineSpec"]
     assert spec["root"]["inputDefinitions"]["parameters"] == {
-        "train_args": {"parameterType": "STRING"}, "eval_args": {"parameterType": "STRING"},
-        "data_dir": {"parameterType": "STRING"}}
+        "train_args": {"parameterType": "STRING"},
+        "eval_args": {"parameterType": "STRING"},
+        "data_dir": {"parameterType": "STRING"},
+    }
     values = job["runtimeConfig"]["parameterValues"]
     assert json.loads(values["train_args"]) == {"num_steps": 300}
     assert json.loads(values["eval_args"]) == {"num_steps": 7}
@@ -118,6 +151,7 @@ def no_data_access(monkeypatch):
         def guarded(path, *args, **kwargs):
             assert not str(path).startswith(UNREADABLE), f"{name}({path}) at compile time"
             return original(path, *args, **kwargs)
+
         monkeypatch.setattr(module, name, guarded)
 
     for name in ("exists", "isdir", "listdir", "glob", "open", "stat", "walk"):
@@ -128,14 +162,16 @@ def no_data_access(monkeypatch):
 
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_compiles_without_reading_the_data_and_takes_its_folder_at_run_time(
-        tmp_path, task, no_data_access):
+    tmp_path, task, no_data_access
+):
     data = f"{UNREADABLE}/{task}"
     job = compile_job(tmp_path, task, data=data)
     assert job["runtimeConfig"]["parameterValues"]["data_dir"] == data
     tasks = tasks_of(job)
     example_gen = next(name for name in tasks if name.endswith("ExampleGen"))
     assert tasks[example_gen]["inputs"]["parameters"]["input_base"] == {
-        "componentInputParameter": "data_dir"}
+        "componentInputParameter": "data_dir"
+    }
     # What the compiled ExampleGen fixes: its options, not a layout (found when it runs).
     options = parameter(tasks[example_gen], "custom_config")["custom_config"]["value"]
     assert "format" not in options and "class_names" not in options
@@ -147,7 +183,8 @@ def test_a_span_pattern_compiles_to_the_drivers_span_resolution(tmp_path, no_dat
     example_gen = tasks_of(job)["ReviewsExampleGen"]
     assert parameter(example_gen, "input_base") == f"{UNREADABLE}/reviews"
     assert parameter(example_gen, "input_config") == {
-        "splits": [{"name": "span", "pattern": "span-{SPAN}/*"}]}
+        "splits": [{"name": "span", "pattern": "span-{SPAN}/*"}]
+    }
 
 
 def test_beam_steps_run_on_dataflow_with_the_pipeline_image(tmp_path):
@@ -165,10 +202,14 @@ def test_pushed_versions_go_to_the_bucket_and_the_vertex_registry(tmp_path):
     tasks = tasks_of(job)
     destination = parameter(tasks["Pusher"], "push_destination")
     assert destination["filesystem"]["base_directory"] == (
-        "gs://bucket/tt/serving_model/imdb-text-encoder")
+        "gs://bucket/tt/serving_model/imdb-text-encoder"
+    )
     registry = parameter(tasks["ModelRegistry"], "registry")
     assert (registry["backend"], registry["project"], registry["region"]) == (
-        "vertex", "proj", "europe-west4")
+        "vertex",
+        "proj",
+        "europe-west4",
+    )
 
 
 def test_with_tune_the_tuner_feeds_the_trainer_and_runs_on_vertex(tmp_path):
@@ -176,24 +217,33 @@ def test_with_tune_the_tuner_feeds_the_trainer_and_runs_on_vertex(tmp_path):
     tasks = tasks_of(job)
     assert "Tuner" in tasks["Trainer"]["dependentTasks"]
     assert tasks["Trainer"]["inputs"]["artifacts"]["hyperparameters"] == {
-        "taskOutputArtifact": {"producerTask": "Tuner", "outputArtifactKey": "best_hyperparameters"}}
+        "taskOutputArtifact": {"producerTask": "Tuner", "outputArtifactKey": "best_hyperparameters"}
+    }
     assert "Transform" in tasks["Tuner"]["dependentTasks"]
     config = parameter(tasks["Tuner"], "custom_config")
     assert config["trials"] == 3
     pools = config["ai_platform_tuning_args"]["job_spec"]["worker_pool_specs"]
     assert [pool["replica_count"] for pool in pools] == [1]  # trials run one at a time
-    assert ("tfx.extensions.google_cloud_ai_platform.tuner.executor.Executor"
-            in executor_args(job, "Tuner")["args"])
+    assert (
+        "tfx.extensions.google_cloud_ai_platform.tuner.executor.Executor"
+        in executor_args(job, "Tuner")["args"]
+    )
 
 
 def test_cpu_training_inside_the_pipeline_and_beam_in_the_step(tmp_path):
-    environ = {**ENVIRONMENT, "VERTEX_TRAINING": "0", "BEAM_RUNNER": "direct",
-               "MODEL_REGISTRY": "none"}
+    environ = {
+        **ENVIRONMENT,
+        "VERTEX_TRAINING": "0",
+        "BEAM_RUNNER": "direct",
+        "MODEL_REGISTRY": "none",
+    }
     job = compile_job(tmp_path, "cifar10", environ=environ)
     tasks = tasks_of(job)
     assert "ModelRegistry" not in tasks
     assert "RunReport" in tasks and "Pusher" in tasks["RunReport"]["dependentTasks"]
-    assert "tfx.components.trainer.executor.GenericExecutor" in executor_args(job, "Trainer")["args"]
+    assert (
+        "tfx.components.trainer.executor.GenericExecutor" in executor_args(job, "Trainer")["args"]
+    )
     assert "ai_platform_training_args" not in parameter(tasks["Trainer"], "custom_config")
     assert "--runner=DirectRunner" in executor_args(job, "Transform")["args"]
 

@@ -1,4 +1,5 @@
 """The pipeline image's Dockerfile stays in step with the lock and the package layout."""
+
 import re
 
 from pipeline import configs

@@ -11,8 +11,9 @@ def test_shapes_self_and_cross_attention():
     assert tuple(weights.shape) == (3, 2, 5, 5)
 
     cross = MultiHeadAttention(num_heads=4, key_dim=2)
-    out, weights = cross(np.random.rand(2, 3, 8).astype("float32"),
-                         np.random.rand(2, 7, 8).astype("float32"))
+    out, weights = cross(
+        np.random.rand(2, 3, 8).astype("float32"), np.random.rand(2, 7, 8).astype("float32")
+    )
     assert tuple(out.shape) == (2, 3, 8)
     assert tuple(weights.shape) == (2, 4, 3, 7)
 
@@ -36,8 +37,12 @@ def test_masked_keys_do_not_change_the_output():
     mask = np.array([[[True, True, True, False]]])
     out, _ = mha(x, attention_mask=mask)
     out_changed, _ = mha(changed, attention_mask=mask)
-    np.testing.assert_allclose(ops.convert_to_numpy(out)[0, :3],
-                               ops.convert_to_numpy(out_changed)[0, :3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(out)[0, :3],
+        ops.convert_to_numpy(out_changed)[0, :3],
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_get_config_round_trip():

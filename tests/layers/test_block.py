@@ -8,8 +8,9 @@ from trainer_module.layers import TransformerBlock, causal_mask, position_layer
 
 def test_encoder_block_output_and_attention_shapes():
     block = TransformerBlock(num_heads=2, ff_dim=16, dropout=0.0)
-    outputs = block(np.random.rand(3, 6, 8).astype("float32"),
-                    padding_mask=np.ones((3, 6), dtype=bool))
+    outputs = block(
+        np.random.rand(3, 6, 8).astype("float32"), padding_mask=np.ones((3, 6), dtype=bool)
+    )
     assert len(outputs) == 2  # no cross-attention weights without cross_attention
     x, weights = outputs
     assert tuple(x.shape) == (3, 6, 8)
@@ -32,8 +33,9 @@ def test_rejects_d_model_not_divisible_by_heads():
 def test_pre_and_post_norm_both_train_a_step(norm_first):
     keras.utils.set_random_seed(0)
     inputs = keras.Input((5, 8))
-    encoded, _ = TransformerBlock(num_heads=2, ff_dim=16, dropout=0.0,
-                                  norm_first=norm_first)(inputs)
+    encoded, _ = TransformerBlock(num_heads=2, ff_dim=16, dropout=0.0, norm_first=norm_first)(
+        inputs
+    )
     model = keras.Model(inputs, keras.layers.Dense(1)(encoded))
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse")
     x = np.random.rand(4, 5, 8).astype("float32")
@@ -56,8 +58,14 @@ def test_causal_mask_is_lower_triangular():
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_decoder_block_shapes_and_no_position_sees_the_future(norm_first):
     rng = np.random.default_rng(0)
-    block = TransformerBlock(num_heads=2, ff_dim=16, dropout=0.0, norm_first=norm_first,
-                             causal=True, cross_attention=True)
+    block = TransformerBlock(
+        num_heads=2,
+        ff_dim=16,
+        dropout=0.0,
+        norm_first=norm_first,
+        causal=True,
+        cross_attention=True,
+    )
     x = rng.normal(size=(2, 5, 8)).astype("float32")
     memory = rng.normal(size=(2, 3, 8)).astype("float32")
     out, self_weights, cross_weights = block(x, memory=memory)
@@ -77,8 +85,7 @@ def test_decoder_block_shapes_and_no_position_sees_the_future(norm_first):
 
 def test_cross_attention_ignores_padded_source_positions():
     rng = np.random.default_rng(1)
-    block = TransformerBlock(num_heads=2, ff_dim=16, dropout=0.0, causal=True,
-                             cross_attention=True)
+    block = TransformerBlock(num_heads=2, ff_dim=16, dropout=0.0, causal=True, cross_attention=True)
     x = rng.normal(size=(1, 4, 8)).astype("float32")
     memory = rng.normal(size=(1, 5, 8)).astype("float32")
     source_mask = np.array([[True, True, True, False, False]])
@@ -88,13 +95,20 @@ def test_cross_attention_ignores_padded_source_positions():
     noisy = memory.copy()
     noisy[:, 3:] = rng.normal(size=(1, 2, 8)) * 100
     out_noisy, _, _ = block(x, memory=noisy, memory_mask=source_mask)
-    np.testing.assert_allclose(ops.convert_to_numpy(out_noisy), ops.convert_to_numpy(out),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(out_noisy), ops.convert_to_numpy(out), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_get_config_round_trip_keeps_the_kind_of_block():
-    block = TransformerBlock(num_heads=2, ff_dim=16, causal=True, cross_attention=True,
-                             norm_first=True, activation="gelu")
+    block = TransformerBlock(
+        num_heads=2,
+        ff_dim=16,
+        causal=True,
+        cross_attention=True,
+        norm_first=True,
+        activation="gelu",
+    )
     clone = TransformerBlock.from_config(block.get_config())
     assert clone.get_config() == block.get_config()
     assert (clone.causal, clone.cross_attention) == (True, True)

@@ -20,8 +20,12 @@ def test_ngram_logit_sums_ratio_times_coefficient_over_the_ids():
 
 
 def test_naive_bayes_ratios_are_smoothed_log_count_ratios_with_padding_at_zero():
-    counts = np.array([[7, 1, 0, 3],    # class 0: reviews holding ids 0..3
-                       [7, 3, 1, 0]])  # class 1
+    counts = np.array(
+        [
+            [7, 1, 0, 3],  # class 0: reviews holding ids 0..3
+            [7, 3, 1, 0],
+        ]
+    )  # class 1
     p, q = np.array([8, 4, 2, 1.0]), np.array([8, 2, 1, 4.0])
     expected = np.log(p / p.sum()) - np.log(q / q.sum())
     expected[0] = 0

@@ -25,8 +25,9 @@ def test_sinusoidal_values_at_known_positions():
 def test_sinusoidal_layer_adds_the_table_prefix():
     layer = SinusoidalPositionalEncoding(max_length=10)
     x = np.zeros((2, 4, 6), dtype="float32")
-    np.testing.assert_allclose(ops.convert_to_numpy(layer(x))[1], sinusoidal_table(10, 6)[:4],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(layer(x))[1], sinusoidal_table(10, 6)[:4], atol=1e-6
+    )
 
 
 def test_learned_positions_are_trainable_and_sliced():
@@ -42,8 +43,9 @@ def test_token_embedding_is_scaled_by_sqrt_d_model():
     plain(ids)
     scaled(ids)
     scaled.embedding.set_weights(plain.embedding.get_weights())
-    np.testing.assert_allclose(ops.convert_to_numpy(scaled(ids)),
-                               ops.convert_to_numpy(plain(ids)) * 4.0, rtol=1e-6)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(scaled(ids)), ops.convert_to_numpy(plain(ids)) * 4.0, rtol=1e-6
+    )
 
 
 def test_token_dropout_blanks_whole_tokens_in_training_only():

@@ -7,12 +7,15 @@ from pipeline import cli
 from pipeline.predict import resolve_model_dir
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["run", "--task", "imdb", "--train-steps", "0"], "must be a positive integer, not 0"),
-    (["run", "--task", "imdb", "--set", "d_model"], "expected KEY=VALUE, got 'd_model'"),
-    (["run", "--image-size", "big"], "invalid literal for int"),
-    (["predict"], "the following arguments are required: --model"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--task", "imdb", "--train-steps", "0"], "must be a positive integer, not 0"),
+        (["run", "--task", "imdb", "--set", "d_model"], "expected KEY=VALUE, got 'd_model'"),
+        (["run", "--image-size", "big"], "invalid literal for int"),
+        (["predict"], "the following arguments are required: --model"),
+    ],
+)
 def test_bad_arguments_exit_with_usage_naming_the_problem(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(argv)
@@ -28,15 +31,25 @@ def test_run_reports_an_unknown_task(tmp_path, capsys):
 
 
 def test_bert_preset_needs_the_bert_model(tmp_path, capsys):
-    code = cli.main(["run", "--task", "imdb", "--bert-preset", str(tmp_path),
-                     "--output", str(tmp_path / "out")])
+    code = cli.main(
+        ["run", "--task", "imdb", "--bert-preset", str(tmp_path), "--output", str(tmp_path / "out")]
+    )
     assert code == 2
     assert "--bert-preset goes with --model bert" in capsys.readouterr().err
 
 
 def test_run_reports_a_missing_data_directory_as_json(tmp_path, capsys):
-    code = cli.main(["run", "--task", "imdb", "--data", str(tmp_path / "missing"),
-                     "--output", str(tmp_path / "out")])
+    code = cli.main(
+        [
+            "run",
+            "--task",
+            "imdb",
+            "--data",
+            str(tmp_path / "missing"),
+            "--output",
+            str(tmp_path / "out"),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 2
     assert json.loads(out.strip().splitlines()[-1])["status"] == "failed"
@@ -44,11 +57,13 @@ def test_run_reports_a_missing_data_directory_as_json(tmp_path, capsys):
 
 
 def test_run_refuses_a_threshold_in_the_wrong_unit(tmp_path, capsys):
-    code = cli.main(["run", "--task", "imdb", "--blessing-threshold", "90",
-                     "--output", str(tmp_path)])
+    code = cli.main(
+        ["run", "--task", "imdb", "--blessing-threshold", "90", "--output", str(tmp_path)]
+    )
     assert code == 2
     assert "outside binary_accuracy's range (accuracy, a fraction from 0 to 1)" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_report_without_any_run_says_so(tmp_path, capsys):
@@ -58,24 +73,30 @@ def test_report_without_any_run_says_so(tmp_path, capsys):
 
 
 def test_report_regeneration_needs_a_known_pipeline(tmp_path, capsys):
-    code = cli.main(["report", "--output", str(tmp_path), "--pipeline", "imdb-text-encoder",
-                     "--regenerate"])
+    code = cli.main(
+        ["report", "--output", str(tmp_path), "--pipeline", "imdb-text-encoder", "--regenerate"]
+    )
     assert code == 2
     assert "no pipeline 'imdb-text-encoder'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("position", ["before", "after"])
-def test_registry_takes_output_before_or_after_the_action(tmp_path, mlflow_imported, capfd,
-                                                         position):
-    argv = (["registry", "--output", str(tmp_path), "list"] if position == "before"
-            else ["registry", "list", "--output", str(tmp_path)])
+def test_registry_takes_output_before_or_after_the_action(
+    tmp_path, mlflow_imported, capfd, position
+):
+    argv = (
+        ["registry", "--output", str(tmp_path), "list"]
+        if position == "before"
+        else ["registry", "list", "--output", str(tmp_path)]
+    )
     assert cli.main(argv) == 0
     assert capfd.readouterr().out == ""  # an empty registry under tmp_path
     assert (tmp_path / "mlflow" / "mlflow.db").exists()
 
 
-def test_an_unreachable_tracking_server_is_an_error_line_not_a_traceback(monkeypatch,
-                                                                         mlflow_imported, capfd):
+def test_an_unreachable_tracking_server_is_an_error_line_not_a_traceback(
+    monkeypatch, mlflow_imported, capfd
+):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # nothing listens
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")

@@ -8,15 +8,29 @@ from pipeline.runner import build_local_pipeline
 from pipeline.tasks import TASKS, get_task
 from tests.components.example_gen_util import resolve_layout
 
-EXPECTED_ORDER = ["ReviewsExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
-                  "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
-                  "Evaluator", "Pusher", "RunReport"]
+EXPECTED_ORDER = [
+    "ReviewsExampleGen",
+    "StatisticsGen",
+    "SchemaGen",
+    "ExampleValidator",
+    "AnomaliesGate",
+    "Transform",
+    "Trainer",
+    "latest_blessed_model_resolver",
+    "Evaluator",
+    "Pusher",
+    "RunReport",
+]
 
 
 def build(data_dir, tmp_path, registry_config=None, **options):
-    return create_pipeline(PipelineOptions(**options).resolve(), pipeline_root=str(tmp_path / "root"),
-                           data_dir=str(data_dir), serving_model_dir=str(tmp_path / "serving"),
-                           registry_config=registry_config)
+    return create_pipeline(
+        PipelineOptions(**options).resolve(),
+        pipeline_root=str(tmp_path / "root"),
+        data_dir=str(data_dir),
+        serving_model_dir=str(tmp_path / "serving"),
+        registry_config=registry_config,
+    )
 
 
 def gate_bound(evaluator) -> float:
@@ -25,16 +39,21 @@ def gate_bound(evaluator) -> float:
     from google.protobuf import json_format
 
     config = json_format.Parse(evaluator.exec_properties["eval_config"], tfma.EvalConfig())
-    (gated,) = [m for spec in config.metrics_specs for m in spec.metrics
-                if m.per_slice_thresholds]
+    (gated,) = [m for spec in config.metrics_specs for m in spec.metrics if m.per_slice_thresholds]
     (threshold,) = gated.per_slice_thresholds
     assert [s == tfma.SlicingSpec() for s in threshold.slicing_specs] == [True]  # overall only
     return threshold.threshold.value_threshold.lower_bound.value
 
 
 def test_components_and_wiring(aclimdb_dir, tmp_path):
-    pipeline = build(aclimdb_dir, tmp_path, preset="tiny", train_steps=7,
-                     overrides={"d_model": 32}, blessing_threshold=0.9)
+    pipeline = build(
+        aclimdb_dir,
+        tmp_path,
+        preset="tiny",
+        train_steps=7,
+        overrides={"d_model": 32},
+        blessing_threshold=0.9,
+    )
     nodes = {c.id: c for c in pipeline.components}
     order = [c.id for c in pipeline.components]  # topologically sorted
     drift = ["baseline_statistics_resolver", "DistributionValidator"]
@@ -47,7 +66,8 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     # Transform waits on the anomalies gate, which reads both validators' anomalies.
     assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
     assert {nodes["ExampleValidator"], nodes["DistributionValidator"]} <= (
-        nodes["AnomaliesGate"].upstream_nodes)
+        nodes["AnomaliesGate"].upstream_nodes
+    )
     # The Trainer warm-starts from the base model resolved after the ExampleGen ran.
     assert nodes["Trainer"].inputs["base_model"].producer_component_id == "base_model_resolver"
     assert nodes["ReviewsExampleGen"] in nodes["base_model_resolver"].upstream_nodes
@@ -57,21 +77,30 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert validator.inputs["statistics"].producer_component_id == "StatisticsGen"
     assert validator.inputs["baseline_statistics"].producer_component_id == drift[0]
     config = validator.exec_properties["distribution_validator_config"]
-    checks = {check.path.step[0]: check.distribution_comparator
-              for check in config.default_slice_config.feature}
+    checks = {
+        check.path.step[0]: check.distribution_comparator
+        for check in config.default_slice_config.feature
+    }
     assert sorted(checks) == ["label", "text_tokens", "text_words"]
     assert checks["label"].jensen_shannon_divergence.threshold == 0.1
     assert checks["text_words"].jensen_shannon_divergence.threshold == 0.25
     assert checks["text_tokens"].infinity_norm.threshold == 0.05
     assert nodes["Transform"].exec_properties["custom_config"] == (
         '{"max_length": 32, "max_ngrams": 32, "ngram_buckets": 256, "truncation_head": 8, '
-        '"vocab_size": 500}')
+        '"vocab_size": 500}'
+    )
     trainer = nodes["Trainer"]
     assert trainer.exec_properties["run_fn"] == "trainer_module.text_encoder.training.run_fn"
     assert json.loads(trainer.exec_properties["train_args"]) == {"num_steps": 7}
     assert json.loads(trainer.exec_properties["custom_config"]) == {
-        "task": "imdb", "model": "text_encoder", "preset": "tiny", "overrides": {"d_model": 32},
-        "seed": 0, "mixed_precision": "auto", "epochs": None}
+        "task": "imdb",
+        "model": "text_encoder",
+        "preset": "tiny",
+        "overrides": {"d_model": 32},
+        "seed": 0,
+        "mixed_precision": "auto",
+        "epochs": None,
+    }
     evaluator = nodes["Evaluator"]
     assert gate_bound(evaluator) == 0.9
     assert nodes["Pusher"].inputs["model_blessing"] is evaluator.outputs["blessing"]
@@ -80,7 +109,9 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert order[-1] == "RunReport"
     assert report.inputs["pushed_model"] is nodes["Pusher"].outputs["pushed_model"]
     assert report.inputs["model_run"] is trainer.outputs["model_run"]
-    assert report.inputs["baseline_model"] is nodes["latest_blessed_model_resolver"].outputs["model"]
+    assert (
+        report.inputs["baseline_model"] is nodes["latest_blessed_model_resolver"].outputs["model"]
+    )
     card = json.loads(report.exec_properties["model_card"])
     assert (card["task"], card["model"], card["preset"]) == ("imdb", "text_encoder", "tiny")
     assert card["intended_use"] and card["limitations"]
@@ -103,13 +134,16 @@ def test_a_window_of_spans_is_read_by_a_second_example_gen_for_training_only(tmp
         build(tmp_path / "reviews", tmp_path, spans=3)
 
 
-def test_training_length_is_epochs_on_your_data_and_steps_on_the_embedded_corpus(aclimdb_dir,
-                                                                                 tmp_path):
+def test_training_length_is_epochs_on_your_data_and_steps_on_the_embedded_corpus(
+    aclimdb_dir, tmp_path
+):
     def trainer(data_dir, **options):
         nodes = {c.id: c for c in build(data_dir, tmp_path, **options).components}
         exec_properties = nodes["Trainer"].exec_properties
-        return (json.loads(exec_properties["train_args"]),
-                json.loads(exec_properties["custom_config"])["epochs"])
+        return (
+            json.loads(exec_properties["train_args"]),
+            json.loads(exec_properties["custom_config"])["epochs"],
+        )
 
     # No steps in train_args: the Trainer counts the examples and trains the epochs.
     assert trainer(aclimdb_dir) == ({}, get_task("imdb").default_epochs) == ({}, 2.0)
@@ -141,8 +175,11 @@ def test_unknown_model_family_is_refused(aclimdb_dir, tmp_path):
 
 
 def test_local_paths_live_under_the_output_directory(aclimdb_dir, tmp_path):
-    pipeline, paths = build_local_pipeline(PipelineOptions(
-        task="imdb", data=str(aclimdb_dir), output=str(tmp_path), beam_mode="multi_processing"))
+    pipeline, paths = build_local_pipeline(
+        PipelineOptions(
+            task="imdb", data=str(aclimdb_dir), output=str(tmp_path), beam_mode="multi_processing"
+        )
+    )
     assert pipeline.pipeline_info.pipeline_name == "imdb-text-encoder"
     for key in ("pipeline_root", "metadata_path", "serving_model_dir", "log_dir"):
         assert paths[key].startswith(str(tmp_path))
@@ -163,14 +200,23 @@ def test_every_task_names_a_default_model_of_its_kind_and_its_gate():
 
 
 def test_bert_family_brings_its_preprocessing_and_custom_ops(aclimdb_dir, tmp_path):
-    pipeline = build(aclimdb_dir, tmp_path, model="bert", preset="tiny",
-                     overrides={"backbone_preset": "/presets/bert", "sequence_length": 48})
+    pipeline = build(
+        aclimdb_dir,
+        tmp_path,
+        model="bert",
+        preset="tiny",
+        overrides={"backbone_preset": "/presets/bert", "sequence_length": 48},
+    )
     nodes = {c.id: c for c in pipeline.components}
     transform = nodes["Transform"].exec_properties
     assert transform["preprocessing_fn"] == "trainer_module.bert.preprocessing.preprocessing_fn"
     assert json.loads(transform["custom_config"]) == {
-        "backbone_preset": "/presets/bert", "sequence_length": 48, "truncation_head": 8,
-        "ngram_buckets": 256, "max_ngrams": 32}
+        "backbone_preset": "/presets/bert",
+        "sequence_length": 48,
+        "truncation_head": 8,
+        "ngram_buckets": 256,
+        "max_ngrams": 32,
+    }
     assert json.loads(nodes["Trainer"].exec_properties["custom_config"])["model"] == "bert"
     assert nodes["Evaluator"].exec_properties["module_path"] == "trainer_module.serving.custom_ops"
 
@@ -191,8 +237,11 @@ def test_a_curated_schema_replaces_inference(aclimdb_dir, tmp_path):
 
 def test_a_missing_schema_file_is_refused(aclimdb_dir, tmp_path):
     with pytest.raises(FileNotFoundError, match="schema file not found"):
-        build_local_pipeline(PipelineOptions(data=str(aclimdb_dir), output=str(tmp_path),
-                                             schema=str(tmp_path / "missing.pbtxt")))
+        build_local_pipeline(
+            PipelineOptions(
+                data=str(aclimdb_dir), output=str(tmp_path), schema=str(tmp_path / "missing.pbtxt")
+            )
+        )
 
 
 def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path):
@@ -200,8 +249,14 @@ def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path
     data.mkdir()
     for name in ("train.fr", "train.en", "valid.fr", "valid.en"):
         (data / name).write_text("un deux\n", "utf-8")
-    pipeline = build(data, tmp_path, task="translation", data_options={"source_lang": "fr"},
-                     preset="tiny", blessing_threshold=30.0)
+    pipeline = build(
+        data,
+        tmp_path,
+        task="translation",
+        data_options={"source_lang": "fr"},
+        preset="tiny",
+        blessing_threshold=30.0,
+    )
     nodes = {c.id: c for c in pipeline.components}
     example_gen = nodes["ParallelCorpusExampleGen"].exec_properties
     assert '"source_lang": "fr"' in example_gen["custom_config"]
@@ -210,20 +265,26 @@ def test_translation_task_wires_its_example_gen_family_and_tfma_metrics(tmp_path
     assert '"name": "eval"' in resolved["input_config"]  # valid.* kept as the eval split
     transform = nodes["Transform"].exec_properties
     assert transform["preprocessing_fn"] == (
-        "trainer_module.translator.preprocessing.preprocessing_fn")
+        "trainer_module.translator.preprocessing.preprocessing_fn"
+    )
     assert json.loads(transform["custom_config"])["max_target_length"] == 16
-    assert (nodes["Trainer"].exec_properties["run_fn"] ==
-            "trainer_module.translator.training.run_fn")
+    assert nodes["Trainer"].exec_properties["run_fn"] == "trainer_module.translator.training.run_fn"
     evaluator = nodes["Evaluator"].exec_properties
     assert evaluator["module_path"] == "trainer_module.translator.metrics"
-    for text in ('"DecodedBleu"', '"MaskedTokenAccuracy"', '"label_key": "reference"',
-                 '"prediction_key": "translation"'):
+    for text in (
+        '"DecodedBleu"',
+        '"MaskedTokenAccuracy"',
+        '"label_key": "reference"',
+        '"prediction_key": "translation"',
+    ):
         assert text in evaluator["eval_config"]
     assert gate_bound(nodes["Evaluator"]) == 30.0
 
 
 def test_data_options_a_task_does_not_take_are_refused(aclimdb_dir, tmp_path):
-    with pytest.raises(ValueError, match=r"task 'imdb' takes no data option\(s\) \['source_lang'\]"):
+    with pytest.raises(
+        ValueError, match=r"task 'imdb' takes no data option\(s\) \['source_lang'\]"
+    ):
         build(aclimdb_dir, tmp_path, data_options={"source_lang": "de"})
 
 
@@ -231,8 +292,9 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     from tests.image_util import write_binary_release
 
     write_binary_release(tmp_path / "cifar", batches=1)
-    pipeline = build(tmp_path / "cifar", tmp_path, task="cifar10", preset="tiny",
-                     blessing_threshold=0.7)
+    pipeline = build(
+        tmp_path / "cifar", tmp_path, task="cifar10", preset="tiny", blessing_threshold=0.7
+    )
     nodes = {c.id: c for c in pipeline.components}
     # Built with the data folder and the options; the layout is found when it runs.
     example_gen = nodes["ImageExampleGen"].exec_properties
@@ -246,34 +308,45 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     assert nodes["Transform"].exec_properties["custom_config"] == '{"image_size": 16}'
     assert nodes["Trainer"].exec_properties["run_fn"] == "trainer_module.vit.training.run_fn"
     eval_config = nodes["Evaluator"].exec_properties["eval_config"]
-    for text in ('"SparseCategoricalAccuracy"', '"SparseTopKCategoricalAccuracy"',
-                 '"MultiClassConfusionMatrixPlot"', '"label_name"',
-                 '"prediction_key": "probabilities"'):
+    for text in (
+        '"SparseCategoricalAccuracy"',
+        '"SparseTopKCategoricalAccuracy"',
+        '"MultiClassConfusionMatrixPlot"',
+        '"label_name"',
+        '"prediction_key": "probabilities"',
+    ):
         assert text in eval_config
     assert gate_bound(nodes["Evaluator"]) == 0.7
 
 
-
-
-def test_drift_thresholds_are_set_per_feature_and_unknown_features_are_refused(aclimdb_dir,
-                                                                               tmp_path):
-    pipeline = build(aclimdb_dir, tmp_path, drift_thresholds=(("label", 0.25),
-                                                              ("text_tokens", 0.2)))
+def test_drift_thresholds_are_set_per_feature_and_unknown_features_are_refused(
+    aclimdb_dir, tmp_path
+):
+    pipeline = build(
+        aclimdb_dir, tmp_path, drift_thresholds=(("label", 0.25), ("text_tokens", 0.2))
+    )
     (validator,) = [c for c in pipeline.components if c.id == "DistributionValidator"]
     config = validator.exec_properties["distribution_validator_config"]
-    checks = {c.path.step[0]: c.distribution_comparator for c in config.default_slice_config.feature}
+    checks = {
+        c.path.step[0]: c.distribution_comparator for c in config.default_slice_config.feature
+    }
     assert checks["label"].jensen_shannon_divergence.threshold == 0.25
     assert checks["text_tokens"].infinity_norm.threshold == 0.2
     assert checks["text_words"].jensen_shannon_divergence.threshold == 0.25  # the default
-    with pytest.raises(ValueError, match="task 'imdb' checks no feature 'text' for drift; "
-                                         r"it checks \['label', 'text_tokens', 'text_words'\]"):
+    with pytest.raises(
+        ValueError,
+        match="task 'imdb' checks no feature 'text' for drift; "
+        r"it checks \['label', 'text_tokens', 'text_words'\]",
+    ):
         build(aclimdb_dir, tmp_path, drift_thresholds=(("text", 0.1),))
     # Translation checks its source sentences' profile.
     translation = build(aclimdb_dir, tmp_path, task="translation")
     (validator,) = [c for c in translation.components if c.id == "DistributionValidator"]
     config = validator.exec_properties["distribution_validator_config"]
     assert sorted(c.path.step[0] for c in config.default_slice_config.feature) == [
-        "source_tokens", "source_words"]
+        "source_tokens",
+        "source_words",
+    ]
 
 
 def test_the_inference_pipeline_scores_with_the_champion_and_checks_text_skew(tmp_path):
@@ -281,8 +354,10 @@ def test_the_inference_pipeline_scores_with_the_champion_and_checks_text_skew(tm
 
     def nodes(task):
         pipeline = create_inference_pipeline(
-            PipelineOptions(task=task).resolve(), pipeline_root=str(tmp_path / "root"),
-            data_dir=str(tmp_path / "unlabeled"))
+            PipelineOptions(task=task).resolve(),
+            pipeline_root=str(tmp_path / "root"),
+            data_dir=str(tmp_path / "unlabeled"),
+        )
         return pipeline.pipeline_info.pipeline_name, {c.id: c for c in pipeline.components}
 
     name, imdb = nodes("imdb")
@@ -290,14 +365,21 @@ def test_the_inference_pipeline_scores_with_the_champion_and_checks_text_skew(tm
     inferrer = imdb["BulkInferrer"]
     assert inferrer.inputs["model"].producer_component_id == "champion_resolver"
     assert json.loads(inferrer.exec_properties["model_spec"]) == {
-        "model_signature_name": ["bulk_inference"]}
+        "model_signature_name": ["bulk_inference"]
+    }
     assert imdb["PredictionsWriter"].exec_properties["feature"] == "text"
     skew = imdb["SkewValidator"]
     assert skew.exec_properties["include_split_pairs"] == '[["unlabeled", "train"]]'
     config = skew.exec_properties["distribution_validator_config"]
     assert sorted(c.path.step[0] for c in config.default_slice_config.feature) == [
-        "text_tokens", "text_words"]  # not the label, which unlabeled data has not
+        "text_tokens",
+        "text_words",
+    ]  # not the label, which unlabeled data has not
     name, cifar = nodes("cifar10")
     assert name == "cifar10-vit"
-    assert set(cifar) == {"UnlabeledExampleGen", "champion_resolver", "BulkInferrer",
-                          "PredictionsWriter"}
+    assert set(cifar) == {
+        "UnlabeledExampleGen",
+        "champion_resolver",
+        "BulkInferrer",
+        "PredictionsWriter",
+    }

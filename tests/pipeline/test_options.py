@@ -1,5 +1,6 @@
 """The one options object: the same settings from flags and from TFXT_* variables, declared
 once (tasks' and families' options included)."""
+
 import argparse
 import dataclasses
 
@@ -8,17 +9,55 @@ import pytest
 from pipeline.cli import build_parser
 from pipeline.options import PipelineOptions, add_arguments
 
-FLAGS = ["--task", "translation", "--data", "/corpus", "--preset", "tiny", "--set", "d_model=16",
-         "--set", "norm_first=false", "--train-steps", "3", "--eval-steps", "2",
-         "--blessing-threshold", "25", "--tune", "--tuner-trials", "2", "--source-lang", "fr",
-         "--mixed-precision", "off", "--no-cache", "--registry", "none", "--output", "/out",
-         "--beam-mode", "multi_processing"]
-ENVIRONMENT = {"TFXT_TASK": "translation", "TFXT_DATA": "/corpus", "TFXT_PRESET": "tiny",
-               "TFXT_SET": "d_model=16 norm_first=false", "TFXT_TRAIN_STEPS": "3",
-               "TFXT_EVAL_STEPS": "2", "TFXT_BLESSING_THRESHOLD": "25", "TFXT_TUNE": "1",
-               "TFXT_TUNER_TRIALS": "2", "TFXT_SOURCE_LANG": "fr", "TFXT_MIXED_PRECISION": "off",
-               "TFXT_NO_CACHE": "true", "TFXT_REGISTRY": "none", "TFXT_OUTPUT": "/out",
-               "TFXT_BEAM_MODE": "multi_processing"}
+FLAGS = [
+    "--task",
+    "translation",
+    "--data",
+    "/corpus",
+    "--preset",
+    "tiny",
+    "--set",
+    "d_model=16",
+    "--set",
+    "norm_first=false",
+    "--train-steps",
+    "3",
+    "--eval-steps",
+    "2",
+    "--blessing-threshold",
+    "25",
+    "--tune",
+    "--tuner-trials",
+    "2",
+    "--source-lang",
+    "fr",
+    "--mixed-precision",
+    "off",
+    "--no-cache",
+    "--registry",
+    "none",
+    "--output",
+    "/out",
+    "--beam-mode",
+    "multi_processing",
+]
+ENVIRONMENT = {
+    "TFXT_TASK": "translation",
+    "TFXT_DATA": "/corpus",
+    "TFXT_PRESET": "tiny",
+    "TFXT_SET": "d_model=16 norm_first=false",
+    "TFXT_TRAIN_STEPS": "3",
+    "TFXT_EVAL_STEPS": "2",
+    "TFXT_BLESSING_THRESHOLD": "25",
+    "TFXT_TUNE": "1",
+    "TFXT_TUNER_TRIALS": "2",
+    "TFXT_SOURCE_LANG": "fr",
+    "TFXT_MIXED_PRECISION": "off",
+    "TFXT_NO_CACHE": "true",
+    "TFXT_REGISTRY": "none",
+    "TFXT_OUTPUT": "/out",
+    "TFXT_BEAM_MODE": "multi_processing",
+}
 
 
 def parse(*argv) -> PipelineOptions:
@@ -29,11 +68,22 @@ def test_flags_and_environment_variables_build_the_same_options():
     from_flags = parse(*FLAGS)
     assert from_flags == PipelineOptions.from_environment(ENVIRONMENT)
     assert from_flags == PipelineOptions(
-        task="translation", data="/corpus", preset="tiny",
-        overrides={"d_model": 16, "norm_first": False}, data_options={"source_lang": "fr"},
-        train_steps=3, eval_steps=2, blessing_threshold=25.0, tune=True, tuner_trials=2,
-        mixed_precision="off", no_cache=True, registry="none", output="/out",
-        beam_mode="multi_processing")
+        task="translation",
+        data="/corpus",
+        preset="tiny",
+        overrides={"d_model": 16, "norm_first": False},
+        data_options={"source_lang": "fr"},
+        train_steps=3,
+        eval_steps=2,
+        blessing_threshold=25.0,
+        tune=True,
+        tuner_trials=2,
+        mixed_precision="off",
+        no_cache=True,
+        registry="none",
+        output="/out",
+        beam_mode="multi_processing",
+    )
     assert from_flags.check().pipeline_name == "translation-translator"
 
 
@@ -47,14 +97,16 @@ def test_every_option_has_a_flag_and_a_variable():
     # The tasks' data options and the families' options are generated from their declarations.
     assert {"source_lang", "target_lang", "image_size", "bert_preset"} <= flags
     assert parse("--task", "cifar10", "--image-size", "16").data_options == {"image_size": 16}
-    assert PipelineOptions.from_environment({"TFXT_TASK": "cifar10", "TFXT_IMAGE_SIZE": "16"}
-                                            ).data_options == {"image_size": 16}
+    assert PipelineOptions.from_environment(
+        {"TFXT_TASK": "cifar10", "TFXT_IMAGE_SIZE": "16"}
+    ).data_options == {"image_size": 16}
 
 
 def test_unset_and_empty_variables_keep_the_defaults():
     assert PipelineOptions.from_environment({}) == PipelineOptions()
     assert PipelineOptions.from_environment({"TFXT_MODEL": "", "TFXT_TUNE": "0"}) == (
-        PipelineOptions())
+        PipelineOptions()
+    )
 
 
 def test_a_bad_variable_names_itself():
@@ -84,31 +136,43 @@ def test_a_cloud_pipeline_refuses_a_local_bert_preset_or_schema(tmp_path):
         parse("--schema", "/schemas/s.pbtxt").check_cloud_paths()
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(task="mnist"), "unknown task 'mnist'"),
-    (dict(model="vit"), "task 'imdb' has no model family 'vit'"),
-    (dict(model="transformer"), "unknown model family 'transformer'"),
-    (dict(preset="huge"), "unknown text_encoder preset 'huge'"),
-    (dict(overrides={"depth": 2}), "unknown TextEncoderConfig fields"),
-    (dict(data_options={"source_lang": "de"}),
-     r"task 'imdb' takes no data option\(s\) \['source_lang'\]"),
-    (dict(model="bert", tune=True), "'bert' model family has no search space"),
-    (dict(beam_mode="spark"), "beam_mode must be one of"),
-    (dict(registry="sagemaker"), "registry must be one of"),
-    (dict(mixed_precision="fp8"), "mixed_precision must be one of"),
-    (dict(epochs=2.0, train_steps=10), r"give epochs \(2\) or train_steps \(10\), not both"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(task="mnist"), "unknown task 'mnist'"),
+        (dict(model="vit"), "task 'imdb' has no model family 'vit'"),
+        (dict(model="transformer"), "unknown model family 'transformer'"),
+        (dict(preset="huge"), "unknown text_encoder preset 'huge'"),
+        (dict(overrides={"depth": 2}), "unknown TextEncoderConfig fields"),
+        (
+            dict(data_options={"source_lang": "de"}),
+            r"task 'imdb' takes no data option\(s\) \['source_lang'\]",
+        ),
+        (dict(model="bert", tune=True), "'bert' model family has no search space"),
+        (dict(beam_mode="spark"), "beam_mode must be one of"),
+        (dict(registry="sagemaker"), "registry must be one of"),
+        (dict(mixed_precision="fp8"), "mixed_precision must be one of"),
+        (dict(epochs=2.0, train_steps=10), r"give epochs \(2\) or train_steps \(10\), not both"),
+    ],
+)
 def test_options_that_cannot_work_are_refused_naming_the_setting(options, message):
     with pytest.raises(ValueError, match=message):
         PipelineOptions(**options).check()
 
 
-@pytest.mark.parametrize("task, bound, message", [
-    ("imdb", 85, r"85 is outside binary_accuracy's range \(accuracy, a fraction from 0 to 1\)"),
-    ("cifar10", -0.1, "outside sparse_categorical_accuracy's range"),
-    ("translation", 101, r"outside bleu's range \(corpus BLEU \(cased, sacreBLEU 13a\), in "
-                         r"points from 0 to 100\)"),
-])
+@pytest.mark.parametrize(
+    "task, bound, message",
+    [
+        ("imdb", 85, r"85 is outside binary_accuracy's range \(accuracy, a fraction from 0 to 1\)"),
+        ("cifar10", -0.1, "outside sparse_categorical_accuracy's range"),
+        (
+            "translation",
+            101,
+            r"outside bleu's range \(corpus BLEU \(cased, sacreBLEU 13a\), in "
+            r"points from 0 to 100\)",
+        ),
+    ],
+)
 def test_the_blessing_threshold_is_checked_in_the_gating_metrics_unit(task, bound, message):
     with pytest.raises(ValueError, match=message):
         PipelineOptions(task=task, blessing_threshold=bound).check()
@@ -120,5 +184,7 @@ def test_the_threshold_help_names_each_tasks_metric_and_unit(capsys):
         build_parser().parse_args(["run", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "imdb: binary_accuracy (accuracy, a fraction from 0 to 1, default 0.6)" in help_text
-    assert ("translation: bleu (corpus BLEU (cased, sacreBLEU 13a), in points from 0 to 100, "
-            "default 20)") in help_text
+    assert (
+        "translation: bleu (corpus BLEU (cased, sacreBLEU 13a), in points from 0 to 100, "
+        "default 20)"
+    ) in help_text

@@ -15,4 +15,5 @@ def test_distinct_ngram_ids_are_each_reviews_unigrams_then_bigrams_once_in_order
     assert ids[1].tolist() == hashed(["c"], 1000) + [0] * 5
     assert ids[2].tolist() == [0] * 6
     assert distinct_ngram_ids(tokens, 1000, max_ngrams=3).numpy()[0].tolist() == hashed(
-        ["a", "b", "a b"], 1000)  # the first max_ngrams kept
+        ["a", "b", "a b"], 1000
+    )  # the first max_ngrams kept

@@ -1,5 +1,6 @@
 """The MLflow backend against a real local registry (SQLite, in the test's folder): each
 version is an MLflow Model that MLflow's own loader answers raw input with."""
+
 import json
 import os
 import subprocess
@@ -13,20 +14,27 @@ from tests.registry.toy_model import write_toy_model
 
 
 def version(source: str, blessed: bool = True, accuracy: float = 0.8, run: str = "run-1"):
-    return ModelVersion(name="imdb-text-encoder", source=source, blessed=blessed,
-                        metrics={"binary_accuracy": accuracy, "example_count": 120.0},
-                        pipeline_name="imdb-text-encoder", run_id=run,
-                        pushed_version=os.path.basename(source),
-                        lineage={"examples": 1, "transform_graph": 7, "model": 13},
-                        fingerprint=saved_model_fingerprint(source))
+    return ModelVersion(
+        name="imdb-text-encoder",
+        source=source,
+        blessed=blessed,
+        metrics={"binary_accuracy": accuracy, "example_count": 120.0},
+        pipeline_name="imdb-text-encoder",
+        run_id=run,
+        pushed_version=os.path.basename(source),
+        lineage={"examples": 1, "transform_graph": 7, "model": 13},
+        fingerprint=saved_model_fingerprint(source),
+    )
 
 
 @pytest.fixture
 def pushed(tmp_path):
     """pushed(n): the toy SavedModel pushed as version folder 100n (its own model per n)."""
+
     def write(n: int) -> str:
         path = tmp_path / "serving" / "imdb" / str(1000 + n)
         return str(path) if path.exists() else write_toy_model(path, bias=float(n))
+
     return write
 
 
@@ -36,13 +44,15 @@ def registry(tmp_path):
 
 
 def test_local_registry_is_sqlite_under_the_output_unless_a_tracking_uri_is_set(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     config = json.loads(mlflow_config(str(tmp_path / "mlflow")))
     assert config["tracking_uri"] == f"sqlite:///{tmp_path}/mlflow/mlflow.db"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow.example:5000")
     assert json.loads(mlflow_config(str(tmp_path / "mlflow")))["tracking_uri"] == (
-        "http://mlflow.example:5000")
+        "http://mlflow.example:5000"
+    )
 
 
 def test_two_runs_give_two_versions_and_the_alias_follows_the_blessed_one(registry, pushed):
@@ -62,7 +72,8 @@ def test_two_runs_give_two_versions_and_the_alias_follows_the_blessed_one(regist
 
 
 def test_every_version_is_an_mlflow_model_that_mlflows_loader_answers_raw_text_with(
-        registry, pushed, tmp_path, monkeypatch):
+    registry, pushed, tmp_path, monkeypatch
+):
     import mlflow
     import pandas as pd
     from mlflow.exceptions import MlflowException
@@ -81,20 +92,28 @@ def test_every_version_is_an_mlflow_model_that_mlflows_loader_answers_raw_text_w
     assert answers["probabilities"][0][1] == pytest.approx(0.952574, abs=1e-5)  # sigmoid(3)
     first = mlflow.pyfunc.load_model("models:/imdb-text-encoder/1")  # bias 1
     assert first.predict(pd.DataFrame({"text": ["one two three four"]}))["probabilities"][0][
-        1] == pytest.approx(0.880797, abs=1e-5)  # sigmoid(2)
+        1
+    ] == pytest.approx(0.880797, abs=1e-5)  # sigmoid(2)
     with pytest.raises(MlflowException, match="row 1: the text is empty"):
         model.predict(pd.DataFrame({"text": ["fine", "  "]}))
     with pytest.raises(MlflowException, match="missing inputs \\['text'\\]"):
         model.predict(pd.DataFrame({"review": ["fine"]}))
-    local = mlflow.artifacts.download_artifacts(registry.show("imdb-text-encoder", "2")["source"],
-                                                dst_path=str(tmp_path / "downloaded"))
+    local = mlflow.artifacts.download_artifacts(
+        registry.show("imdb-text-encoder", "2")["source"], dst_path=str(tmp_path / "downloaded")
+    )
     assert {"MLmodel", "pyfunc_model.py", "input_example.json", "requirements.txt"} <= set(
-        os.listdir(local))
+        os.listdir(local)
+    )
     assert os.path.exists(os.path.join(local, "artifacts", "1002", "saved_model.pb"))  # a copy
     with open(os.path.join(local, "requirements.txt")) as f:
         pinned = f.read().split()
-    assert {r.split("==")[0] for r in pinned} == {"mlflow", "tensorflow", "tensorflow-text",
-                                                   "pandas", "numpy"}
+    assert {r.split("==")[0] for r in pinned} == {
+        "mlflow",
+        "tensorflow",
+        "tensorflow-text",
+        "pandas",
+        "numpy",
+    }
     assert all("==" in r for r in pinned)
 
 
@@ -126,12 +145,20 @@ def test_concurrent_registrations_get_distinct_versions(tmp_path, pushed):
     config = mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None)
     from_config(config).register(version(pushed(0)))  # the model and experiment exist
     sources = [pushed(1 + i) for i in range(2)]
-    script = ("import sys; from components.model_registry.backends import from_config; "
-              "from tests.registry.test_mlflow_registry import version; "
-              "print(from_config(sys.argv[1]).register(version(sys.argv[2])).version)")
-    workers = [subprocess.Popen([sys.executable, "-c", script, config, source],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for source in sources]
+    script = (
+        "import sys; from components.model_registry.backends import from_config; "
+        "from tests.registry.test_mlflow_registry import version; "
+        "print(from_config(sys.argv[1]).register(version(sys.argv[2])).version)"
+    )
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, config, source],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for source in sources
+    ]
     outputs = [worker.communicate(timeout=300) for worker in workers]
     assert all(w.returncode == 0 for w in workers), [err[-2000:] for _, err in outputs]
     versions = sorted(out.strip().splitlines()[-1] for out, _ in outputs)
@@ -149,11 +176,13 @@ def test_the_same_saved_model_pushed_elsewhere_is_the_same_version(registry, pus
     other = registry.register(version(pushed(2)))
     assert (first.version, again.version, other.version) == ("1", "1", "2")
     assert registry.show("imdb-text-encoder", "1")["tags"]["saved_model_fingerprint"] == (
-        saved_model_fingerprint(pushed(1)))
+        saved_model_fingerprint(pushed(1))
+    )
 
 
 def test_a_registration_that_dies_while_logging_the_model_leaves_no_version(
-        registry, pushed, monkeypatch):
+    registry, pushed, monkeypatch
+):
     """A crash part-way through the copy into the run (here: after the MLmodel file) leaves a
     FAILED run and no version; registering again creates exactly one, complete, version."""
     import mlflow
@@ -182,14 +211,30 @@ def test_two_concurrent_promotes_both_succeed_and_leave_one_champion(tmp_path, p
     from pipeline import configs
 
     output = tmp_path / "out"
-    registry = from_config(mlflow_config(configs.output_paths(str(output), "")["registry_dir"],
-                                         tracking_uri=None))
+    registry = from_config(
+        mlflow_config(configs.output_paths(str(output), "")["registry_dir"], tracking_uri=None)
+    )
     for n in (1, 2, 3):
         registry.register(version(pushed(n), run=f"run-{n}"))  # 3 is the champion
-    promotes = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "registry", "--output",
-                                  str(output), "promote", "imdb-text-encoder", v],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for v in ("1", "2")]
+    promotes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "registry",
+                "--output",
+                str(output),
+                "promote",
+                "imdb-text-encoder",
+                v,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for v in ("1", "2")
+    ]
     outputs = [p.communicate(timeout=120) for p in promotes]
     assert [p.returncode for p in promotes] == [0, 0], [err[-2000:] for _, err in outputs]
     aliases = {r["version"]: r["aliases"] for r in registry.versions()}

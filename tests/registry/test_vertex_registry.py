@@ -1,5 +1,6 @@
 """The Vertex AI backend at the SDK boundary: the exact upload call, and a stateful fake of
 the registry for reruns and concurrent pushes (no cloud here)."""
+
 import re
 import threading
 import types
@@ -20,31 +21,47 @@ class Uploaded:
 def test_blessed_version_is_uploaded_under_the_parent_model_with_alias_and_labels(monkeypatch):
     calls = []
     monkeypatch.setattr(aiplatform, "init", lambda **kw: calls.append(("init", kw)))
-    monkeypatch.setattr(aiplatform.Model, "upload",
-                        lambda **kw: calls.append(("upload", kw)) or Uploaded())
+    monkeypatch.setattr(
+        aiplatform.Model, "upload", lambda **kw: calls.append(("upload", kw)) or Uploaded()
+    )
     registry = from_config(vertex_config("p", "europe-west4", parent_model=PARENT))
-    registered = registry.register(ModelVersion(
-        name="imdb-text-encoder", source="gs://bucket/serving/imdb-text-encoder/1795000000",
-        blessed=True, metrics={"binary_accuracy": 0.8835, "example_count": 5000.0},
-        pipeline_name="imdb-text-encoder", run_id="2026-11-21T16:34:37.635447",
-        pushed_version="1795000000", lineage={"model": 13}))
+    registered = registry.register(
+        ModelVersion(
+            name="imdb-text-encoder",
+            source="gs://bucket/serving/imdb-text-encoder/1795000000",
+            blessed=True,
+            metrics={"binary_accuracy": 0.8835, "example_count": 5000.0},
+            pipeline_name="imdb-text-encoder",
+            run_id="2026-11-21T16:34:37.635447",
+            pushed_version="1795000000",
+            lineage={"model": 13},
+        )
+    )
     assert calls == [
         ("init", {"project": "p", "location": "europe-west4"}),
-        ("upload", {
-            "display_name": "imdb-text-encoder",
-            "artifact_uri": "gs://bucket/serving/imdb-text-encoder/1795000000",
-            "serving_container_image_uri":
-                "us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-16:latest",
-            "parent_model": PARENT,
-            "is_default_version": True,
-            "version_aliases": ["champion"],
-            "version_description": "pipeline imdb-text-encoder, run 2026-11-21T16:34:37.635447",
-            "labels": {"pipeline": "imdb-text-encoder", "run_id": "2026-11-21t16_34_37_635447",
-                       "blessed": "true", "pushed_version": "1795000000",
-                       "metric_binary_accuracy": "0_8835",
-                       "metric_example_count": "5000_0000"},
-            "sync": True,
-        }),
+        (
+            "upload",
+            {
+                "display_name": "imdb-text-encoder",
+                "artifact_uri": "gs://bucket/serving/imdb-text-encoder/1795000000",
+                "serving_container_image_uri": (
+                    "us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-16:latest"
+                ),
+                "parent_model": PARENT,
+                "is_default_version": True,
+                "version_aliases": ["champion"],
+                "version_description": "pipeline imdb-text-encoder, run 2026-11-21T16:34:37.635447",
+                "labels": {
+                    "pipeline": "imdb-text-encoder",
+                    "run_id": "2026-11-21t16_34_37_635447",
+                    "blessed": "true",
+                    "pushed_version": "1795000000",
+                    "metric_binary_accuracy": "0_8835",
+                    "metric_example_count": "5000_0000",
+                },
+                "sync": True,
+            },
+        ),
     ]
     assert (registered.version, registered.alias) == ("7", "champion")
     assert registered.uri == PARENT + "@7"
@@ -53,11 +70,19 @@ def test_blessed_version_is_uploaded_under_the_parent_model_with_alias_and_label
 def test_an_unblessed_version_is_neither_default_nor_aliased(monkeypatch):
     calls = []
     monkeypatch.setattr(aiplatform, "init", lambda **kw: None)
-    monkeypatch.setattr(aiplatform.Model, "upload",
-                        lambda **kw: calls.append(kw) or Uploaded())
+    monkeypatch.setattr(aiplatform.Model, "upload", lambda **kw: calls.append(kw) or Uploaded())
     registered = from_config(vertex_config("p", "us-central1", parent_model=PARENT)).register(
-        ModelVersion(name="m", source="gs://b/m/1", blessed=False, metrics={},
-                     pipeline_name="m", run_id="r", pushed_version="1", lineage={}))
+        ModelVersion(
+            name="m",
+            source="gs://b/m/1",
+            blessed=False,
+            metrics={},
+            pipeline_name="m",
+            run_id="r",
+            pushed_version="1",
+            lineage={},
+        )
+    )
     assert calls[0]["is_default_version"] is False and calls[0]["version_aliases"] is None
     assert registered.alias is None
 
@@ -72,10 +97,14 @@ class FakeVertex:
         monkeypatch.setattr(aiplatform.Model, "upload", self.upload)
         monkeypatch.setattr(aiplatform.Model, "list", self.list_models)
         monkeypatch.setattr(aiplatform.models, "ModelRegistry", self.registry)
-        monkeypatch.setattr(aiplatform.Model, "__init__",
-                            lambda model, model_name: setattr(model, "fake_name", model_name))
-        monkeypatch.setattr(aiplatform.Model, "delete",
-                            lambda model: self.models.pop(model.fake_name))
+        monkeypatch.setattr(
+            aiplatform.Model,
+            "__init__",
+            lambda model, model_name: setattr(model, "fake_name", model_name),
+        )
+        monkeypatch.setattr(
+            aiplatform.Model, "delete", lambda model: self.models.pop(model.fake_name)
+        )
         self.lock = threading.Lock()  # the fake's state changes one call at a time
 
     def upload(self, display_name, parent_model=None, version_aliases=None, labels=None, **kw):
@@ -86,23 +115,33 @@ class FakeVertex:
                 parent_model = f"projects/p/locations/r/models/{self.created}"
                 self.models[parent_model] = {"display_name": display_name, "versions": []}
             versions = self.models[parent_model]["versions"]
-            versions.append({"version_id": str(len(versions) + 1), "labels": dict(labels or {}),
-                             "version_aliases": []})
+            versions.append(
+                {
+                    "version_id": str(len(versions) + 1),
+                    "labels": dict(labels or {}),
+                    "version_aliases": [],
+                }
+            )
             self.move_aliases(parent_model, version_aliases or [], versions[-1]["version_id"])
-            return types.SimpleNamespace(resource_name=parent_model,
-                                         version_id=versions[-1]["version_id"])
+            return types.SimpleNamespace(
+                resource_name=parent_model, version_id=versions[-1]["version_id"]
+            )
 
     def list_models(self, filter, order_by=None):
         name = re.fullmatch(r'display_name="(.*)"', filter).group(1)
         with self.lock:  # oldest first: models are kept in creation order
-            return [types.SimpleNamespace(resource_name=r) for r, m in self.models.items()
-                    if m["display_name"] == name]
+            return [
+                types.SimpleNamespace(resource_name=r)
+                for r, m in self.models.items()
+                if m["display_name"] == name
+            ]
 
     def move_aliases(self, model, aliases, version_id):
         for version in self.models[model]["versions"]:
             kept = [a for a in version["version_aliases"] if a not in aliases]
             version["version_aliases"] = kept + (
-                aliases if version["version_id"] == version_id else [])
+                aliases if version["version_id"] == version_id else []
+            )
 
     def registry(self, model):
         fake = self
@@ -110,10 +149,11 @@ class FakeVertex:
         class Registry:
             def list_versions(self, filter=None):
                 key, value = re.fullmatch(r"labels\.(\w+)=(\w+)", filter).groups()
-                return [types.SimpleNamespace(**{k: v for k, v in version.items()
-                                                  if k != "labels"})
-                        for version in fake.models[model]["versions"]
-                        if version["labels"].get(key) == value]
+                return [
+                    types.SimpleNamespace(**{k: v for k, v in version.items() if k != "labels"})
+                    for version in fake.models[model]["versions"]
+                    if version["labels"].get(key) == value
+                ]
 
             def add_version_aliases(self, new_aliases, version):
                 fake.move_aliases(model, new_aliases, version)
@@ -125,14 +165,20 @@ class FakeVertex:
 
 
 def pushed(number: int, fingerprint: str, blessed: bool = True) -> ModelVersion:
-    return ModelVersion(name="imdb-text-encoder", source=f"gs://b/serving/{number}",
-                        blessed=blessed, metrics={}, pipeline_name="imdb-text-encoder",
-                        run_id=f"run-{number}", pushed_version=str(number), lineage={},
-                        fingerprint=fingerprint)
+    return ModelVersion(
+        name="imdb-text-encoder",
+        source=f"gs://b/serving/{number}",
+        blessed=blessed,
+        metrics={},
+        pipeline_name="imdb-text-encoder",
+        run_id=f"run-{number}",
+        pushed_version=str(number),
+        lineage={},
+        fingerprint=fingerprint,
+    )
 
 
-def test_without_a_parent_the_first_push_creates_the_model_and_reruns_reuse_versions(
-        monkeypatch):
+def test_without_a_parent_the_first_push_creates_the_model_and_reruns_reuse_versions(monkeypatch):
     vertex = FakeVertex(monkeypatch)
     registry = from_config(vertex_config("p", "r"))  # no parent model configured
     first = registry.register(pushed(1, "a" * 64))
@@ -153,8 +199,9 @@ def test_without_a_parent_the_first_push_creates_the_model_and_reruns_reuse_vers
     unblessed = registry.register(pushed(5, "b" * 64, blessed=False))
     assert (unblessed.version, unblessed.alias) == ("2", None)
     assert vertex.uploads == ["gs://b/serving/1", "gs://b/serving/2"]
-    assert vertex.models[model]["versions"][0]["labels"][
-        "saved_model_fingerprint"] == "a" * 32  # 63 characters at most in a label
+    assert (
+        vertex.models[model]["versions"][0]["labels"]["saved_model_fingerprint"] == "a" * 32
+    )  # 63 characters at most in a label
 
 
 def test_two_concurrent_first_pushes_end_as_two_versions_of_one_model(monkeypatch):
@@ -172,8 +219,12 @@ def test_two_concurrent_first_pushes_end_as_two_versions_of_one_model(monkeypatc
     monkeypatch.setattr(aiplatform.Model, "list", list_models)
     registry = from_config(vertex_config("p", "r"))
     results = {}
-    pushes = [threading.Thread(target=lambda n=n: results.update(
-        {n: registry.register(pushed(n, f"{n}" * 64))})) for n in (1, 2)]
+    pushes = [
+        threading.Thread(
+            target=lambda n=n: results.update({n: registry.register(pushed(n, f"{n}" * 64))})
+        )
+        for n in (1, 2)
+    ]
     for push in pushes:
         push.start()
     for push in pushes:
@@ -184,6 +235,7 @@ def test_two_concurrent_first_pushes_end_as_two_versions_of_one_model(monkeypatc
     assert sorted(r.version for r in results.values()) == ["1", "2"]
     assert {r.uri.split("@")[0] for r in results.values()} == {model}
     assert sorted(sum(vertex.aliases(model).values(), [])) == ["champion"]  # one champion
-    labels = sorted(v["labels"]["saved_model_fingerprint"]
-                    for v in vertex.models[model]["versions"])
+    labels = sorted(
+        v["labels"]["saved_model_fingerprint"] for v in vertex.models[model]["versions"]
+    )
     assert labels == ["1" * 32, "2" * 32]

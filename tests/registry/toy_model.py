@@ -1,6 +1,7 @@
 """A tiny SavedModel with the text classifier's raw-input signature, written in a second: the
 registry tests need real SavedModels (each version is packaged as an MLflow Model), not the
 minutes a trained one costs. `bias` makes each one a different model (its own fingerprint)."""
+
 import tensorflow as tf
 
 LABEL_NAMES = ("negative", "positive")
@@ -19,8 +20,11 @@ class ToyClassifier(tf.Module):
         score = tf.sigmoid(words - 3.0 + self.bias)
         probabilities = tf.stack([1.0 - score, score], axis=-1)
         label = tf.argmax(probabilities, axis=-1)
-        return {"probabilities": probabilities, "label": label,
-                "label_name": tf.gather(tf.constant(LABEL_NAMES), label)}
+        return {
+            "probabilities": probabilities,
+            "label": label,
+            "label_name": tf.gather(tf.constant(LABEL_NAMES), label),
+        }
 
 
 def write_toy_model(path, bias: float = 0.0) -> str:

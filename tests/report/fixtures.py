@@ -1,4 +1,5 @@
 """Small hand-made artifacts of one run, as the RunReport executor receives them."""
+
 import json
 import os
 import shutil
@@ -25,16 +26,21 @@ def _artifact(artifact_class, uri, artifact_id, **properties):
 
 
 def _example(text: str, label: int) -> bytes:
-    return tf.train.Example(features=tf.train.Features(feature={
-        "text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[text.encode()])),
-        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
-    })).SerializeToString()
+    return tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                "text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[text.encode()])),
+                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+            }
+        )
+    ).SerializeToString()
 
 
 def write_examples(root):
     os.makedirs(root / "Split-eval")
-    with tf.io.TFRecordWriter(str(root / "Split-eval" / "data_tfrecord-00000-of-00001.gz"),
-                              options="GZIP") as writer:
+    with tf.io.TFRecordWriter(
+        str(root / "Split-eval" / "data_tfrecord-00000-of-00001.gz"), options="GZIP"
+    ) as writer:
         for index, text in enumerate(EVAL_TEXTS):
             writer.write(_example(text, 1 - index))
     examples = _artifact(standard_artifacts.Examples, root, 1)
@@ -82,7 +88,8 @@ def write_drift(root, compared: bool):
     if compared:
         os.makedirs(root / "SplitPair-train_train")
         (root / "SplitPair-train_train" / "SchemaDiff.pb").write_bytes(
-            anomalies_pb2.Anomalies().SerializeToString())
+            anomalies_pb2.Anomalies().SerializeToString()
+        )
     artifact = _artifact(standard_artifacts.ExampleAnomalies, root, 5)
     artifact.split_names = json.dumps(["train_train"] if compared else [])
     return artifact
@@ -95,9 +102,17 @@ def write_model(root, export_dir: str):
 
 
 def write_model_run(root):
-    for split, tags in (("train", {"epoch_loss": [0.9, 0.4], "epoch_accuracy": [0.6, 0.8]}),
-                        ("validation", {"epoch_loss": [0.8, 0.5], "epoch_accuracy": [0.55, 0.75],
-                                        "evaluation_loss_vs_iterations": [0.8, 0.5]})):
+    for split, tags in (
+        ("train", {"epoch_loss": [0.9, 0.4], "epoch_accuracy": [0.6, 0.8]}),
+        (
+            "validation",
+            {
+                "epoch_loss": [0.8, 0.5],
+                "epoch_accuracy": [0.55, 0.75],
+                "evaluation_loss_vs_iterations": [0.8, 0.5],
+            },
+        ),
+    ):
         writer = tf.summary.create_file_writer(str(root / split))
         with writer.as_default():
             for tag, values in tags.items():
@@ -146,22 +161,49 @@ def write_evaluation(root, blessed: bool):
         failure.metric_threshold.value_threshold.lower_bound.value = 0.9
     with tf.io.TFRecordWriter(str(root / "validations.tfrecord")) as writer:
         writer.write(result.SerializeToString())
-    config = {"evalConfig": {"metricsSpecs": [{"metrics": [{
-        "className": "BinaryAccuracy", "perSliceThresholds": [{
-            "slicingSpecs": [{}], "threshold": {"valueThreshold": {"lowerBound": 0.9 if not blessed
-                                                                   else 0.6}}}]}]}]}}
+    config = {
+        "evalConfig": {
+            "metricsSpecs": [
+                {
+                    "metrics": [
+                        {
+                            "className": "BinaryAccuracy",
+                            "perSliceThresholds": [
+                                {
+                                    "slicingSpecs": [{}],
+                                    "threshold": {
+                                        "valueThreshold": {
+                                            "lowerBound": 0.9 if not blessed else 0.6
+                                        }
+                                    },
+                                }
+                            ],
+                        }
+                    ]
+                }
+            ]
+        }
+    }
     (root / "eval_config.json").write_text(json.dumps(config))
     return _artifact(standard_artifacts.ModelEvaluation, root, 16)
 
 
-def run_inputs(root, export_dir: str, *, blessed: bool = True, anomalies: bool = False,
-               drift=None) -> dict:
+def run_inputs(
+    root, export_dir: str, *, blessed: bool = True, anomalies: bool = False, drift=None
+) -> dict:
     """The executor's input_dict for a run whose model (a copy of `export_dir`) was (or was
     not) blessed and pushed; `drift`: with a drift check that compared (True) or had no
     baseline (False)."""
     model = write_model(root, export_dir)
-    pushed = {"pushed": 1, "pushed_destination": "/serving/imdb/1795000000",
-              "pushed_version": "1795000000"} if blessed else {"pushed": 0}
+    pushed = (
+        {
+            "pushed": 1,
+            "pushed_destination": "/serving/imdb/1795000000",
+            "pushed_version": "1795000000",
+        }
+        if blessed
+        else {"pushed": 0}
+    )
     inputs = {
         "examples": write_examples(root / "examples"),
         "statistics": write_statistics(root / "statistics"),
@@ -169,8 +211,9 @@ def run_inputs(root, export_dir: str, *, blessed: bool = True, anomalies: bool =
         "model": model,
         "model_run": write_model_run(root / "model_run"),
         "evaluation": write_evaluation(root / "evaluation", blessed),
-        "blessing": _artifact(standard_artifacts.ModelBlessing, root / "blessing", 15,
-                              blessed=int(blessed)),
+        "blessing": _artifact(
+            standard_artifacts.ModelBlessing, root / "blessing", 15, blessed=int(blessed)
+        ),
         "pushed_model": _artifact(standard_artifacts.PushedModel, root / "pushed", 17, **pushed),
         "baseline_model": _artifact(standard_artifacts.Model, root / "baseline", 9),
     }

@@ -1,4 +1,5 @@
 """Reads a report page back: its tables by id (rows of cell texts) and its images."""
+
 import html.parser
 
 

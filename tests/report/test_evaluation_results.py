@@ -1,6 +1,7 @@
 """The Evaluator's output read where a cloud pipeline root puts it: not on the local disk.
 TensorFlow's in-memory `ram://` filesystem stands in for gs://; every reader goes through
 TFX's fileio (or TFMA's own readers), never open() or os.path."""
+
 import os
 import pathlib
 
@@ -24,9 +25,13 @@ def test_metrics_thresholds_and_failures_are_read_from_a_non_local_filesystem(tm
     metrics = evaluation.overall_metrics(uri)
     assert (metrics["binary_accuracy"], metrics["example_count"]) == (0.75, 2.0)
     assert evaluation.metrics_by_slice(uri)["rating=9"] == {
-        "binary_accuracy": {"candidate": 1.0}, "mean_label": {"candidate": 1.0}}  # no AUC
+        "binary_accuracy": {"candidate": 1.0},
+        "mean_label": {"candidate": 1.0},
+    }  # no AUC
     assert evaluation.thresholds(uri) == [
-        {"metric": "BinaryAccuracy", "slices": "overall", "threshold": "value ≥ 0.9"}]
+        {"metric": "BinaryAccuracy", "slices": "overall", "threshold": "value ≥ 0.9"}
+    ]
     assert evaluation.blessing_failures(uri) == [
         "binary_accuracy value on overall: 0.7500 misses "
-        "value_threshold { lower_bound { value: 0.9 } }"]
+        "value_threshold { lower_bound { value: 0.9 } }"
+    ]

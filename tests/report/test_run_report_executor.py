@@ -13,9 +13,15 @@ from components.run_report.executor import REPORT_PATH, Executor
 from tests.report.fixtures import run_inputs
 from tests.report.html_util import parse
 
-CARD = {"task": "imdb", "model": "text_encoder", "preset": "tiny", "description": "sentiment",
-        "intended_use": "Reviews only.", "limitations": ["Movie reviews only."],
-        "gating_metric": "binary_accuracy"}
+CARD = {
+    "task": "imdb",
+    "model": "text_encoder",
+    "preset": "tiny",
+    "description": "sentiment",
+    "intended_use": "Reviews only.",
+    "limitations": ["Movie reviews only."],
+    "gating_metric": "binary_accuracy",
+}
 
 
 def run_executor(tmp_path, export_dir, card=CARD, **options):
@@ -24,9 +30,9 @@ def run_executor(tmp_path, export_dir, card=CARD, **options):
     report.uri = str(tmp_path / "report")
     context = base_executor.BaseExecutor.Context(
         pipeline_info=pipeline_pb2.PipelineInfo(id="imdb-text-encoder"),
-        pipeline_run_id="2026-11-21T10:00:00")
-    Executor(context=context).Do(inputs, {"report": [report]},
-                                 {"model_card": json.dumps(card)})
+        pipeline_run_id="2026-11-21T10:00:00",
+    )
+    Executor(context=context).Do(inputs, {"report": [report]}, {"model_card": json.dumps(card)})
     path = report.get_string_custom_property(REPORT_PATH)
     with open(path) as f:
         return path, f.read()
@@ -35,7 +41,7 @@ def run_executor(tmp_path, export_dir, card=CARD, **options):
 def decoded(image_attributes) -> Image.Image:
     prefix = "data:image/png;base64,"
     assert image_attributes["src"].startswith(prefix)  # embedded: the page works offline
-    return Image.open(io.BytesIO(base64.b64decode(image_attributes["src"][len(prefix):])))
+    return Image.open(io.BytesIO(base64.b64decode(image_attributes["src"][len(prefix) :])))
 
 
 @pytest.fixture(scope="module")
@@ -122,12 +128,16 @@ def test_an_unblessed_run_says_why_and_that_nothing_was_pushed(tmp_path, text_en
     assert "ExampleValidator reported anomalies" in text
 
 
-@pytest.mark.parametrize("compared, found", [
-    (True, "Within every threshold of the data the champion was evaluated on."),
-    (False, "No champion yet: nothing to compare with."),
-])
-def test_the_drift_check_says_what_it_compared_and_found(tmp_path, text_encoder_run, compared,
-                                                         found):
+@pytest.mark.parametrize(
+    "compared, found",
+    [
+        (True, "Within every threshold of the data the champion was evaluated on."),
+        (False, "No champion yet: nothing to compare with."),
+    ],
+)
+def test_the_drift_check_says_what_it_compared_and_found(
+    tmp_path, text_encoder_run, compared, found
+):
     card = {**CARD, "drift_checks": ["label: label balance, jensen shannon divergence at most 0.1"]}
     _, text = run_executor(tmp_path, text_encoder_run.export_dir, card=card, drift=compared)
     text = html.unescape(text)
@@ -142,12 +152,16 @@ def test_the_training_data_names_the_span_or_the_window():
 
     span = ArtifactRef("examples", "Examples", 3, "/root/ExampleGen/examples/3", {"span": 2})
     assert training_data({"examples": span}, "train: 64", {}) == (
-        "span 2: train: 64 examples; <code>/root/ExampleGen/examples/3</code>")
-    window = ArtifactRef("training_examples", "Examples", 7, "/root/Window/examples/7",
-                         {"span": 2, "spans": "1,2"})
-    assert training_data({"examples": span, "training_examples": window}, "train: 64",
-                         {"train_examples": 112}) == (
+        "span 2: train: 64 examples; <code>/root/ExampleGen/examples/3</code>"
+    )
+    window = ArtifactRef(
+        "training_examples", "Examples", 7, "/root/Window/examples/7", {"span": 2, "spans": "1,2"}
+    )
+    assert training_data(
+        {"examples": span, "training_examples": window}, "train: 64", {"train_examples": 112}
+    ) == (
         "spans 1,2 (a rolling window; the newest, span 2, alone was validated and is the "
-        "evaluation data): 112 training examples; <code>/root/Window/examples/7</code>")
+        "evaluation data): 112 training examples; <code>/root/Window/examples/7</code>"
+    )
     folder = ArtifactRef("examples", "Examples", 3, "/e", {"span": 0})
     assert training_data({"examples": folder}, "", {}).startswith("the data folder: unknown")

@@ -1,6 +1,7 @@
 """Property-based tests (hypothesis) of the input checks `predict`, the MLflow model, `serve` and
 bulk inference share (trainer_module/serving/contract.py): whatever arrives is either taken as
 it is or refused with a message that says where and why; nothing else escapes."""
+
 import base64
 import json
 
@@ -15,7 +16,8 @@ JPEG, PNG = contract.IMAGE_MAGIC
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-    max_leaves=8)
+    max_leaves=8,
+)
 
 
 @given(st.text())
@@ -28,11 +30,18 @@ def test_any_unicode_text_is_taken_whole_or_refused_as_empty(text):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.integers(min_value=contract.MAX_TEXT_CHARACTERS + 1,
-                   max_value=3 * contract.MAX_TEXT_CHARACTERS), st.characters())
+@given(
+    st.integers(
+        min_value=contract.MAX_TEXT_CHARACTERS + 1, max_value=3 * contract.MAX_TEXT_CHARACTERS
+    ),
+    st.characters(),
+)
 def test_a_text_over_the_limit_is_refused_naming_the_limit(length, character):
-    with pytest.raises(contract.BadInput, match=r"row 2: the text has [\d,]+ characters; at "
-                                                r"most 100,000 are accepted"):
+    with pytest.raises(
+        contract.BadInput,
+        match=r"row 2: the text has [\d,]+ characters; at "
+        r"most 100,000 are accepted",
+    ):
         contract.check_text("row 2", (character * length) if character.strip() else "x" * length)
 
 
@@ -48,8 +57,10 @@ def test_any_bytes_or_string_as_an_image_is_taken_or_refused(value):
         image = contract.check_image("row 0", value)
     except contract.BadInput as error:
         assert str(error).startswith("row 0: ")
-        assert any(why in str(error) for why in ("must be base64", "not a JPEG or PNG",
-                                                 "expected image bytes"))
+        assert any(
+            why in str(error)
+            for why in ("must be base64", "not a JPEG or PNG", "expected image bytes")
+        )
     else:
         assert image.startswith((JPEG, PNG))
 
@@ -62,8 +73,10 @@ def test_an_image_with_a_jpeg_or_png_signature_passes_as_bytes_and_as_base64(mag
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(sorted(contract.INPUTS.values())), st.text(max_size=80) | JSON_VALUES.map(
-    json.dumps))
+@given(
+    st.sampled_from(sorted(contract.INPUTS.values())),
+    st.text(max_size=80) | JSON_VALUES.map(json.dumps),
+)
 def test_any_json_line_is_parsed_or_refused_with_a_message(name, line):
     try:
         value = contract.parse_line(line, name)

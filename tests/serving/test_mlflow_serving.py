@@ -1,6 +1,7 @@
 """Each task's trained export, registered as MLflow Models: MLflow's own loader answers raw input
 with the champion, and `tfx-transformers serve` (MLflow's scoring server) answers real HTTP
 requests as the SavedModel does, refusing bad requests with a 400 and a message."""
+
 import base64
 import json
 import os
@@ -31,16 +32,28 @@ SOURCES = [PAIRS[3][0], PAIRS[0][0]]
 def registered(tmp_path_factory, text_encoder_run, translator_run, vit_run):
     """An output directory whose registry holds each task's export as its pipeline's champion."""
     output = tmp_path_factory.mktemp("served")
-    registry = from_config(mlflow_config(configs.output_paths(str(output), "")["registry_dir"],
-                                         tracking_uri=None))
-    exports = {"imdb-text-encoder": text_encoder_run.export_dir,
-               "translation-translator": translator_run.export_dir,
-               "cifar10-vit": vit_run.export_dir}
+    registry = from_config(
+        mlflow_config(configs.output_paths(str(output), "")["registry_dir"], tracking_uri=None)
+    )
+    exports = {
+        "imdb-text-encoder": text_encoder_run.export_dir,
+        "translation-translator": translator_run.export_dir,
+        "cifar10-vit": vit_run.export_dir,
+    }
     for name, export in exports.items():
-        registry.register(ModelVersion(
-            name=name, source=export, blessed=True, metrics={}, pipeline_name=name,
-            run_id="run-1", pushed_version="1", lineage={},
-            fingerprint=saved_model_fingerprint(export)))
+        registry.register(
+            ModelVersion(
+                name=name,
+                source=export,
+                blessed=True,
+                metrics={},
+                pipeline_name=name,
+                run_id="run-1",
+                pushed_version="1",
+                lineage={},
+                fingerprint=saved_model_fingerprint(export),
+            )
+        )
     return str(output), registry.tracking_uri, exports
 
 
@@ -50,12 +63,14 @@ def images():
 
 def direct(export: str, signature: str, **inputs) -> dict:
     outputs = tf.saved_model.load(export).signatures[signature](
-        **{k: tf.constant(v) for k, v in inputs.items()})
+        **{k: tf.constant(v) for k, v in inputs.items()}
+    )
     return {k: v.numpy() for k, v in outputs.items()}
 
 
 def test_the_champion_of_every_task_loads_with_mlflow_pyfunc_and_answers_raw_input(
-        registered, monkeypatch):
+    registered, monkeypatch
+):
     import mlflow
 
     output, tracking_uri, exports = registered
@@ -64,17 +79,22 @@ def test_the_champion_of_every_task_loads_with_mlflow_pyfunc_and_answers_raw_inp
     text = mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion")
     answers = text.predict(pd.DataFrame({"text": TEXTS}))
     expected = direct(exports["imdb-text-encoder"], "classify_text", text=TEXTS)
-    np.testing.assert_allclose(np.stack(answers["probabilities"]), expected["probabilities"],
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.stack(answers["probabilities"]), expected["probabilities"], rtol=1e-5, atol=1e-6
+    )
     assert list(answers["label"]) == [n.decode() for n in expected["label_name"]]
 
     translator = mlflow.pyfunc.load_model("models:/translation-translator@champion")
     assert list(translator.predict(pd.DataFrame({"source": SOURCES}))["translation"]) == [
-        "A child is laughing.", "A man is running."]
+        "A child is laughing.",
+        "A man is running.",
+    ]
 
     vit = mlflow.pyfunc.load_model("models:/cifar10-vit@champion")
     as_bytes = vit.predict(pd.DataFrame({"image": images()}))
-    as_base64 = vit.predict(pd.DataFrame({"image": [base64.b64encode(i).decode() for i in images()]}))
+    as_base64 = vit.predict(
+        pd.DataFrame({"image": [base64.b64encode(i).decode() for i in images()]})
+    )
     assert list(as_bytes["label"]) == list(as_base64["label"]) == ["red", "blue"]
     assert str(vit.metadata.signature.inputs) == "['image': binary (required)]"
 
@@ -87,8 +107,11 @@ def free_port() -> int:
 
 def post(port: int, body: bytes):
     """(status, JSON answer) of POST /invocations."""
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/invocations", data=body,
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/invocations",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, json.loads(response.read())
@@ -97,85 +120,170 @@ def post(port: int, body: bytes):
 
 
 def columns(name: str, values) -> bytes:
-    return json.dumps({"dataframe_split": {"columns": [name],
-                                           "data": [[v] for v in values]}}).encode()
+    return json.dumps(
+        {"dataframe_split": {"columns": [name], "data": [[v] for v in values]}}
+    ).encode()
+
+
+# Besides each task's server with the default limits, an IMDB server with small ones.
+LIMITED = ("imdb-limited", "imdb-text-encoder", ["--max-request-mb", "0.01", "--max-rows", "2"])
 
 
 @pytest.fixture(scope="module")
 def servers(registered):
-    """`tfx-transformers serve` for each task's champion, started together; {name: port}."""
+    """`tfx-transformers serve` for each task's champion, started together; {name: port} and
+    what each printed when it started."""
     output, _, _ = registered
     started = {}
-    for name in ("imdb-text-encoder", "translation-translator", "cifar10-vit"):
+    plain = [
+        (name, name, []) for name in ("imdb-text-encoder", "translation-translator", "cifar10-vit")
+    ]
+    for key, name, options in [*plain, LIMITED]:
         port = free_port()
         process = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "serve", "--output", output, "--name", name,
-             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            start_new_session=True)  # MLflow starts uvicorn as a child: stop the whole group
-        started[name] = (port, process)
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "serve",
+                "--output",
+                output,
+                "--name",
+                name,
+                "--port",
+                str(port),
+                *options,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )  # uvicorn may start workers: stop the group
+        started[key] = (port, process, name)
+    described = {}
     try:
-        for name, (port, process) in started.items():
-            described = json.loads(process.stdout.readline())
-            assert described["model_uri"] == f"models:/{name}@champion"
-            assert described["url"] == f"http://127.0.0.1:{port}/invocations"
+        for key, (port, process, name) in started.items():
+            described[key] = json.loads(process.stdout.readline())
+            assert described[key]["model_uri"] == f"models:/{name}@champion"
+            assert described[key]["url"] == f"http://127.0.0.1:{port}/invocations"
             deadline = time.time() + 240
             while True:
-                assert process.poll() is None, f"the server of {name} exited"
+                assert process.poll() is None, f"the server of {key} exited"
                 try:
                     urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=5)
                     break
                 except OSError:
-                    assert time.time() < deadline, f"the server of {name} did not start"
+                    assert time.time() < deadline, f"the server of {key} did not start"
                     time.sleep(0.5)
-        yield {name: port for name, (port, _) in started.items()}
+        servers = {key: port for key, (port, _, _) in started.items()}
+        servers["described"] = described
+        yield servers
     finally:
-        for _, process in started.values():
+        for _, process, _ in started.values():
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
 
 
-def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(
-        registered, servers):
+def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(registered, servers):
     _, _, exports = registered
     status, answer = post(servers["imdb-text-encoder"], columns("text", TEXTS))
     assert status == 200
     expected = direct(exports["imdb-text-encoder"], "classify_text", text=TEXTS)
-    np.testing.assert_allclose([p["probabilities"] for p in answer["predictions"]],
-                               expected["probabilities"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        [p["probabilities"] for p in answer["predictions"]],
+        expected["probabilities"],
+        rtol=1e-5,
+        atol=1e-6,
+    )
     assert [p["label"] for p in answer["predictions"]] == [
-        n.decode() for n in expected["label_name"]]
+        n.decode() for n in expected["label_name"]
+    ]
 
-    status, answer = post(servers["translation-translator"],
-                          json.dumps({"inputs": {"source": SOURCES}}).encode())
-    assert (status, answer) == (200, {"predictions": [
-        {"translation": "A child is laughing."}, {"translation": "A man is running."}]})
+    status, answer = post(
+        servers["translation-translator"], json.dumps({"inputs": {"source": SOURCES}}).encode()
+    )
+    assert (status, answer) == (
+        200,
+        {
+            "predictions": [
+                {"translation": "A child is laughing."},
+                {"translation": "A man is running."},
+            ]
+        },
+    )
 
     encoded = [base64.b64encode(i).decode() for i in images()]
     status, answer = post(servers["cifar10-vit"], columns("image", encoded))
     assert status == 200
     expected = direct(exports["cifar10-vit"], "classify_image", image=images())
     assert [p["label"] for p in answer["predictions"]] == ["red", "blue"]
-    np.testing.assert_allclose([p["probabilities"] for p in answer["predictions"]],
-                               expected["probabilities"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        [p["probabilities"] for p in answer["predictions"]],
+        expected["probabilities"],
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
-@pytest.mark.parametrize("server, body, message", [
-    ("imdb-text-encoder", b"", "Invalid input"),
-    ("imdb-text-encoder", columns("review", ["fine"]), "Model is missing inputs ['text']"),
-    ("imdb-text-encoder", columns("text", ["x" * (1 << 20)]),
-     "row 0: the text has 1,048,576 characters; at most 100,000 are accepted"),
-    ("imdb-text-encoder", columns("text", ["fine", ""]), "row 1: the text is empty"),
-    ("translation-translator", columns("source", [" "]), "row 0: the text is empty"),
-    ("cifar10-vit", columns("image", [base64.b64encode(b"GIF89a not an image").decode()]),
-     "row 0: not a JPEG or PNG image"),
-], ids=["empty body", "missing field", "1 MB text", "empty string", "blank source",
-        "not an image"])
+@pytest.mark.parametrize(
+    "server, body, message",
+    [
+        ("imdb-text-encoder", b"", "Invalid input"),
+        ("imdb-text-encoder", b'{"dataframe_split": {"secret', "Invalid input"),
+        ("imdb-text-encoder", columns("review", ["secret"]), "Model is missing inputs ['text']"),
+        (
+            "imdb-text-encoder",
+            columns("text", ["x" * (1 << 20)]),
+            "row 0: the text has 1,048,576 characters; at most 100,000 are accepted",
+        ),
+        ("imdb-text-encoder", columns("text", ["secret", ""]), "row 1: the text is empty"),
+        ("translation-translator", columns("source", [" "]), "row 0: the text is empty"),
+        (
+            "cifar10-vit",
+            columns("image", [base64.b64encode(b"GIF89a not an image").decode()]),
+            "row 0: not a JPEG or PNG image",
+        ),
+    ],
+    ids=[
+        "empty body",
+        "broken JSON",
+        "missing field",
+        "1 MB text",
+        "empty string",
+        "blank source",
+        "not an image",
+    ],
+)
 def test_a_bad_request_gets_a_400_with_a_message_and_the_server_keeps_answering(
-        servers, server, body, message):
+    servers, server, body, message
+):
     status, answer = post(servers[server], body)
     assert status == 400
     assert message in answer["message"]
-    valid = {"imdb-text-encoder": columns("text", TEXTS),
-             "translation-translator": columns("source", SOURCES),
-             "cifar10-vit": columns("image", [base64.b64encode(images()[0]).decode()])}
+    # The answer does not echo the request, nor carry the server's traceback.
+    assert "secret" not in json.dumps(answer) and "xxxxxxxxxx" not in json.dumps(answer)
+    assert "stack_trace" not in answer and len(answer["message"]) < 600
+    valid = {
+        "imdb-text-encoder": columns("text", TEXTS),
+        "translation-translator": columns("source", SOURCES),
+        "cifar10-vit": columns("image", [base64.b64encode(images()[0]).decode()]),
+    }
     assert post(servers[server], valid[server])[0] == 200
+
+
+def test_the_limits_are_stated_and_enforced_and_the_server_keeps_answering(servers):
+    port = servers["imdb-limited"]
+    assert servers["described"]["imdb-limited"]["limits"] == {
+        "max_request_bytes": 10485,
+        "max_rows": 2,
+        "timeout_seconds": 60,
+    }
+    assert servers["described"]["imdb-text-encoder"]["limits"]["max_rows"] == 1000
+    status, answer = post(port, columns("text", ["a secret review"] * 3))
+    assert status == 400
+    assert "the request has 3 rows; at most 2 are accepted" in answer["message"]
+    status, answer = post(port, columns("text", ["secret " * 2000]))
+    assert status == 413 and answer["error_code"] == "REQUEST_TOO_LARGE"
+    assert "at most 10,485 are accepted" in answer["message"]
+    assert "secret" not in json.dumps(answer)
+    assert post(port, columns("text", TEXTS))[0] == 200

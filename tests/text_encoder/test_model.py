@@ -9,8 +9,16 @@ from trainer_module.text_encoder.model import TextEncoderClassifier, build_model
 
 
 def tiny(**overrides) -> TextEncoderClassifier:
-    config = TextEncoderConfig(vocab_size=10, max_length=6, truncation_head=6, d_model=8,
-                               num_heads=2, ff_dim=16, num_layers=2, dropout=0.0)
+    config = TextEncoderConfig(
+        vocab_size=10,
+        max_length=6,
+        truncation_head=6,
+        d_model=8,
+        num_heads=2,
+        ff_dim=16,
+        num_layers=2,
+        dropout=0.0,
+    )
     return TextEncoderClassifier(config.replace(**overrides))
 
 
@@ -37,17 +45,23 @@ def test_padding_ids_do_not_change_predictions(pooling):
     model_long(longer_padding)
     model(short)
     model_long.set_weights(
-        [w if w.shape == lw.shape else lw for w, lw in
-         zip(model.get_weights(), model_long.get_weights())])
+        [
+            w if w.shape == lw.shape else lw
+            for w, lw in zip(model.get_weights(), model_long.get_weights())
+        ]
+    )
     # Positions beyond 6 only ever see padding: copy the shared prefix of the table.
     for w, lw in zip(model.weights, model_long.weights):
         if tuple(w.shape) != tuple(lw.shape):
             table = ops.convert_to_numpy(lw)
             table[: w.shape[0]] = ops.convert_to_numpy(w)
             lw.assign(table)
-    np.testing.assert_allclose(ops.convert_to_numpy(model(short)),
-                               ops.convert_to_numpy(model_long(longer_padding)),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(model(short)),
+        ops.convert_to_numpy(model_long(longer_padding)),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_get_config_round_trip_rebuilds_the_same_model():
@@ -58,8 +72,9 @@ def test_get_config_round_trip_rebuilds_the_same_model():
     assert clone.config == model.config
     clone(ids)
     clone.set_weights(model.get_weights())
-    np.testing.assert_allclose(ops.convert_to_numpy(clone(ids)), ops.convert_to_numpy(model(ids)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(clone(ids)), ops.convert_to_numpy(model(ids)), rtol=1e-6
+    )
 
 
 def test_presets_build_and_reject_unknown_fields():
@@ -81,25 +96,40 @@ def test_presets_build_and_reject_unknown_fields():
 
 def test_tiny_model_overfits_a_handful_of_sequences():
     keras.utils.set_random_seed(1)
-    ids = np.array([[1, 2, 3, 0], [4, 5, 0, 0], [1, 3, 2, 6], [7, 8, 9, 0],
-                    [6, 6, 1, 0], [9, 8, 0, 0]])
+    ids = np.array(
+        [[1, 2, 3, 0], [4, 5, 0, 0], [1, 3, 2, 6], [7, 8, 9, 0], [6, 6, 1, 0], [9, 8, 0, 0]]
+    )
     labels = np.array([1, 0, 1, 0, 1, 0])
-    model = TextEncoderClassifier(TextEncoderConfig(
-        vocab_size=8, max_length=4, truncation_head=4, d_model=16, num_heads=2, ff_dim=32,
-        num_layers=1, dropout=0.0))
-    model.compile(optimizer=keras.optimizers.Adam(5e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = TextEncoderClassifier(
+        TextEncoderConfig(
+            vocab_size=8,
+            max_length=4,
+            truncation_head=4,
+            d_model=16,
+            num_heads=2,
+            ff_dim=32,
+            num_layers=1,
+            dropout=0.0,
+        )
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(5e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     for _ in range(60):
         model.train_on_batch(ids, labels)
     predicted = ops.convert_to_numpy(ops.argmax(model(ids), axis=-1))
     assert predicted.tolist() == labels.tolist()
 
 
-@pytest.mark.parametrize("decay, rate_at_end", [("inverse_sqrt", 1e-3 * (10 / 101) ** 0.5),
-                                                 ("linear", 0.0), ("cosine", 0.0)])
+@pytest.mark.parametrize(
+    "decay, rate_at_end",
+    [("inverse_sqrt", 1e-3 * (10 / 101) ** 0.5), ("linear", 0.0), ("cosine", 0.0)],
+)
 def test_build_model_decays_the_learning_rate_as_configured(decay, rate_at_end):
-    config = PRESETS["tiny"].replace(decay=decay, peak_learning_rate=1e-3, warmup_steps=10,
-                                     ngram_buckets=0)
+    config = PRESETS["tiny"].replace(
+        decay=decay, peak_learning_rate=1e-3, warmup_steps=10, ngram_buckets=0
+    )
     optimizer = build_model(config, train_steps=100).optimizer
 
     def rate_at(step):
@@ -123,15 +153,19 @@ def test_the_wide_path_adds_half_its_logit_to_each_class():
     ratios = naive_bayes_ratios(counts)
     model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
     token_ids = np.array([[3, 4] + [0] * 30])
-    without = ops.convert_to_numpy(model({"token_ids": token_ids,
-                                          "ngram_ids": np.zeros((1, 32), "int32")}))
+    without = ops.convert_to_numpy(
+        model({"token_ids": token_ids, "ngram_ids": np.zeros((1, 32), "int32")})
+    )
     grams = np.zeros((1, 32), "int32")
     grams[0, :2] = [5, 9]
     wide = 0.5 * (ratios[5] + ratios[9])
     assert ratios[5] > 0 > ratios[9]
     np.testing.assert_allclose(
         ops.convert_to_numpy(model({"token_ids": token_ids, "ngram_ids": grams})) - without,
-        [[-wide / 2, wide / 2]], rtol=1e-5, atol=1e-6)
+        [[-wide / 2, wide / 2]],
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_the_wide_path_needs_its_inputs_and_counts():

@@ -24,7 +24,11 @@ def test_normalize_lowercases_unicode_breaks_lines_and_splits_punctuation():
 def test_length_buckets_count_tokens_before_truncation():
     texts = tf.constant(["word " * 5, "word " * 100, "word " * 260, "word " * 700])
     assert [b.decode() for b in review_length_bucket(tokenize(texts)).numpy()] == [
-        "0-99", "100-249", "250-499", "500+"]
+        "0-99",
+        "100-249",
+        "250-499",
+        "500+",
+    ]
 
 
 def test_head_and_tail_truncation_keeps_both_ends():
@@ -44,17 +48,24 @@ def test_exact_ids_padding_truncation_and_oov(tmp_path):
         {"text": "Café bad — great movie; great extra words", "label": 1},
     ]
     transformed, output = analyze_and_transform(
-        rows, preprocessing_fn, {"vocab_size": 3, "max_length": 5, "truncation_head": 3},
-        str(tmp_path), review_spec())
+        rows,
+        preprocessing_fn,
+        {"vocab_size": 3, "max_length": 5, "truncation_head": 3},
+        str(tmp_path),
+        review_spec(),
+    )
     # Vocabulary by frequency: great (5), movie (3), bad (2); ids start at 1, 0 pads and
     # every other word shares the OOV id 4.
     assert output.vocabulary_by_name(VOCABULARY_NAME) == [b"great", b"movie", b"bad"]
     ids = np.array([row["token_ids"] for row in transformed])
-    np.testing.assert_array_equal(ids, [
-        [1, 2, 4, 0, 0],  # great movie !
-        [1, 2, 4, 1, 3],  # great movie , great bad
-        [4, 3, 4, 4, 4],  # café bad — (great movie ; great) extra words: head 3, tail 2
-    ])
+    np.testing.assert_array_equal(
+        ids,
+        [
+            [1, 2, 4, 0, 0],  # great movie !
+            [1, 2, 4, 1, 3],  # great movie , great bad
+            [4, 3, 4, 4, 4],  # café bad — (great movie ; great) extra words: head 3, tail 2
+        ],
+    )
     assert ids.dtype == np.int64
     assert [row["label"] for row in transformed] == [1, 0, 1]
     assert [row["length_bucket"] for row in transformed] == [b"0-99"] * 3
@@ -71,9 +82,18 @@ def test_ngram_ids_and_their_class_counts_come_out_of_transform(tmp_path):
     ]
     buckets = 4096
     transformed, output = analyze_and_transform(
-        rows, preprocessing_fn, {"vocab_size": 3, "max_length": 5, "truncation_head": 3,
-                                 "ngram_buckets": buckets, "max_ngrams": 8},
-        str(tmp_path), review_spec())
+        rows,
+        preprocessing_fn,
+        {
+            "vocab_size": 3,
+            "max_length": 5,
+            "truncation_head": 3,
+            "ngram_buckets": buckets,
+            "max_ngrams": 8,
+        },
+        str(tmp_path),
+        review_spec(),
+    )
     ids = np.array([row["ngram_ids"] for row in transformed])
     assert ids.shape == (3, 8)
     assert ids[2].tolist() == hashed(["bad", "movie", "bad bad", "bad movie"], buckets) + [0] * 4

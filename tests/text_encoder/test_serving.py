@@ -1,4 +1,5 @@
 """The text encoder's export (from the session's real training run: tests/conftest.py)."""
+
 import numpy as np
 import tensorflow as tf
 
@@ -17,7 +18,8 @@ def test_exported_model_classifies_raw_text_as_the_keras_model_does(text_encoder
     model, output = text_encoder_run.model, text_encoder_run.output
     loaded = tf.saved_model.load(text_encoder_run.export_dir)
     assert {"serving_default", "classify_text", "transform_features", "attention"} <= set(
-        loaded.signatures)
+        loaded.signatures
+    )
 
     texts = ["Great fun!", "awful, DULL plot", "zebra quokka"]
     raw = loaded.signatures["classify_text"](text=tf.constant(texts))
@@ -28,11 +30,13 @@ def test_exported_model_classifies_raw_text_as_the_keras_model_does(text_encoder
     assert raw["label"].numpy().tolist() == probabilities.argmax(axis=1).tolist()
     names = ["negative", "positive"]
     assert [n.decode() for n in raw["label_name"].numpy()] == [
-        names[i] for i in probabilities.argmax(axis=1)]
+        names[i] for i in probabilities.argmax(axis=1)
+    ]
 
     # Tokenisation happens inside the graph: the same ids as the transform, the same logits.
     transformed = loaded.signatures["transform_features"](
-        examples=tf.constant([serialized_example(t, 0) for t in texts]))
+        examples=tf.constant([serialized_example(t, 0) for t in texts])
+    )
     ids = transformed["token_ids"].numpy()
     vocabulary = [w.decode() for w in output.vocabulary_by_name(VOCABULARY_NAME)]
     oov = len(vocabulary) + 1
@@ -43,7 +47,8 @@ def test_exported_model_classifies_raw_text_as_the_keras_model_does(text_encoder
 
     # serving_default takes tf.Examples without a label and answers the same.
     from_examples = loaded.signatures["serving_default"](
-        examples=tf.constant([serialized_example(t) for t in texts]))
+        examples=tf.constant([serialized_example(t) for t in texts])
+    )
     np.testing.assert_allclose(from_examples["probabilities"].numpy(), probabilities, rtol=1e-6)
 
 
@@ -62,6 +67,7 @@ def test_attention_signature_returns_each_layers_weights_over_the_tokens(text_en
     assert np.all(weights[0, :, :, :, 4:] < 1e-6)  # padding gets no attention
     # The same weights as the Keras model computes.
     ids = loaded.signatures["transform_features"](
-        examples=tf.constant([serialized_example("Great fun zebra", 0)]))["token_ids"]
+        examples=tf.constant([serialized_example("Great fun zebra", 0)])
+    )["token_ids"]
     _, _, expected = model.encode(ids, training=False)
     np.testing.assert_allclose(weights[0, 1], np.asarray(expected[1])[0], rtol=1e-5, atol=1e-6)

@@ -1,4 +1,5 @@
 """The text encoder's Trainer entry point, run for real on in-memory reviews."""
+
 import json
 import os
 
@@ -10,8 +11,7 @@ from trainer_module.text_encoder.preprocessing import vocabulary_size
 from trainer_module.training.inputs import start_run
 
 
-def test_run_fn_trains_the_steps_and_exports_with_the_vocabulary_transform_kept(
-        text_encoder_run):
+def test_run_fn_trains_the_steps_and_exports_with_the_vocabulary_transform_kept(text_encoder_run):
     model, fn_args = text_encoder_run.model, text_encoder_run.fn_args
     assert int(model.optimizer.iterations.numpy()) == fn_args.train_steps == 30
     # The model embeds the words Transform kept (fewer than the top-k on a tiny corpus).
@@ -28,11 +28,19 @@ def test_run_fn_trains_the_steps_and_exports_with_the_vocabulary_transform_kept(
 
 
 def test_the_tuners_best_values_override_the_preset(text_encoder_run):
-    fn_args = attr.evolve(text_encoder_run.fn_args, hyperparameters={"values": {
-        "num_layers": 4, "d_model": 64, "learning_rate": 0.002, "dropout": 0.2}})
+    fn_args = attr.evolve(
+        text_encoder_run.fn_args,
+        hyperparameters={
+            "values": {"num_layers": 4, "d_model": 64, "learning_rate": 0.002, "dropout": 0.2}
+        },
+    )
     config, _ = start_run(fn_args, FAMILY)
     assert (config.num_layers, config.d_model, config.peak_learning_rate, config.dropout) == (
-        4, 64, 0.002, 0.2)
+        4,
+        64,
+        0.002,
+        0.2,
+    )
     assert (config.max_length, config.pooling) == (12, "cls")  # the overrides stay
     fn_args = attr.evolve(fn_args, hyperparameters={"values": {"layers": 2}})
     with pytest.raises(ValueError, match=r"unknown search axes \['layers'\]"):

@@ -2,6 +2,7 @@
 killed part-way and run again resumes from its last backup, trains only the remaining steps,
 and removes the backup once it has exported (with real processes for the text encoder:
 tests/e2e/test_faults.py)."""
+
 import copy
 import json
 import os
@@ -32,7 +33,8 @@ def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
 
 
 def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
-        tmp_path, monkeypatch, tiny_bert_preset):
+    tmp_path, monkeypatch, tiny_bert_preset
+):
     """Two phases (head, then full), each its own backup: killed after the first of the full
     phase's two intervals, the rerun finds the head phase done and resumes the full one."""
     from trainer_module.bert.training import run_fn as bert_run_fn
@@ -48,12 +50,26 @@ def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
     monkeypatch.setattr(history.LogEvaluations, "on_epoch_end", killed_in_the_full_phase)
     started = []
     backup_dir = backup.backup_dir
-    monkeypatch.setattr(backup, "backup_dir",
-                        lambda fn_args: started.append(copy.copy(fn_args)) or backup_dir(fn_args))
+    monkeypatch.setattr(
+        backup,
+        "backup_dir",
+        lambda fn_args: started.append(copy.copy(fn_args)) or backup_dir(fn_args),
+    )
     with pytest.raises(Killed):
-        run_family("bert", REVIEWS, review_spec(), str(tmp_path / "run"), train_steps=8,
-                   overrides={"backbone_preset": tiny_bert_preset, "sequence_length": 16,
-                              "batch_size": 8, "head_fraction": 0.5, "evaluations": 2})
+        run_family(
+            "bert",
+            REVIEWS,
+            review_spec(),
+            str(tmp_path / "run"),
+            train_steps=8,
+            overrides={
+                "backbone_preset": tiny_bert_preset,
+                "sequence_length": 16,
+                "batch_size": 8,
+                "head_fraction": 0.5,
+                "evaluations": 2,
+            },
+        )
     (key,) = os.listdir(tmp_path / "backup")
     assert sorted(os.listdir(tmp_path / "backup" / key)) == ["full", "head"]
 

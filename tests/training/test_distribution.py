@@ -41,11 +41,15 @@ def test_strategy_is_the_default_on_one_device_and_mirrored_with_several_gpus(mo
 
 def test_several_workers_in_tf_config_get_the_multi_worker_strategy(monkeypatch):
     created = []
-    monkeypatch.setattr(distribution.MultiWorkerMirroredStrategyForKeras, "__init__",
-                        lambda self: created.append("multi-worker"))
+    monkeypatch.setattr(
+        distribution.MultiWorkerMirroredStrategyForKeras,
+        "__init__",
+        lambda self: created.append("multi-worker"),
+    )
     config = tf_config("worker", 0, chief=["h0:1"], worker=["h1:1"])
-    assert isinstance(distribution.strategy_for(config, gpus=0),
-                      tf.distribute.MultiWorkerMirroredStrategy)
+    assert isinstance(
+        distribution.strategy_for(config, gpus=0), tf.distribute.MultiWorkerMirroredStrategy
+    )
     assert created == ["multi-worker"]
 
 

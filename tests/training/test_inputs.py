@@ -1,5 +1,6 @@
 """Training length from the data: the examples counted in Transform's output, and epochs
 turned into optimizer steps."""
+
 import pytest
 import tensorflow as tf
 
@@ -17,13 +18,16 @@ def test_count_examples_reads_every_gzipped_shard(tmp_path):
         count_examples([str(tmp_path / "missing-*")])
 
 
-@pytest.mark.parametrize("epochs, examples, batch, steps", [
-    (2, 20_000, 32, 1250),  # the IMDB benchmark
-    (30, 45_000, 128, 10_547),  # the CIFAR-10 benchmark: the last batch of an epoch counts
-    (14, 18, 6, 42),
-    (1 / 3, 18, 6, 1),  # 6 examples: one step, not 1.0000000001 rounded up to 2
-    (0.01, 18, 6, 1),  # at least one step
-])
+@pytest.mark.parametrize(
+    "epochs, examples, batch, steps",
+    [
+        (2, 20_000, 32, 1250),  # the IMDB benchmark
+        (30, 45_000, 128, 10_547),  # the CIFAR-10 benchmark: the last batch of an epoch counts
+        (14, 18, 6, 42),
+        (1 / 3, 18, 6, 1),  # 6 examples: one step, not 1.0000000001 rounded up to 2
+        (0.01, 18, 6, 1),  # at least one step
+    ],
+)
 def test_steps_for_epochs(epochs, examples, batch, steps):
     assert steps_for_epochs(epochs, examples, batch) == steps
 
@@ -39,15 +43,19 @@ def test_start_run_trains_the_epochs_unless_steps_were_given_at_run_time(tmp_pat
     from trainer_module.families import get_family
     from trainer_module.training.inputs import start_run
 
-    with tf.io.TFRecordWriter(str(tmp_path / "train.gz"),
-                              tf.io.TFRecordOptions(compression_type="GZIP")) as writer:
+    with tf.io.TFRecordWriter(
+        str(tmp_path / "train.gz"), tf.io.TFRecordOptions(compression_type="GZIP")
+    ) as writer:
         for i in range(20):
             writer.write(b"%d" % i)
 
     def run(train_steps):
-        fn_args = FnArgs(train_files=[str(tmp_path / "train.gz")], train_steps=train_steps,
-                         transform_graph_path=str(tmp_path),
-                         custom_config={"preset": "tiny", "overrides": {}, "epochs": 3})
+        fn_args = FnArgs(
+            train_files=[str(tmp_path / "train.gz")],
+            train_steps=train_steps,
+            transform_graph_path=str(tmp_path),
+            custom_config={"preset": "tiny", "overrides": {}, "epochs": 3},
+        )
         config, _ = start_run(fn_args, get_family("text_encoder"))
         return fn_args.train_steps, fn_args.custom_config["train_examples"], config.batch_size
 

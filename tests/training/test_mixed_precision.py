@@ -1,6 +1,7 @@
 """Every family under mixed_bfloat16 (this CPU's fast path): the same outputs as float32 within
 a stated tolerance, float32 variables and logits, a few training steps that lower the loss,
 and the global policy left as it was."""
+
 import contextlib
 
 import keras
@@ -35,8 +36,12 @@ def text_encoder():
     ids = rng.integers(1, 22, size=(8, 32))
     ids[:, 20:] = 0
     inputs = {"token_ids": ids, "ngram_ids": rng.integers(0, 257, size=(8, 32))}
-    return (lambda: TextEncoderClassifier(PRESETS["tiny"].replace(vocab_size=20)), inputs,
-            np.eye(2)[np.arange(8) % 2], keras.losses.CategoricalCrossentropy(from_logits=True))
+    return (
+        lambda: TextEncoderClassifier(PRESETS["tiny"].replace(vocab_size=20)),
+        inputs,
+        np.eye(2)[np.arange(8) % 2],
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    )
 
 
 def translator():
@@ -46,9 +51,12 @@ def translator():
     ids = np.random.default_rng(0).integers(4, 24, size=(8, 10))
     ids[:, 7:] = 0
     inputs = {"source_ids": ids, "decoder_input_ids": ids}
-    return (lambda: Translator(PRESETS["tiny"].replace(source_vocab_size=20,
-                                                       target_vocab_size=20)),
-            inputs, ids, MaskedSequenceCrossEntropy(0.1))
+    return (
+        lambda: Translator(PRESETS["tiny"].replace(source_vocab_size=20, target_vocab_size=20)),
+        inputs,
+        ids,
+        MaskedSequenceCrossEntropy(0.1),
+    )
 
 
 def vit():
@@ -56,8 +64,12 @@ def vit():
     from trainer_module.vit.model import VitClassifier
 
     images = np.random.default_rng(0).normal(size=(8, 16, 16, 3)).astype("float32")
-    return (lambda: VitClassifier(PRESETS["tiny"].replace(num_classes=4)), images,
-            np.eye(4)[np.arange(8) % 4], keras.losses.CategoricalCrossentropy(from_logits=True))
+    return (
+        lambda: VitClassifier(PRESETS["tiny"].replace(num_classes=4)),
+        images,
+        np.eye(4)[np.arange(8) % 4],
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    )
 
 
 def bert(preset: str):
@@ -65,19 +77,30 @@ def bert(preset: str):
     from trainer_module.bert.model import bert_classifier
 
     rng = np.random.default_rng(0)
-    inputs = {"token_ids": rng.integers(5, 50, size=(8, 12)),
-              "segment_ids": np.zeros((8, 12), "int32"), "padding_mask": np.ones((8, 12), "int32")}
-    config = PRESETS["tiny"].replace(backbone_preset=preset, sequence_length=12,
-                                     truncation_head=2, ngram_buckets=0)
-    return (lambda: bert_classifier(config),
-            inputs, np.eye(2)[np.arange(8) % 2],
-            keras.losses.CategoricalCrossentropy(from_logits=True))
+    inputs = {
+        "token_ids": rng.integers(5, 50, size=(8, 12)),
+        "segment_ids": np.zeros((8, 12), "int32"),
+        "padding_mask": np.ones((8, 12), "int32"),
+    }
+    config = PRESETS["tiny"].replace(
+        backbone_preset=preset, sequence_length=12, truncation_head=2, ngram_buckets=0
+    )
+    return (
+        lambda: bert_classifier(config),
+        inputs,
+        np.eye(2)[np.arange(8) % 2],
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    )
 
 
 @pytest.fixture(params=["text_encoder", "translator", "vit", "bert"])
 def family(request, tiny_bert_preset):
-    builders = {"text_encoder": text_encoder, "translator": translator, "vit": vit,
-                "bert": lambda: bert(tiny_bert_preset)}
+    builders = {
+        "text_encoder": text_encoder,
+        "translator": translator,
+        "vit": vit,
+        "bert": lambda: bert(tiny_bert_preset),
+    }
     return request.param, builders[request.param]()
 
 
@@ -97,9 +120,12 @@ def test_bfloat16_outputs_agree_with_float32_and_training_lowers_the_loss(family
         assert ops.convert_to_numpy(logits).dtype == np.float32  # every head is float32
         got = ops.convert_to_numpy(ops.cast(logits, "float32"))
         np.testing.assert_allclose(got, expected, atol=LOGIT_TOLERANCE, rtol=0)
-        np.testing.assert_allclose(ops.convert_to_numpy(ops.softmax(got)),
-                                   ops.convert_to_numpy(ops.softmax(expected)),
-                                   atol=PROBABILITY_TOLERANCE, rtol=0)
+        np.testing.assert_allclose(
+            ops.convert_to_numpy(ops.softmax(got)),
+            ops.convert_to_numpy(ops.softmax(expected)),
+            atol=PROBABILITY_TOLERANCE,
+            rtol=0,
+        )
         model.compile(optimizer=adamw(3e-3, 0.0), loss=loss, metrics=[])
         # Losses measured without dropout, so the steps' random masks cannot hide progress.
         before = float(model.evaluate(inputs, labels, verbose=0))

@@ -1,4 +1,5 @@
 """The run wrapper every family's Trainer entry point goes through (training/run_fn.py)."""
+
 import json
 import types
 
@@ -14,11 +15,20 @@ def fake_fn_args(mixed_precision="off"):
     dataset = tf.data.Dataset.range(4)
     return types.SimpleNamespace(
         custom_config={"mixed_precision": mixed_precision},
-        train_files=["/out/train"], eval_files=["/out/eval"], transform_output="/out/tft",
-        train_steps=4, eval_steps=1, hyperparameters=None,
-        serving_model_dir="/out/serving", model_run_dir="/out/Trainer/model_run/5",
-        data_accessor=DataAccessor(tf_dataset_factory=lambda *args, **kwargs: dataset,
-                                   record_batch_factory=None, data_view_decode_fn=None))
+        train_files=["/out/train"],
+        eval_files=["/out/eval"],
+        transform_output="/out/tft",
+        train_steps=4,
+        eval_steps=1,
+        hyperparameters=None,
+        serving_model_dir="/out/serving",
+        model_run_dir="/out/Trainer/model_run/5",
+        data_accessor=DataAccessor(
+            tf_dataset_factory=lambda *args, **kwargs: dataset,
+            record_batch_factory=None,
+            data_view_decode_fn=None,
+        ),
+    )
 
 
 class FakeTraining:
@@ -29,9 +39,12 @@ class FakeTraining:
 
     def __call__(self, fn_args):
         dataset = fn_args.data_accessor.tf_dataset_factory(["files"], None, None)
-        self.seen = {"fn_args": fn_args, "policy": keras.mixed_precision.global_policy().name,
-                     "shard_policy": dataset.options().experimental_distribute.auto_shard_policy,
-                     "strategy": tf.distribute.get_strategy()}
+        self.seen = {
+            "fn_args": fn_args,
+            "policy": keras.mixed_precision.global_policy().name,
+            "shard_policy": dataset.options().experimental_distribute.auto_shard_policy,
+            "strategy": tf.distribute.get_strategy(),
+        }
         return types.SimpleNamespace(optimizer=types.SimpleNamespace(iterations=tf.Variable(3)))
 
 
@@ -68,8 +81,10 @@ def test_the_policy_is_restored_when_training_fails():
 def test_a_worker_that_is_not_the_chief_writes_to_a_scratch_folder(monkeypatch):
     # One task in TF_CONFIG, so no collective strategy starts; is_chief is tested on its own.
     monkeypatch.setattr(run_fn.distribution, "is_chief", lambda tf_config: False)
-    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["a:1"]},
-                                                "task": {"type": "worker", "index": 1}}))
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1}}),
+    )
     fn_args = fake_fn_args()
     run_fn.run(fn_args, FakeTraining())
     assert "tfx-transformers-worker-" in fn_args.serving_model_dir

@@ -23,7 +23,7 @@ def test_matches_the_paper_formula():
     d_model, warmup = 512, 4000
     schedule = WarmupInverseSqrt((d_model * warmup) ** -0.5, warmup)
     for step in (1, 1000, 4000, 20000):
-        paper = d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+        paper = d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
         assert lr(schedule, step - 1) == pytest.approx(paper, rel=1e-5)
 
 
@@ -58,8 +58,9 @@ def test_adamw_with_ema_ends_training_with_the_averaged_weights():
     x, y = np.ones((4, 1), "float32"), np.full((4, 1), 10.0, "float32")
 
     def trained_weight(ema_momentum):
-        model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(
-            1, use_bias=False, kernel_initializer="zeros")])
+        model = keras.Sequential(
+            [keras.Input((1,)), keras.layers.Dense(1, use_bias=False, kernel_initializer="zeros")]
+        )
         model.compile(optimizer=adamw(0.1, 0.0, ema_momentum), loss="mse")
         model.fit(x, y, epochs=5, verbose=0)
         return float(model.get_weights()[0][0, 0])

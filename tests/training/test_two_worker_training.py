@@ -1,15 +1,20 @@
 """Real two-worker training on localhost: two processes, MultiWorkerMirroredStrategy on CPU."""
+
+import glob
 import json
 import os
 import socket
 import subprocess
 import sys
+import time
 
+import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 
 from pipeline import configs
 from tests.conftest import REVIEWS, review_spec
+from tests.training.two_worker_trainer import BACKUP_DIR, MODEL_DIR, MODEL_RUN_DIR
 from trainer_module.preprocessing.local import analyze_and_transform
 from trainer_module.text_encoder import FAMILY, preprocessing
 
@@ -29,8 +34,12 @@ def free_ports(count: int) -> list:
 def write_transformed_examples(work_dir: str) -> None:
     """Transform's outputs for the tiny preset: the transform graph and gzipped tf.Examples."""
     rows, output = analyze_and_transform(
-        REVIEWS, preprocessing.preprocessing_fn, FAMILY.transform_config(FAMILY.config("tiny")),
-        os.path.join(work_dir, "transform"), review_spec())
+        REVIEWS,
+        preprocessing.preprocessing_fn,
+        FAMILY.transform_config(FAMILY.config("tiny")),
+        os.path.join(work_dir, "transform"),
+        review_spec(),
+    )
     coder = tft.coders.ExampleProtoCoder(output.transformed_metadata.schema)
     for split in ("train", "eval"):
         path = os.path.join(work_dir, "examples", f"Split-{split}", "data.tfrecord.gz")
@@ -40,33 +49,90 @@ def write_transformed_examples(work_dir: str) -> None:
                 writer.write(coder.encode(row))
 
 
+def start_workers(work_dir: str, train_steps: int, evaluations: int = 1) -> dict:
+    """The chief and one worker of a two-worker training job, as processes: {role: Popen}."""
+    chief_port, worker_port = free_ports(2)
+    cluster = {"chief": [f"localhost:{chief_port}"], "worker": [f"localhost:{worker_port}"]}
+    processes = {}
+    for role in ("chief", "worker"):
+        env = dict(
+            os.environ,
+            TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": role, "index": 0}}),
+            CUDA_VISIBLE_DEVICES="",
+            TF_CPP_MIN_LOG_LEVEL="1",
+        )
+        processes[role] = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.training.two_worker_trainer",
+                work_dir,
+                str(train_steps),
+                str(evaluations),
+            ],
+            cwd=configs.REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    return processes
+
+
+def finished_logs(processes: dict) -> dict:
+    logs = {role: p.communicate(timeout=540)[0] for role, p in processes.items()}
+    for role, process in processes.items():
+        assert process.returncode == 0, f"{role} failed:\n{logs[role][-5000:]}"
+        assert "MultiWorkerMirroredStrategyForKeras with 2 replicas" in logs[role]
+    return logs
+
+
 def test_two_workers_train_the_same_steps_and_only_the_chief_exports(tmp_path):
     work_dir = str(tmp_path)
     write_transformed_examples(work_dir)
-    chief_port, worker_port = free_ports(2)
-    cluster = {"chief": [f"localhost:{chief_port}"], "worker": [f"localhost:{worker_port}"]}
-    processes = []
-    for role in ("chief", "worker"):
-        env = dict(os.environ, TF_CONFIG=json.dumps(
-            {"cluster": cluster, "task": {"type": role, "index": 0}}),
-            CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="1")
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "tests.training.two_worker_trainer", work_dir,
-             str(TRAIN_STEPS)], cwd=configs.REPO_ROOT, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True))
-    logs = [p.communicate(timeout=540)[0] for p in processes]
-    for role, process, log in zip(("chief", "worker"), processes, logs):
-        assert process.returncode == 0, f"{role} failed:\n{log[-5000:]}"
-        assert "MultiWorkerMirroredStrategyForKeras with 2 replicas" in log, log[-3000:]
-    chief_log, worker_log = logs
+    logs = finished_logs(start_workers(work_dir, TRAIN_STEPS))
+    chief_log, worker_log = logs["chief"], logs["worker"]
     assert f"Training finished as chief after {TRAIN_STEPS} optimizer steps" in chief_log
     assert f"Training finished as worker 0 after {TRAIN_STEPS} optimizer steps" in worker_log
 
     # The chief exported a servable model to the Trainer's output; the worker wrote elsewhere.
-    serving_dir = os.path.join(work_dir, "model", "Format-Serving")
+    serving_dir = os.path.join(work_dir, MODEL_DIR, "Format-Serving")
     served = tf.saved_model.load(serving_dir)
     answer = served.signatures["classify_text"](text=tf.constant(["a wonderful film"]))
     assert answer["probabilities"].shape == (1, 2)
-    history = json.loads(open(os.path.join(work_dir, "model_run", "history.json")).read())
+    history = json.loads(open(os.path.join(work_dir, MODEL_RUN_DIR, "history.json")).read())
     assert history["config"]["batch_size"] == 2 * 8  # the tiny preset's 8 per replica
     assert "tfx-transformers-worker-" in worker_log and "tfx-transformers-worker-" not in chief_log
+
+
+@pytest.mark.slow
+def test_a_killed_worker_and_its_rerun_resume_from_the_backup_on_both_workers(tmp_path):
+    """A worker killed with -9 after the first of four intervals: the job is restarted (both
+    replicas, as Vertex AI restarts a training job), and both resume from the chief's backup."""
+    work_dir = str(tmp_path)
+    write_transformed_examples(work_dir)
+    steps, evaluations = 8, 4
+    processes = start_workers(work_dir, steps, evaluations)
+    backup = os.path.join(work_dir, BACKUP_DIR)
+    deadline = time.time() + 480
+    while not glob.glob(os.path.join(backup, "*", "training_metadata.json")):
+        assert all(p.poll() is None for p in processes.values()), "a replica ended early"
+        assert time.time() < deadline, "no backup was written"
+        time.sleep(0.2)
+    processes["worker"].kill()  # the chief waits on it in vain: the job is restarted whole
+    processes["chief"].kill()
+    for process in processes.values():
+        process.communicate(timeout=60)
+    (metadata,) = glob.glob(os.path.join(backup, "*", "training_metadata.json"))
+    done = json.loads(open(metadata).read())["epoch"]
+    assert 1 <= done < evaluations
+
+    logs = finished_logs(start_workers(work_dir, steps, evaluations))
+    for role in ("chief", "worker"):
+        assert "Resumed from the backup" in logs[role], logs[role][-3000:]
+        assert f"at step {done * steps // evaluations}" in logs[role]
+    assert f"Training finished as chief after {steps} optimizer steps" in logs["chief"]
+    assert f"Training finished as worker 0 after {steps} optimizer steps" in logs["worker"]
+    history = json.loads(open(os.path.join(work_dir, MODEL_RUN_DIR, "history.json")).read())
+    assert history["resumed_from_step"] == done * steps // evaluations
+    assert not glob.glob(os.path.join(backup, "*", "*"))  # removed once exported

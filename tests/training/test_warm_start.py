@@ -1,5 +1,6 @@
 """Warm start from a base model's kept weights: loaded when the vocabularies and the weight
 shapes match, refused with the reason (and the fresh weights untouched) otherwise."""
+
 import types
 
 import keras
@@ -20,8 +21,11 @@ def artifact(root, name, vocabulary=b"the\nfilm\n"):
     (assets / "vocabulary").write_bytes(vocabulary)
     serving = root / f"model-{name}" / "Format-Serving"
     serving.mkdir(parents=True)
-    return types.SimpleNamespace(serving_model_dir=str(serving), base_model=None,
-                                 transform_output=str(root / f"transform-{name}"))
+    return types.SimpleNamespace(
+        serving_model_dir=str(serving),
+        base_model=None,
+        transform_output=str(root / f"transform-{name}"),
+    )
 
 
 def test_without_a_base_model_there_is_nothing_to_do(tmp_path):
@@ -47,7 +51,8 @@ def test_another_vocabulary_or_architecture_trains_from_scratch_and_says_why(tmp
     fresh = model()
     initial = fresh.get_weights()
     assert warm_start.load(fresh, run) == {
-        "skipped": "the vocabularies differ from the base model's (vocabulary)"}
+        "skipped": "the vocabularies differ from the base model's (vocabulary)"
+    }
     for mine, before in zip(fresh.get_weights(), initial):
         np.testing.assert_array_equal(mine, before)
     wider = model(width=8)

@@ -1,8 +1,13 @@
 """One replica of the two-worker training test: runs TFX's Trainer executor as each replica of
 a Vertex AI training job does, with its role in TF_CONFIG (also called in-process).
 
-Usage: python -m tests.training.two_worker_trainer WORK_DIR TRAIN_STEPS
+Usage: python -m tests.training.two_worker_trainer WORK_DIR TRAIN_STEPS [EVALUATIONS]
+
+The outputs are laid out as TFX lays out a Trainer's (WORK_DIR/Trainer/model/1, .../model_run/1),
+so that the training's backup lands in WORK_DIR/Trainer/backup/ (trainer_module/training/
+backup.py).
 """
+
 import json
 import os
 import sys
@@ -24,28 +29,48 @@ def artifact(kind, uri, **properties):
     return result
 
 
-def main(work_dir: str, train_steps: int, mixed_precision: str = "auto") -> None:
+MODEL_DIR = os.path.join("Trainer", "model", "1")
+MODEL_RUN_DIR = os.path.join("Trainer", "model_run", "1")
+BACKUP_DIR = os.path.join("Trainer", "backup")
+
+
+def main(
+    work_dir: str, train_steps: int, evaluations: int = 1, mixed_precision: str = "auto"
+) -> None:
     logging.use_absl_handler()
     logging.set_verbosity(logging.INFO)
     inputs = {
-        "examples": [artifact(standard_artifacts.Examples, os.path.join(work_dir, "examples"),
-                              split_names=artifact_utils.encode_split_names(["train", "eval"]))],
-        "transform_graph": [artifact(standard_artifacts.TransformGraph,
-                                     os.path.join(work_dir, "transform"))],
+        "examples": [
+            artifact(
+                standard_artifacts.Examples,
+                os.path.join(work_dir, "examples"),
+                split_names=artifact_utils.encode_split_names(["train", "eval"]),
+            )
+        ],
+        "transform_graph": [
+            artifact(standard_artifacts.TransformGraph, os.path.join(work_dir, "transform"))
+        ],
     }
     # Every replica is handed the same outputs, as on Vertex AI.
-    outputs = {"model": [artifact(standard_artifacts.Model, os.path.join(work_dir, "model"))],
-               "model_run": [artifact(standard_artifacts.ModelRun,
-                                      os.path.join(work_dir, "model_run"))]}
+    outputs = {
+        "model": [artifact(standard_artifacts.Model, os.path.join(work_dir, MODEL_DIR))],
+        "model_run": [artifact(standard_artifacts.ModelRun, os.path.join(work_dir, MODEL_RUN_DIR))],
+    }
     exec_properties = {
         "run_fn": FAMILY.run_fn,
         "train_args": proto_utils.proto_to_json(trainer_pb2.TrainArgs(num_steps=train_steps)),
         "eval_args": proto_utils.proto_to_json(trainer_pb2.EvalArgs(num_steps=1)),
-        "custom_config": json.dumps({"preset": "tiny", "seed": 0,
-                                     "mixed_precision": mixed_precision}),
+        "custom_config": json.dumps(
+            {
+                "preset": "tiny",
+                "seed": 0,
+                "mixed_precision": mixed_precision,
+                "overrides": {"evaluations": evaluations},
+            }
+        ),
     }
     GenericExecutor().Do(inputs, outputs, exec_properties)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], *map(int, sys.argv[2:]))

@@ -1,5 +1,6 @@
 """Beam search against exhaustive search, its stopping rule, greedy decoding, and one sentence at
 a time against a batch."""
+
 import itertools
 
 import keras
@@ -31,20 +32,23 @@ class TableModel:
 
     def start_decoding(self, memory, source_mask, max_length):
         rows = tf.shape(memory)[0]
-        return {"history": (tf.zeros([rows], tf.int32),),
-                "memory": (tf.cast(memory[:, 0, 0], tf.int32),), "source_mask": source_mask}
+        return {
+            "history": (tf.zeros([rows], tf.int32),),
+            "memory": (tf.cast(memory[:, 0, 0], tf.int32),),
+            "source_mask": source_mask,
+        }
 
     def decode_step(self, token_ids, index, cache):
         self.steps += 1
         state = (cache["history"][0] + token_ids[:, 0] * tf.cast(index > 0, tf.int32)) % VOCAB
-        logits = tf.gather_nd(self.table, tf.stack([cache["memory"][0] % len(self.table.numpy()),
-                                                     state], axis=1))
+        logits = tf.gather_nd(
+            self.table, tf.stack([cache["memory"][0] % len(self.table.numpy()), state], axis=1)
+        )
         return logits[:, None, :], {**cache, "history": (state,)}
 
     def score(self, source, tokens, length_penalty=0.0) -> float:
         """The search's ranking of a finished translation."""
-        return (self.log_probability(source, tokens)
-                / ((5.0 + len(tokens)) / 6.0) ** length_penalty)
+        return self.log_probability(source, tokens) / ((5.0 + len(tokens)) / 6.0) ** length_penalty
 
     def log_probability(self, source, tokens) -> float:
         table = self.table.numpy()
@@ -58,17 +62,30 @@ class TableModel:
 
 def best_by_enumeration(model, source, max_length, length_penalty):
     """The best-ranked translation that ends with [END] within max_length tokens."""
-    candidates = [words + (END_ID,) for n in range(max_length)
-                  for words in itertools.product(WRITABLE, repeat=n)]
+    candidates = [
+        words + (END_ID,)
+        for n in range(max_length)
+        for words in itertools.product(WRITABLE, repeat=n)
+    ]
     return max(candidates, key=lambda tokens: model.score(source, tokens, length_penalty))
 
 
 def small_model() -> Translator:
     """A random 1+1-layer translator over 4 source and 3 target words."""
     keras.utils.set_random_seed(3)
-    config = TranslatorConfig(source_vocab_size=4, target_vocab_size=3, max_source_length=4,
-                              max_target_length=5, max_decode_length=4, d_model=16, num_heads=2,
-                              ff_dim=32, encoder_layers=1, decoder_layers=1, dropout=0.0)
+    config = TranslatorConfig(
+        source_vocab_size=4,
+        target_vocab_size=3,
+        max_source_length=4,
+        max_target_length=5,
+        max_decode_length=4,
+        d_model=16,
+        num_heads=2,
+        ff_dim=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        dropout=0.0,
+    )
     model = Translator(config)
     ids = np.ones((1, 2), dtype="int32")
     model({"source_ids": ids, "decoder_input_ids": ids})
@@ -80,8 +97,8 @@ def written(row) -> tuple:
     row = list(row)
     assert row[0] == START_ID
     end = row.index(END_ID) if END_ID in row else len(row) - 1
-    assert all(t == PAD_ID for t in row[end + 1:])
-    return tuple(row[1:end + 1])
+    assert all(t == PAD_ID for t in row[end + 1 :])
+    return tuple(row[1 : end + 1])
 
 
 @pytest.mark.parametrize("length_penalty", [0.0, 0.6, 2.0])
@@ -112,8 +129,9 @@ def test_width_one_is_greedy_step_by_step():
     for source, row in zip(SOURCES, generated):
         prefix = [START_ID]
         while len(prefix) <= 4 and END_ID not in prefix:
-            logits = ops.convert_to_numpy(model({"source_ids": source[None],
-                                                 "decoder_input_ids": np.array([prefix])}))
+            logits = ops.convert_to_numpy(
+                model({"source_ids": source[None], "decoder_input_ids": np.array([prefix])})
+            )
             logits[0, -1, [PAD_ID, START_ID]] = -np.inf
             prefix.append(int(logits[0, -1].argmax()))
         assert tuple(prefix[1:]) == written(row)
@@ -122,8 +140,9 @@ def test_width_one_is_greedy_step_by_step():
 @pytest.mark.parametrize("beam_width", [1, 4])
 def test_a_sentence_decodes_the_same_alone_as_in_a_batch(beam_width):
     model = small_model()
-    generate = tf.function(make_generate(model, 4, beam_width),
-                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    generate = tf.function(
+        make_generate(model, 4, beam_width), input_signature=[tf.TensorSpec([None, None], tf.int32)]
+    )
     together = generate(tf.constant(SOURCES)).numpy()
     for i, source in enumerate(SOURCES):
         np.testing.assert_array_equal(generate(tf.constant(source[None])).numpy()[0], together[i])

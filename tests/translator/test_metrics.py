@@ -1,4 +1,5 @@
 """The TFMA metrics of the translation task, fed the way the Evaluator feeds them."""
+
 import math
 
 import numpy as np
@@ -28,11 +29,14 @@ def compute(metric, extracts):
 
 
 def test_bleu_scores_tensorflow_byte_strings_as_a_float_matching_sacrebleu():
-    extracts = [{"labels": np.array([r]), "predictions": np.array([h])}
-                for h, r in zip(HYPOTHESES, REFERENCES)]
+    extracts = [
+        {"labels": np.array([r]), "predictions": np.array([h])}
+        for h, r in zip(HYPOTHESES, REFERENCES)
+    ]
     score = compute(DecodedBleu(), extracts)
-    expected = sacrebleu.corpus_bleu([h.decode() for h in HYPOTHESES],
-                                     [[r.decode() for r in REFERENCES]], tokenize="13a").score
+    expected = sacrebleu.corpus_bleu(
+        [h.decode() for h in HYPOTHESES], [[r.decode() for r in REFERENCES]], tokenize="13a"
+    ).score
     assert isinstance(score, float)
     assert math.isclose(score, expected, rel_tol=1e-9)
     assert 0 < score < 100
@@ -43,24 +47,42 @@ def test_bleu_scores_tensorflow_byte_strings_as_a_float_matching_sacrebleu():
 def test_the_two_bleus_of_natural_text_cased_13a_and_lowercase_word_tokens():
     hypotheses = [b"A man rides a bike.", b"two dogs play in the snow."]
     references = [b"A man rides a bike.", b"Two dogs play in the snow!"]
-    extracts = [{"labels": np.array([r]), "predictions": np.array([h])}
-                for h, r in zip(hypotheses, references)]
+    extracts = [
+        {"labels": np.array([r]), "predictions": np.array([h])}
+        for h, r in zip(hypotheses, references)
+    ]
     cased = compute(DecodedBleu(), extracts)
-    assert math.isclose(cased, sacrebleu.corpus_bleu(
-        [h.decode() for h in hypotheses], [[r.decode() for r in references]]).score)
-    lowered = compute(DecodedBleu(name="bleu_lowercase_tokenized", lowercase=True,
-                                  tokenize=WORDS), extracts)
-    assert math.isclose(lowered, sacrebleu.corpus_bleu(
-        ["a man rides a bike .", "two dogs play in the snow ."],
-        [["a man rides a bike .", "two dogs play in the snow !"]], tokenize="none").score)
+    assert math.isclose(
+        cased,
+        sacrebleu.corpus_bleu(
+            [h.decode() for h in hypotheses], [[r.decode() for r in references]]
+        ).score,
+    )
+    lowered = compute(
+        DecodedBleu(name="bleu_lowercase_tokenized", lowercase=True, tokenize=WORDS), extracts
+    )
+    assert math.isclose(
+        lowered,
+        sacrebleu.corpus_bleu(
+            ["a man rides a bike .", "two dogs play in the snow ."],
+            [["a man rides a bike .", "two dogs play in the snow !"]],
+            tokenize="none",
+        ).score,
+    )
     assert cased < lowered < 100  # "two"/"Two" costs the cased score, "!"/"." both
     assert words("Don't—stop, Café!<br />Now") == "don ' t — stop , café ! now"
 
 
 def test_token_accuracy_sums_correct_and_real_tokens_over_examples():
-    extracts = [{"labels": np.array([b"x"]),
-                 "predictions": {"translation": np.array([b"x"]),
-                                 "correct_tokens": np.array([c], dtype=np.float32),
-                                 "target_tokens": np.array([t], dtype=np.float32)}}
-                for c, t in ((3, 4), (5, 6), (0, 0))]  # the last: served without a target
+    extracts = [
+        {
+            "labels": np.array([b"x"]),
+            "predictions": {
+                "translation": np.array([b"x"]),
+                "correct_tokens": np.array([c], dtype=np.float32),
+                "target_tokens": np.array([t], dtype=np.float32),
+            },
+        }
+        for c, t in ((3, 4), (5, 6), (0, 0))
+    ]  # the last: served without a target
     assert compute(MaskedTokenAccuracy(), extracts) == 8 / 10

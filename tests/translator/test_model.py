@@ -18,10 +18,19 @@ TARGETS = [[5, 4, 6], [8, 9, 10, 11], [7], [6, 6, 5]]
 def tiny(words: int = 16, length: int = 8, **overrides) -> Translator:
     """A translator over `words` words per language (ids up to words + 3)."""
     keras.utils.set_random_seed(0)
-    config = TranslatorConfig(source_vocab_size=words, target_vocab_size=words,
-                              max_source_length=length, max_target_length=length,
-                              max_decode_length=length - 1, d_model=32, num_heads=2, ff_dim=64,
-                              encoder_layers=1, decoder_layers=1, dropout=0.0)
+    config = TranslatorConfig(
+        source_vocab_size=words,
+        target_vocab_size=words,
+        max_source_length=length,
+        max_target_length=length,
+        max_decode_length=length - 1,
+        d_model=32,
+        num_heads=2,
+        ff_dim=64,
+        encoder_layers=1,
+        decoder_layers=1,
+        dropout=0.0,
+    )
     model = Translator(config.replace(**overrides))
     ids = np.ones((1, 2), dtype="int32")
     model({"source_ids": ids, "decoder_input_ids": ids})  # build the weights
@@ -42,8 +51,9 @@ def test_logits_shape_and_future_target_tokens_do_not_change_earlier_logits():
     assert logits.shape == (1, 5, 16)  # 12 words + 4 reserved ids
     changed = target.copy()
     changed[0, 3] = 12
-    logits_changed = ops.convert_to_numpy(model({"source_ids": source,
-                                                 "decoder_input_ids": changed}))
+    logits_changed = ops.convert_to_numpy(
+        model({"source_ids": source, "decoder_input_ids": changed})
+    )
     np.testing.assert_allclose(logits_changed[:, :3], logits[:, :3], rtol=1e-5, atol=1e-5)
     assert not np.allclose(logits_changed[:, 3], logits[:, 3])
 
@@ -53,8 +63,9 @@ def test_padding_in_the_source_does_not_change_the_translation_logits():
     target = np.array([[2, 5, 7]])
     short = model({"source_ids": np.array([[4, 5, 0, 0, 0, 0]]), "decoder_input_ids": target})
     longer = model({"source_ids": np.array([[4, 5, 0]]), "decoder_input_ids": target})
-    np.testing.assert_allclose(ops.convert_to_numpy(short), ops.convert_to_numpy(longer),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(short), ops.convert_to_numpy(longer), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_an_untied_post_norm_learned_position_model_overfits_to_exact_outputs():
@@ -66,19 +77,23 @@ def test_an_untied_post_norm_learned_position_model_overfits_to_exact_outputs():
     for _ in range(100):
         model.train_on_batch(inputs, labels)
     generated = ops.convert_to_numpy(
-        make_generate(model, max_decode_length=5, beam_width=1)(np.array(SOURCES, "int32")))
+        make_generate(model, max_decode_length=5, beam_width=1)(np.array(SOURCES, "int32"))
+    )
     for row, target in zip(generated, TARGETS):
         assert row[0] == 2  # [START]
-        assert row[1:len(target) + 2].tolist() == target + [3]  # exact tokens, then [END]
-        assert np.all(row[len(target) + 2:] == 0)  # padding after [END]
+        assert row[1 : len(target) + 2].tolist() == target + [3]  # exact tokens, then [END]
+        assert np.all(row[len(target) + 2 :] == 0)  # padding after [END]
 
 
 def test_shared_vocabulary_shares_one_embedding_and_needs_equal_sizes():
     model = tiny(shared_vocabulary=True)
     assert model.source_embedding is model.target_embedding
     with pytest.raises(ValueError, match="one vocabulary size"):
-        Translator(PRESETS["tiny"].replace(shared_vocabulary=True, source_vocab_size=12,
-                                           target_vocab_size=10))
+        Translator(
+            PRESETS["tiny"].replace(
+                shared_vocabulary=True, source_vocab_size=12, target_vocab_size=10
+            )
+        )
 
 
 def test_config_round_trip_rebuilds_the_same_model():
@@ -90,7 +105,9 @@ def test_config_round_trip_rebuilds_the_same_model():
     clone.set_weights(model.get_weights())
     np.testing.assert_allclose(
         ops.convert_to_numpy(clone({"source_ids": ids, "decoder_input_ids": ids})),
-        ops.convert_to_numpy(model({"source_ids": ids, "decoder_input_ids": ids})), rtol=1e-6)
+        ops.convert_to_numpy(model({"source_ids": ids, "decoder_input_ids": ids})),
+        rtol=1e-6,
+    )
 
 
 def test_presets_validate_and_refuse_unknown_fields():
@@ -103,8 +120,10 @@ def test_presets_validate_and_refuse_unknown_fields():
         FAMILY.config("tiny", {"beam_width": 0})
 
 
-@pytest.mark.parametrize("overrides", [{}, {"norm_first": False, "positional": "learned",
-                                            "tie_output_embeddings": False}])
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"norm_first": False, "positional": "learned", "tie_output_embeddings": False}],
+)
 def test_cached_decoding_steps_match_decoding_the_whole_prefix(overrides):
     model = tiny(length=8, decoder_layers=2, **overrides)
     source = np.array([[4, 5, 6, 0], [7, 8, 9, 10]])
@@ -113,6 +132,10 @@ def test_cached_decoding_steps_match_decoding_the_whole_prefix(overrides):
     full, _, _ = model.decode(target, memory, source_mask)
     cache = model.start_decoding(memory, source_mask, max_length=8)
     for position in range(target.shape[1]):
-        step, cache = model.decode_step(target[:, position:position + 1], position, cache)
-        np.testing.assert_allclose(ops.convert_to_numpy(step)[:, 0],
-                                   ops.convert_to_numpy(full)[:, position], rtol=1e-4, atol=1e-4)
+        step, cache = model.decode_step(target[:, position : position + 1], position, cache)
+        np.testing.assert_allclose(
+            ops.convert_to_numpy(step)[:, 0],
+            ops.convert_to_numpy(full)[:, position],
+            rtol=1e-4,
+            atol=1e-4,
+        )

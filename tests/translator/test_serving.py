@@ -1,5 +1,6 @@
 """The translator's export (from the session's real training run, overfitted to PAIRS:
 tests/conftest.py): tokenization, decoding and detokenization inside the graph."""
+
 import numpy as np
 import tensorflow as tf
 
@@ -29,7 +30,8 @@ def example(source: str, target: str = None) -> bytes:
 def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     loaded = tf.saved_model.load(translator_run.export_dir)  # beam width 2: the run's config
     assert {"serving_default", "translate", "transform_features", "attention"} <= set(
-        loaded.signatures)
+        loaded.signatures
+    )
     result = loaded.signatures["translate"](source=tf.constant([s for s, _ in PAIRS]))
     # As written (case and punctuation), [START]/[END] and padding removed.
     assert [t.decode() for t in result["translation"].numpy()] == TRANSLATIONS
@@ -43,13 +45,15 @@ def test_tf_examples_with_and_without_a_target(translator_run):
     # tf.Examples, with and without a target: the same translation; teacher-forced counts
     # only where there is a target.
     served = loaded.signatures["serving_default"](
-        examples=tf.constant([example(PAIRS[0][0], PAIRS[0][1]), example(PAIRS[1][0])]))
+        examples=tf.constant([example(PAIRS[0][0], PAIRS[0][1]), example(PAIRS[1][0])])
+    )
     assert [t.decode() for t in served["translation"].numpy()] == TRANSLATIONS[:2]
     pieces = float(np.count_nonzero(translator_run.transformed[0]["target_ids"]))  # + [END]
     assert served["target_tokens"].numpy().tolist() == [pieces, 0.0]
     assert served["correct_tokens"].numpy().tolist() == [pieces, 0.0]
-    reference = loaded.signatures["transform_features"](
-        examples=tf.constant([example(*PAIRS[2])]))["reference"].numpy()
+    reference = loaded.signatures["transform_features"](examples=tf.constant([example(*PAIRS[2])]))[
+        "reference"
+    ].numpy()
     assert reference.tolist() == [PAIRS[2][1].encode()]  # the target as written
 
 
@@ -78,12 +82,14 @@ def test_greedy_decoding_and_the_maximum_length(translator_run):
     model, output = translator_run.model, translator_run.output
     words = tf.constant(vocabulary_tokens(output, TARGET_VOCABULARY))
     layer = output.transform_features_layer()
-    source_ids = tf.cast(layer({"source": tf.constant([s for s, _ in PAIRS])})["source_ids"],
-                         tf.int32)
+    source_ids = tf.cast(
+        layer({"source": tf.constant([s for s, _ in PAIRS])})["source_ids"], tf.int32
+    )
     greedy = make_generate(model, max_decode_length=11, beam_width=1)(source_ids)[:, 1:]
     assert [t.decode() for t in detokenize(greedy, words).numpy()] == TRANSLATIONS
     short = make_generate(model, max_decode_length=3, beam_width=1)(source_ids[2:3])[:, 1:]
     assert short.numpy().tolist() == [greedy.numpy()[2, :3].tolist()]
     assert detokenize(short, words).numpy().tolist() == [
-        joined(words.numpy()[greedy.numpy()[2, :3]].astype(str)).encode()]
+        joined(words.numpy()[greedy.numpy()[2, :3]].astype(str)).encode()
+    ]
     assert np.all(short.numpy() != 3)  # cut before [END]

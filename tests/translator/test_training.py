@@ -1,4 +1,5 @@
 """The translator's Trainer entry point, run for real, and its input pipeline and loss."""
+
 import json
 import math
 import os
@@ -21,7 +22,9 @@ def test_run_fn_trains_the_steps_with_the_vocabularies_transform_kept(translator
     assert int(model.optimizer.iterations.numpy()) == fn_args.train_steps == 250
     sizes = vocabulary_sizes(translator_run.output)
     assert (model.config.source_vocab_size, model.config.target_vocab_size) == (
-        sizes["source_vocab_size"], sizes["target_vocab_size"])
+        sizes["source_vocab_size"],
+        sizes["target_vocab_size"],
+    )
     # Every target word and the reserved ids get an output row; nothing more.
     assert model.target_embedding.embedding.input_dim == sizes["target_vocab_size"] + 4
     history = json.load(open(os.path.join(fn_args.model_run_dir, "history.json")))
@@ -51,8 +54,9 @@ def test_training_batches_are_bucketed_by_length_and_trimmed(translator_run, tmp
             row["target_ids"] = np.array(words + [3] + [0] * (12 - length))
             rows.append(row)
     path = write_examples(rows, translator_run.output, str(tmp_path / "lengths.tfrecord"))
-    dataset = make_dataset(translator_run.fn_args, [path], translator_run.output, batch_size=4,
-                           shuffle=True)
+    dataset = make_dataset(
+        translator_run.fn_args, [path], translator_run.output, batch_size=4, shuffle=True
+    )
     widths = set()
     for inputs, targets in dataset.take(10):
         lengths = (inputs["source_ids"].numpy() != 0).sum(axis=1)
@@ -66,8 +70,9 @@ def test_training_batches_are_bucketed_by_length_and_trimmed(translator_run, tmp
 
 
 def test_label_smoothed_loss_matches_a_hand_computed_value():
-    logits = np.log(np.array([[[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]],
-                             dtype="float32"))
+    logits = np.log(
+        np.array([[[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]], dtype="float32")
+    )
     labels = np.array([[1, 2, 0]])  # the third position is padding
     smoothing = 0.1
     # Per real token: (1 - e) * -log p(y) + e * mean_k -log p(k); padding does not count.

@@ -1,4 +1,5 @@
 """Mixup and CutMix of whole batches (trainer_module/vit/augment.py), with given draws."""
+
 import numpy as np
 import pytest
 

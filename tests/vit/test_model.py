@@ -33,8 +33,16 @@ def test_patch_tokens_are_row_major_and_see_only_their_own_patch():
 
 
 def test_conv_tokenizer_grid_and_sequence_pooling():
-    config = VitConfig(tokenizer="conv", conv_layers=2, conv_filters=8, d_model=16, num_heads=2,
-                       mlp_dim=16, num_layers=1, pooling="sequence")
+    config = VitConfig(
+        tokenizer="conv",
+        conv_layers=2,
+        conv_filters=8,
+        d_model=16,
+        num_heads=2,
+        mlp_dim=16,
+        num_layers=1,
+        pooling="sequence",
+    )
     model = VitClassifier(config)
     images = np.ones((2, 32, 32, 3), "float32")
     assert config.grid_size == 8
@@ -66,10 +74,11 @@ def test_tiny_model_overfits_a_few_images():
     rng = np.random.default_rng(0)
     images = rng.normal(size=(8, 16, 16, 3)).astype("float32")
     labels = np.arange(8) % 4
-    model = VitClassifier(get_preset("tiny", {"num_classes": 4, "d_model": 32,
-                                                  "mlp_dim": 64}))
-    model.compile(optimizer=keras.optimizers.Adam(3e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = VitClassifier(get_preset("tiny", {"num_classes": 4, "d_model": 32, "mlp_dim": 64}))
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     for _ in range(150):
         model.train_on_batch(images, labels)
     assert list(np.argmax(ops.convert_to_numpy(model(images)), -1)) == list(labels)
@@ -83,15 +92,22 @@ def test_config_round_trip_rebuilds_the_same_model():
     model(images)
     clone(images)
     clone.set_weights(model.get_weights())
-    np.testing.assert_allclose(ops.convert_to_numpy(clone(images)),
-                               ops.convert_to_numpy(model(images)), rtol=1e-6)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(clone(images)), ops.convert_to_numpy(model(images)), rtol=1e-6
+    )
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"tokenizer": "pixels"}, "tokenizer must be"), ({"pooling": "max"}, "pooling must be"),
-    ({"patch_size": 5}, "not a multiple of patch_size"), ({"num_heads": 3}, "divisible"),
-    ({"depth": 3}, "unknown VitConfig fields"), ({}, "unknown vit preset 'huge'"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"tokenizer": "pixels"}, "tokenizer must be"),
+        ({"pooling": "max"}, "pooling must be"),
+        ({"patch_size": 5}, "not a multiple of patch_size"),
+        ({"num_heads": 3}, "divisible"),
+        ({"depth": 3}, "unknown VitConfig fields"),
+        ({}, "unknown vit preset 'huge'"),
+    ],
+)
 def test_bad_configs_are_refused(overrides, message):
     with pytest.raises(ValueError, match=message):
         get_preset("huge" if not overrides else "tiny", overrides)

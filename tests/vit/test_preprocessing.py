@@ -21,14 +21,17 @@ def solid(rgb, size=4):
 
 
 def transform(rows, tmp_path, image_size=4):
-    return analyze_and_transform(rows, image.preprocessing_fn, {"image_size": image_size},
-                                 str(tmp_path), image_spec())
+    return analyze_and_transform(
+        rows, image.preprocessing_fn, {"image_size": image_size}, str(tmp_path), image_spec()
+    )
 
 
 def test_normalizes_each_channel_with_training_mean_and_std(tmp_path):
     # Red channel: 0 and 255 -> mean 0.5, std 0.5 -> -1, +1. Green constant 51 -> 0.
-    rows = [{"image": encode(solid([0, 51, 255])), "label": 0, "label_name": "dark"},
-            {"image": encode(solid([255, 51, 255])), "label": 1, "label_name": "light"}]
+    rows = [
+        {"image": encode(solid([0, 51, 255])), "label": 0, "label_name": "dark"},
+        {"image": encode(solid([255, 51, 255])), "label": 1, "label_name": "light"},
+    ]
     transformed, output = transform(rows, tmp_path)
     first, second = (row["pixels"] for row in transformed)
     assert first.shape == (4, 4, 3)
@@ -40,8 +43,10 @@ def test_normalizes_each_channel_with_training_mean_and_std(tmp_path):
 
 
 def test_serving_layer_resizes_any_size_and_format_with_the_training_statistics(tmp_path):
-    rows = [{"image": encode(solid([0, 0, 0])), "label": 0, "label_name": "black"},
-            {"image": encode(solid([255, 255, 255])), "label": 1, "label_name": "white"}]
+    rows = [
+        {"image": encode(solid([0, 0, 0])), "label": 0, "label_name": "black"},
+        {"image": encode(solid([255, 255, 255])), "label": 1, "label_name": "white"},
+    ]
     _, output = transform(rows, tmp_path)
     layer = output.transform_features_layer()
     big_white_jpeg = encode(solid([255, 255, 255], size=40), format="JPEG")
@@ -53,8 +58,10 @@ def test_serving_layer_resizes_any_size_and_format_with_the_training_statistics(
 
 
 def test_class_names_refuse_a_label_with_two_names(tmp_path):
-    rows = [{"image": encode(solid([0, 0, 0])), "label": 0, "label_name": "cat"},
-            {"image": encode(solid([9, 9, 9])), "label": 0, "label_name": "dog"}]
+    rows = [
+        {"image": encode(solid([0, 0, 0])), "label": 0, "label_name": "cat"},
+        {"image": encode(solid([9, 9, 9])), "label": 0, "label_name": "dog"},
+    ]
     _, output = transform(rows, tmp_path)
     with pytest.raises(ValueError, match="label 0 has two names"):
         image.class_names(output)

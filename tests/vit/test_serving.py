@@ -1,5 +1,6 @@
 """The ViT's export (from the session's real training run on solid colours:
 tests/conftest.py): raw JPEG/PNG bytes of any size in."""
+
 import numpy as np
 import tensorflow as tf
 
@@ -25,13 +26,15 @@ def test_exported_classifier_answers_raw_image_bytes_of_any_size(vit_run):
     np.testing.assert_allclose(out["probabilities"].numpy().sum(-1), 1.0, atol=1e-5)
 
     served = loaded.signatures["serving_default"](
-        examples=tf.constant([example(images[0]), example(encode(picture("red", 16, 97)))]))
+        examples=tf.constant([example(images[0]), example(encode(picture("red", 16, 97)))])
+    )
     assert served["label_name"].numpy().tolist() == [b"green", b"red"]
     assert served["probabilities"].shape == (2, 3)
     # The same probabilities as the Keras model on Transform's pixels (trained and served in
     # bfloat16: the graph's and the eager kernels round differently, hence 2e-3).
     features = loaded.signatures["transform_features"](
-        examples=tf.constant([example(images[1], 2, b"blue")]))
+        examples=tf.constant([example(images[1], 2, b"blue")])
+    )
     assert features["pixels"].shape == (1, 16, 16, 3)
     assert features["label"].numpy().tolist() == [2]
     expected = tf.nn.softmax(vit_run.model(features["pixels"], training=False)).numpy()

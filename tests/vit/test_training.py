@@ -1,4 +1,5 @@
 """The ViT's Trainer entry point, run for real, and its augmentation and image dataset."""
+
 import json
 import os
 
@@ -25,39 +26,54 @@ def test_run_fn_trains_on_the_classes_transform_found_and_exports(vit_run):
     assert (history["train_steps"], history["batch_size"]) == (42, 6)
     assert (history["train_examples"], history["epochs"]) == (18, 14.0)
     assert history["train_examples_per_second"] == pytest.approx(
-        42 * 6 / history["fit_seconds"], rel=0.02)
+        42 * 6 / history["fit_seconds"], rel=0.02
+    )
 
 
 def test_the_image_dataset_batches_one_hot_labels_and_augments_training_only(vit_run):
     config = vit_run.model.config.replace(batch_size=5, crop_padding=2)
-    training = image_dataset(vit_run.fn_args, vit_run.fn_args.train_files, vit_run.output,
-                             config, 3, training=True)
+    training = image_dataset(
+        vit_run.fn_args, vit_run.fn_args.train_files, vit_run.output, config, 3, training=True
+    )
     images, labels = next(iter(training))
     assert images.shape == (5, 16, 16, 3) and labels.shape == (5, 3)
     np.testing.assert_array_equal(labels.numpy().sum(axis=1), 1.0)
-    evaluation = image_dataset(vit_run.fn_args, vit_run.fn_args.eval_files, vit_run.output,
-                               config, 3, training=False)
+    evaluation = image_dataset(
+        vit_run.fn_args, vit_run.fn_args.eval_files, vit_run.output, config, 3, training=False
+    )
     first, _ = next(iter(evaluation))
     # Evaluation images are Transform's pixels as they are, in file order.
     np.testing.assert_allclose(first.numpy()[0], vit_run.transformed[0]["pixels"], atol=1e-6)
     # 18 images in batches of 5, repeated (Keras counts validation steps): the fourth batch
     # ends with the first two images again.
     fourth, _ = list(evaluation.take(4))[3]
-    np.testing.assert_allclose(fourth.numpy()[3:], [vit_run.transformed[i]["pixels"]
-                                                    for i in (0, 1)], atol=1e-6)
+    np.testing.assert_allclose(
+        fourth.numpy()[3:], [vit_run.transformed[i]["pixels"] for i in (0, 1)], atol=1e-6
+    )
 
 
 def test_mixed_training_batches_have_soft_labels_and_evaluation_batches_do_not(vit_run):
     config = vit_run.model.config.replace(batch_size=6, mixup_alpha=0.8, cutmix_alpha=1.0)
     soft = 0
-    for _, labels in image_dataset(vit_run.fn_args, vit_run.fn_args.train_files, vit_run.output,
-                                   config, 3, training=True).take(8):
+    for _, labels in image_dataset(
+        vit_run.fn_args, vit_run.fn_args.train_files, vit_run.output, config, 3, training=True
+    ).take(8):
         labels = labels.numpy()
         np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-5)
         soft += int(((labels > 0) & (labels < 1)).any())
     assert soft >= 6  # Beta draws of exactly 0 or 1 are rare
-    _, labels = next(iter(image_dataset(vit_run.fn_args, vit_run.fn_args.eval_files,
-                                        vit_run.output, config, 3, training=False)))
+    _, labels = next(
+        iter(
+            image_dataset(
+                vit_run.fn_args,
+                vit_run.fn_args.eval_files,
+                vit_run.output,
+                config,
+                3,
+                training=False,
+            )
+        )
+    )
     assert set(np.unique(labels.numpy())) == {0.0, 1.0}
 
 
@@ -74,7 +90,7 @@ def test_crops_shift_the_image_within_the_padding_and_flips_mirror_it():
             padded = np.pad(flipped, ((2, 2), (2, 2), (0, 0)))  # zeros: the normalized mean
             for dy in range(5):
                 for dx in range(5):
-                    if np.array_equal(out, padded[dy:dy + 8, dx:dx + 8]):
+                    if np.array_equal(out, padded[dy : dy + 8, dx : dx + 8]):
                         matched = True
                         seen.add((flipped is not image, dy, dx))
         assert matched

@@ -2,6 +2,7 @@
 Hugging Face checkpoints), model.py, preprocessing.py (the checkpoint's WordPiece tokenizer in
 tf.Transform), training.py (two phases), serving.py, tiny_preset.py (offline, randomly
 initialised presets and checkpoints)."""
+
 from trainer_module.bert import config
 from trainer_module.family import TEXT_CLASSIFIER, ModelFamily, Option
 
@@ -9,7 +10,7 @@ FAMILY = ModelFamily(
     name="bert",
     kind=TEXT_CLASSIFIER,
     description="a pretrained BERT (a KerasHub preset or a Hugging Face checkpoint), fine-tuned "
-                "with a classification head",
+    "with a classification head",
     presets=config.PRESETS,
     default_preset="default",
     transform_config=config.transform_config,
@@ -17,8 +18,14 @@ FAMILY = ModelFamily(
     run_fn="trainer_module.bert.training.run_fn",
     # The exported tokenizer runs tensorflow-text's ops: the Evaluator registers them first.
     evaluator_module="trainer_module.serving.custom_ops",
-    options=(Option("bert_preset", help="a KerasHub BERT preset (a name, downloaded at run "
-                                        "time, or a folder) or a Hugging Face BERT checkpoint "
-                                        "(a folder, gs:// or hf://)",
-                    config_field="backbone_preset", is_path=True),),
+    options=(
+        Option(
+            "bert_preset",
+            help="a KerasHub BERT preset (a name, downloaded at run "
+            "time, or a folder) or a Hugging Face BERT checkpoint "
+            "(a folder, gs:// or hf://)",
+            config_field="backbone_preset",
+            is_path=True,
+        ),
+    ),
 )

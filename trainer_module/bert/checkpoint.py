@@ -15,6 +15,7 @@ checks that every weight of the checkpoint found its variable and every variable
 The checkpoint's `hidden_act` and `layer_norm_eps` are kept (KerasHub's BERT computes the
 tanh approximation of GELU; Transformers' "gelu" is the exact one).
 """
+
 import os
 from typing import Dict, List, Optional
 
@@ -54,8 +55,10 @@ def is_transformers_checkpoint(preset: str) -> bool:
             raise FileNotFoundError(f"BERT preset {preset}: no such folder")
         return False  # a KerasHub preset name
     if not check_file_exists(preset, CONFIG_FILE):
-        raise FileNotFoundError(f"{_join(preset, CONFIG_FILE)} not found: {preset} is neither "
-                                "a KerasHub preset nor a Hugging Face checkpoint")
+        raise FileNotFoundError(
+            f"{_join(preset, CONFIG_FILE)} not found: {preset} is neither "
+            "a KerasHub preset nor a Hugging Face checkpoint"
+        )
     return "model_type" in load_json(preset, CONFIG_FILE)
 
 
@@ -69,7 +72,8 @@ def load_backbone(preset: str) -> keras_hub.models.BertBackbone:
         **convert_bert.convert_backbone_config(config),
         max_sequence_length=config["max_position_embeddings"],
         num_segments=config.get("type_vocab_size", 2),
-        dropout=config.get("hidden_dropout_prob", 0.1))
+        dropout=config.get("hidden_dropout_prob", 0.1),
+    )
     _keep_activation_and_epsilon(backbone, config)
     with SafetensorsCheckpoint(preset) as checkpoint:
         convert_bert.convert_weights(backbone, checkpoint, config)
@@ -83,13 +87,18 @@ def load_tokenizer(preset: str) -> keras_hub.models.BertTokenizer:
     accents stripped with lower-casing unless `strip_accents` says otherwise)."""
     if not is_transformers_checkpoint(preset):
         return keras_hub.models.BertTokenizer.from_preset(preset)
-    settings = (load_json(preset, TOKENIZER_CONFIG_FILE)
-                if check_file_exists(preset, TOKENIZER_CONFIG_FILE) else {})
+    settings = (
+        load_json(preset, TOKENIZER_CONFIG_FILE)
+        if check_file_exists(preset, TOKENIZER_CONFIG_FILE)
+        else {}
+    )
     lowercase = bool(settings.get("do_lower_case", True))
     strip_accents = settings.get("strip_accents")
     return keras_hub.models.BertTokenizer(
-        vocabulary=get_file(preset, VOCABULARY_FILE), lowercase=lowercase,
-        strip_accents=lowercase if strip_accents is None else bool(strip_accents))
+        vocabulary=get_file(preset, VOCABULARY_FILE),
+        lowercase=lowercase,
+        strip_accents=lowercase if strip_accents is None else bool(strip_accents),
+    )
 
 
 def transformers_config(preset: str) -> dict:
@@ -98,15 +107,21 @@ def transformers_config(preset: str) -> dict:
     config = load_json(preset, CONFIG_FILE)
     where = _join(preset, CONFIG_FILE)
     if config.get("model_type") != "bert":
-        raise CheckpointError(f"{where}: model_type {config.get('model_type')!r}; the bert "
-                              "family loads BERT checkpoints (model_type 'bert')")
+        raise CheckpointError(
+            f"{where}: model_type {config.get('model_type')!r}; the bert "
+            "family loads BERT checkpoints (model_type 'bert')"
+        )
     if config.get("hidden_act", "gelu") not in GELU_EXACT:
-        raise CheckpointError(f"{where}: hidden_act {config['hidden_act']!r} is not a GELU "
-                              f"({', '.join(GELU_EXACT)}), which BertBackbone computes")
+        raise CheckpointError(
+            f"{where}: hidden_act {config['hidden_act']!r} is not a GELU "
+            f"({', '.join(GELU_EXACT)}), which BertBackbone computes"
+        )
     if config.get("position_embedding_type", "absolute") != "absolute":
-        raise CheckpointError(f"{where}: position_embedding_type "
-                              f"{config['position_embedding_type']!r}; BertBackbone has "
-                              "absolute position embeddings only")
+        raise CheckpointError(
+            f"{where}: position_embedding_type "
+            f"{config['position_embedding_type']!r}; BertBackbone has "
+            "absolute position embeddings only"
+        )
     return config
 
 
@@ -144,7 +159,8 @@ class SafetensorsCheckpoint:
             raise CheckpointError(
                 f"{preset}: no {WEIGHTS_FILE} (or {WEIGHTS_INDEX_FILE}); weights are read from "
                 "safetensors: save the checkpoint with Transformers' "
-                "save_pretrained(..., safe_serialization=True)")
+                "save_pretrained(..., safe_serialization=True)"
+            )
         self._files, self.file_of = {}, {}
         import safetensors
 
@@ -152,8 +168,9 @@ class SafetensorsCheckpoint:
             try:
                 handle = safetensors.safe_open(get_file(preset, name), framework="np")
             except Exception as error:  # a truncated or foreign file
-                raise CheckpointError(f"{_join(preset, name)}: not a readable safetensors "
-                                      f"file ({error})") from None
+                raise CheckpointError(
+                    f"{_join(preset, name)}: not a readable safetensors file ({error})"
+                ) from None
             self._files[name] = handle
             self.file_of.update(dict.fromkeys(handle.keys(), name))
         self.used: Dict[str, str] = {}  # checkpoint key -> the variable it went into
@@ -170,12 +187,13 @@ class SafetensorsCheckpoint:
         spellings = {name}
         for old, new in RENAMES:
             if name.endswith(old):
-                spellings.add(name[:-len(old)] + new)
-        spellings |= {s[len(PREFIX):] for s in spellings if s.startswith(PREFIX)}
+                spellings.add(name[: -len(old)] + new)
+        spellings |= {s[len(PREFIX) :] for s in spellings if s.startswith(PREFIX)}
         found = sorted(s for s in spellings if s in self.file_of)
         if len(found) > 1:
-            raise CheckpointError(f"{self.preset}: the checkpoint has {name} twice, as "
-                                  f"{' and '.join(found)}")
+            raise CheckpointError(
+                f"{self.preset}: the checkpoint has {name} twice, as {' and '.join(found)}"
+            )
         return found[0] if found else None
 
     def get_tensor(self, name: str):
@@ -185,8 +203,9 @@ class SafetensorsCheckpoint:
         try:
             return self._files[self.file_of[key]].get_tensor(key)
         except Exception as error:
-            raise CheckpointError(f"{_join(self.preset, self.file_of[key])}: cannot read "
-                                  f"{key} ({error})") from None
+            raise CheckpointError(
+                f"{_join(self.preset, self.file_of[key])}: cannot read {key} ({error})"
+            ) from None
 
     def port_weight(self, keras_variable, hf_weight_key: str, hook_fn=None) -> None:
         key = self.key_for(hf_weight_key)
@@ -197,9 +216,11 @@ class SafetensorsCheckpoint:
         if hook_fn is not None:
             tensor = hook_fn(tensor, list(keras_variable.shape))
         if tuple(tensor.shape) != tuple(keras_variable.shape):
-            raise CheckpointError(f"{_join(self.preset, self.file_of[key])}: {key} has shape "
-                                  f"{tuple(tensor.shape)}; {keras_variable.path} needs "
-                                  f"{tuple(keras_variable.shape)}")
+            raise CheckpointError(
+                f"{_join(self.preset, self.file_of[key])}: {key} has shape "
+                f"{tuple(tensor.shape)}; {keras_variable.path} needs "
+                f"{tuple(keras_variable.shape)}"
+            )
         keras_variable.assign(tensor)
         self.used[key] = keras_variable.path
 
@@ -220,12 +241,15 @@ class SafetensorsCheckpoint:
         if problems:
             raise CheckpointError(f"{self.preset}: " + "; ".join(problems))
         if heads:
-            logging.info("%s: left out the checkpoint's heads (%s), which fine-tuning replaces",
-                         self.preset, ", ".join(heads))
+            logging.info(
+                "%s: left out the checkpoint's heads (%s), which fine-tuning replaces",
+                self.preset,
+                ", ".join(heads),
+            )
 
 
 def _strip_prefix(key: str) -> str:
-    return key[len(PREFIX):] if key.startswith(PREFIX) else key
+    return key[len(PREFIX) :] if key.startswith(PREFIX) else key
 
 
 def _join(preset: str, name: str) -> str:

@@ -1,4 +1,5 @@
 """The BERT fine-tuning config and its presets (pure data: no TensorFlow, no Keras)."""
+
 import dataclasses
 from typing import Mapping
 
@@ -56,8 +57,10 @@ class BertConfig(PresetConfig):
         if self.sequence_length < 3:
             raise ValueError("sequence_length must leave room for [CLS] and [SEP]")
         if not 0 <= self.truncation_head <= self.sequence_length - 2:
-            raise ValueError(f"truncation_head={self.truncation_head} must be between 0 and "
-                             f"sequence_length - 2 = {self.sequence_length - 2}")
+            raise ValueError(
+                f"truncation_head={self.truncation_head} must be between 0 and "
+                f"sequence_length - 2 = {self.sequence_length - 2}"
+            )
         if self.pooling not in ("cls", "mean"):
             raise ValueError(f"pooling must be 'cls' or 'mean', not {self.pooling!r}")
         if self.wide_loss not in ("joint", "separate"):
@@ -65,15 +68,24 @@ class BertConfig(PresetConfig):
         if self.frozen_layers < 0:
             raise ValueError(f"frozen_layers must be 0 or more, not {self.frozen_layers}")
         if self.ngram_buckets and self.num_classes != 2:
-            raise ValueError(f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
-                             f"not num_classes={self.num_classes}")
+            raise ValueError(
+                f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
+                f"not num_classes={self.num_classes}"
+            )
 
 
 PRESETS: Mapping[str, BertConfig] = {
     # For tests and offline runs: pair with a local tiny preset (tiny_preset.py).
-    "tiny": BertConfig(sequence_length=32, truncation_head=8, batch_size=32,
-                       head_learning_rate=1e-2, learning_rate=1e-3, ngram_buckets=256,
-                       max_ngrams=32, ngram_rate_scale=3.0),
+    "tiny": BertConfig(
+        sequence_length=32,
+        truncation_head=8,
+        batch_size=32,
+        head_learning_rate=1e-2,
+        learning_rate=1e-3,
+        ngram_buckets=256,
+        max_ngrams=32,
+        ngram_rate_scale=3.0,
+    ),
     # bert_tiny_en_uncased as in KerasHub's fine-tuning guides.
     "default": BertConfig(),
     # Longer inputs, as for the published IMDB numbers (bert_tiny: 0.882 at length 512).
@@ -83,6 +95,10 @@ PRESETS: Mapping[str, BertConfig] = {
 
 def transform_config(config: BertConfig) -> dict:
     """What the preprocessing_fn reads from Transform's custom_config."""
-    return {"backbone_preset": config.backbone_preset, "sequence_length": config.sequence_length,
-            "truncation_head": config.truncation_head, "ngram_buckets": config.ngram_buckets,
-            "max_ngrams": config.max_ngrams}
+    return {
+        "backbone_preset": config.backbone_preset,
+        "sequence_length": config.sequence_length,
+        "truncation_head": config.truncation_head,
+        "ngram_buckets": config.ngram_buckets,
+        "max_ngrams": config.max_ngrams,
+    }

@@ -1,5 +1,6 @@
 """A pretrained BERT backbone with a classification head (token ids in, class logits out), and
 optionally the wide n-gram path (NBSVM) whose logit is added to BERT's."""
+
 import keras
 import numpy as np
 from keras import ops
@@ -11,8 +12,12 @@ from trainer_module.layers.ngram import add_to_logits
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # The layers below the first encoder block, frozen with `frozen_layers`.
-EMBEDDING_LAYERS = ("token_embedding", "position_embedding", "segment_embedding",
-                    "embeddings_layer_norm")
+EMBEDDING_LAYERS = (
+    "token_embedding",
+    "position_embedding",
+    "segment_embedding",
+    "embeddings_layer_norm",
+)
 
 
 class BertClassifier(keras.Model):
@@ -40,15 +45,22 @@ class BertClassifier(keras.Model):
         self.backbone, self.config = backbone, config
         self.head_dropout = keras.layers.Dropout(config.dropout)
         self.head = keras.layers.Dense(
-            config.num_classes, dtype="float32", name="logits",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))
-        self.ngram_logit = (NgramLogit(config.ngram_buckets, config.ngram_rate_scale,
-                                       name="ngram_logit") if config.ngram_buckets else None)
+            config.num_classes,
+            dtype="float32",
+            name="logits",
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+        )
+        self.ngram_logit = (
+            NgramLogit(config.ngram_buckets, config.ngram_rate_scale, name="ngram_logit")
+            if config.ngram_buckets
+            else None
+        )
         self.paths = bool(config.ngram_buckets) and config.wide_loss == "separate"
         if self.paths:
             self.path_accuracy = {
                 path: keras.metrics.CategoricalAccuracy(name=f"{path}_accuracy")
-                for path in ("bert", "wide")}
+                for path in ("bert", "wide")
+            }
 
     def call(self, inputs, training=None):
         backbone_inputs = {k: inputs[k] for k in BACKBONE_INPUTS}
@@ -69,9 +81,10 @@ class BertClassifier(keras.Model):
         if y_pred is None or len(y_pred.shape) != 3:
             return super().compute_loss(x, y, y_pred, sample_weight, training)
         # Each path on its own loss: an ensemble trained side by side.
-        return sum(super(BertClassifier, self).compute_loss(x, y, y_pred[:, path],
-                                                            sample_weight, training)
-                   for path in (1, 2))
+        return sum(
+            super(BertClassifier, self).compute_loss(x, y, y_pred[:, path], sample_weight, training)
+            for path in (1, 2)
+        )
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         if len(y_pred.shape) != 3:
@@ -92,7 +105,7 @@ class BertClassifier(keras.Model):
         if full and self.config.frozen_layers:
             for name in EMBEDDING_LAYERS:
                 self.backbone.get_layer(name).trainable = False
-            for block in self.backbone.transformer_layers[:self.config.frozen_layers]:
+            for block in self.backbone.transformer_layers[: self.config.frozen_layers]:
                 block.trainable = False
 
 
@@ -102,11 +115,15 @@ def bert_classifier(config: BertConfig, ngram_counts: np.ndarray = None) -> Bert
     path's naive-Bayes ratios."""
     backbone = load_backbone(config.backbone_preset)
     if backbone.max_sequence_length < config.sequence_length:
-        raise ValueError(f"sequence_length={config.sequence_length} exceeds the backbone's "
-                         f"max_sequence_length={backbone.max_sequence_length}")
+        raise ValueError(
+            f"sequence_length={config.sequence_length} exceeds the backbone's "
+            f"max_sequence_length={backbone.max_sequence_length}"
+        )
     if config.frozen_layers > backbone.num_layers:
-        raise ValueError(f"frozen_layers={config.frozen_layers} exceeds the backbone's "
-                         f"{backbone.num_layers} layers")
+        raise ValueError(
+            f"frozen_layers={config.frozen_layers} exceeds the backbone's "
+            f"{backbone.num_layers} layers"
+        )
     model = BertClassifier(backbone, config)
     model(example_inputs(config))  # build the weights
     if config.ngram_buckets:
@@ -121,8 +138,11 @@ def example_inputs(config: BertConfig, batch_size: int = 1) -> dict:
     token_ids = np.zeros((batch_size, config.sequence_length), "int32")
     padding_mask = np.zeros_like(token_ids)
     padding_mask[:, :2] = 1
-    inputs = {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
-              "padding_mask": padding_mask}
+    inputs = {
+        "token_ids": token_ids,
+        "segment_ids": np.zeros_like(token_ids),
+        "padding_mask": padding_mask,
+    }
     if config.ngram_buckets:
         inputs["ngram_ids"] = np.zeros((batch_size, config.max_ngrams), "int32")
     return inputs

@@ -7,6 +7,7 @@ does, after head+tail truncation of the pieces (config.truncation_head); with th
 `ngram_ids` of the whole review (trainer_module/preprocessing/ngrams.py). The vocabulary file
 is an asset of the transform graph (`TFTransformOutput.vocabulary_file_by_name(VOCABULARY_NAME)`).
 """
+
 import os
 import tempfile
 from typing import Any, Mapping
@@ -32,18 +33,28 @@ SEGMENT_IDS = "segment_ids"
 PADDING_MASK = "padding_mask"
 
 
-def pack(tokenizer: keras_hub.models.BertTokenizer, text: tf.Tensor, sequence_length: int,
-         truncation_head: int):
+def pack(
+    tokenizer: keras_hub.models.BertTokenizer,
+    text: tf.Tensor,
+    sequence_length: int,
+    truncation_head: int,
+):
     """(B,) strings -> token_ids, segment_ids, padding_mask, each (B, sequence_length) int64:
     of a review with more WordPieces than fit, the first `truncation_head` and the last."""
     packer = keras_hub.layers.MultiSegmentPacker(
-        sequence_length=sequence_length, start_value=tokenizer.cls_token_id,
-        end_value=tokenizer.sep_token_id, pad_value=tokenizer.pad_token_id)
+        sequence_length=sequence_length,
+        start_value=tokenizer.cls_token_id,
+        end_value=tokenizer.sep_token_id,
+        pad_value=tokenizer.pad_token_id,
+    )
     pieces = truncate(tokenizer(text), sequence_length - 2, truncation_head)
     token_ids, segment_ids = packer(pieces)
     padding_mask = tf.not_equal(token_ids, tokenizer.pad_token_id)
-    return (tf.cast(token_ids, tf.int64), tf.cast(segment_ids, tf.int64),
-            tf.cast(padding_mask, tf.int64))
+    return (
+        tf.cast(token_ids, tf.int64),
+        tf.cast(segment_ids, tf.int64),
+        tf.cast(padding_mask, tf.int64),
+    )
 
 
 def _vocabulary_asset(tokenizer: keras_hub.models.BertTokenizer) -> str:
@@ -59,14 +70,18 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
     tokenizer = load_tokenizer(custom_config["backbone_preset"])
     vocabulary_file = _vocabulary_asset(tokenizer)
     tft.annotate_asset(VOCABULARY_NAME, vocabulary_file)
-    tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.ASSET_FILEPATHS,
-                                   tf.constant(vocabulary_file))
+    tf.compat.v1.add_to_collection(
+        tf.compat.v1.GraphKeys.ASSET_FILEPATHS, tf.constant(vocabulary_file)
+    )
 
     text = as_vector(inputs[features.TEXT])
     sequence_length = int(custom_config["sequence_length"])
     token_ids, segment_ids, padding_mask = pack(
-        tokenizer, strip_line_breaks(text), sequence_length,
-        int(custom_config.get("truncation_head", sequence_length - 2)))
+        tokenizer,
+        strip_line_breaks(text),
+        sequence_length,
+        int(custom_config.get("truncation_head", sequence_length - 2)),
+    )
     words = tokenize(text)
     outputs = {
         TOKEN_IDS: token_ids,
@@ -78,6 +93,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         outputs[features.LABEL] = tf.cast(as_vector(inputs[features.LABEL]), tf.int64)
     buckets = int(custom_config.get("ngram_buckets", 0))
     if buckets:
-        outputs[NGRAM_IDS] = ngram_features(words, outputs.get(features.LABEL), buckets,
-                                            int(custom_config["max_ngrams"]))
+        outputs[NGRAM_IDS] = ngram_features(
+            words, outputs.get(features.LABEL), buckets, int(custom_config["max_ngrams"])
+        )
     return outputs

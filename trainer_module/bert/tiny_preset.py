@@ -17,6 +17,7 @@ The vocabulary is written out below: BERT's special tokens, punctuation, a few h
 English and movie-review words, and every letter and digit alone and as a `##` continuation,
 so that any ASCII word has a WordPiece segmentation.
 """
+
 import argparse
 import json
 import os
@@ -45,13 +46,20 @@ people family friend town winter night set based book novel trailer festival scr
 PUNCTUATION = list("!?.,;:'\"-()/*&%$#@") + ["—", "…", "★"]
 CHARACTERS = list(string.ascii_lowercase + string.digits)
 
-VOCABULARY = list(dict.fromkeys(
-    SPECIAL + PUNCTUATION + WORDS + CHARACTERS + ["##" + c for c in CHARACTERS]))
+VOCABULARY = list(
+    dict.fromkeys(SPECIAL + PUNCTUATION + WORDS + CHARACTERS + ["##" + c for c in CHARACTERS])
+)
 
 
-def write_tiny_preset(directory: str, num_layers: int = 2, hidden_dim: int = 32,
-                      num_heads: int = 2, intermediate_dim: int = 64,
-                      max_sequence_length: int = 512, seed: int = 0) -> str:
+def write_tiny_preset(
+    directory: str,
+    num_layers: int = 2,
+    hidden_dim: int = 32,
+    num_heads: int = 2,
+    intermediate_dim: int = 64,
+    max_sequence_length: int = 512,
+    seed: int = 0,
+) -> str:
     """Saves a random BertBackbone and an uncased BertTokenizer to `directory`."""
     import keras
     import keras_hub
@@ -59,9 +67,13 @@ def write_tiny_preset(directory: str, num_layers: int = 2, hidden_dim: int = 32,
     keras.utils.set_random_seed(seed)
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY, lowercase=True)
     backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=len(VOCABULARY), num_layers=num_layers, num_heads=num_heads,
-        hidden_dim=hidden_dim, intermediate_dim=intermediate_dim,
-        max_sequence_length=max_sequence_length)
+        vocabulary_size=len(VOCABULARY),
+        num_layers=num_layers,
+        num_heads=num_heads,
+        hidden_dim=hidden_dim,
+        intermediate_dim=intermediate_dim,
+        max_sequence_length=max_sequence_length,
+    )
     os.makedirs(directory, exist_ok=True)
     backbone.save_to_preset(directory)
     tokenizer.save_to_preset(directory)
@@ -81,51 +93,80 @@ def transformers_weights(config: dict, style: str = "bert_model", seed: int = 0)
 
     def norm(prefix):
         scale, offset = ("gamma", "beta") if style == "pretraining" else ("weight", "bias")
-        return {f"{prefix}.LayerNorm.{scale}": 1.0 + draw(hidden),
-                f"{prefix}.LayerNorm.{offset}": draw(hidden)}
+        return {
+            f"{prefix}.LayerNorm.{scale}": 1.0 + draw(hidden),
+            f"{prefix}.LayerNorm.{offset}": draw(hidden),
+        }
 
     def dense(prefix, out, into):
         return {f"{prefix}.weight": draw(out, into), f"{prefix}.bias": draw(out)}
 
-    weights = {"embeddings.word_embeddings.weight": draw(config["vocab_size"], hidden),
-               "embeddings.position_embeddings.weight": draw(config["max_position_embeddings"],
-                                                             hidden),
-               "embeddings.token_type_embeddings.weight": draw(config["type_vocab_size"], hidden),
-               **norm("embeddings"), **dense("pooler.dense", hidden, hidden)}
+    weights = {
+        "embeddings.word_embeddings.weight": draw(config["vocab_size"], hidden),
+        "embeddings.position_embeddings.weight": draw(config["max_position_embeddings"], hidden),
+        "embeddings.token_type_embeddings.weight": draw(config["type_vocab_size"], hidden),
+        **norm("embeddings"),
+        **dense("pooler.dense", hidden, hidden),
+    }
     for i in range(config["num_hidden_layers"]):
         layer = f"encoder.layer.{i}"
         for name in ("query", "key", "value"):
             weights.update(dense(f"{layer}.attention.self.{name}", hidden, hidden))
-        weights.update({**dense(f"{layer}.attention.output.dense", hidden, hidden),
-                        **norm(f"{layer}.attention.output"),
-                        **dense(f"{layer}.intermediate.dense", inner, hidden),
-                        **dense(f"{layer}.output.dense", hidden, inner),
-                        **norm(f"{layer}.output")})
+        weights.update(
+            {
+                **dense(f"{layer}.attention.output.dense", hidden, hidden),
+                **norm(f"{layer}.attention.output"),
+                **dense(f"{layer}.intermediate.dense", inner, hidden),
+                **dense(f"{layer}.output.dense", hidden, inner),
+                **norm(f"{layer}.output"),
+            }
+        )
     if style == "pretraining":
         weights = {"bert." + key: value for key, value in weights.items()}
-        weights.update({"cls.predictions.bias": draw(config["vocab_size"]),
-                        **dense("cls.predictions.transform.dense", hidden, hidden),
-                        **dense("cls.seq_relationship", 2, hidden)})
+        weights.update(
+            {
+                "cls.predictions.bias": draw(config["vocab_size"]),
+                **dense("cls.predictions.transform.dense", hidden, hidden),
+                **dense("cls.seq_relationship", 2, hidden),
+            }
+        )
     else:  # BertModel saves its position ids buffer
         weights["embeddings.position_ids"] = np.arange(
-            config["max_position_embeddings"], dtype="int64")[None]
+            config["max_position_embeddings"], dtype="int64"
+        )[None]
     return weights
 
 
-def tiny_transformers_config(num_layers: int = 2, hidden_dim: int = 32, num_heads: int = 2,
-                             intermediate_dim: int = 64, max_sequence_length: int = 512) -> dict:
+def tiny_transformers_config(
+    num_layers: int = 2,
+    hidden_dim: int = 32,
+    num_heads: int = 2,
+    intermediate_dim: int = 64,
+    max_sequence_length: int = 512,
+) -> dict:
     """A config.json of a tiny BERT over VOCABULARY, in Transformers' field names."""
-    return {"architectures": ["BertModel"], "model_type": "bert",
-            "vocab_size": len(VOCABULARY), "hidden_size": hidden_dim,
-            "num_hidden_layers": num_layers, "num_attention_heads": num_heads,
-            "intermediate_size": intermediate_dim, "hidden_act": "gelu",
-            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
-            "max_position_embeddings": max_sequence_length, "type_vocab_size": 2,
-            "layer_norm_eps": 1e-12, "position_embedding_type": "absolute", "pad_token_id": 0}
+    return {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "vocab_size": len(VOCABULARY),
+        "hidden_size": hidden_dim,
+        "num_hidden_layers": num_layers,
+        "num_attention_heads": num_heads,
+        "intermediate_size": intermediate_dim,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "max_position_embeddings": max_sequence_length,
+        "type_vocab_size": 2,
+        "layer_norm_eps": 1e-12,
+        "position_embedding_type": "absolute",
+        "pad_token_id": 0,
+    }
 
 
-def write_tiny_checkpoint(directory: str, style: str = "bert_model", seed: int = 0,
-                          weights: dict = None, **shape) -> str:
+def write_tiny_checkpoint(
+    directory: str, style: str = "bert_model", seed: int = 0, weights: dict = None, **shape
+) -> str:
     """Writes a random tiny BERT in Transformers' layout: config.json, model.safetensors,
     vocab.txt (VOCABULARY), tokenizer_config.json (uncased). `weights` replaces the drawn
     ones (tests write broken checkpoints with it); `shape`: tiny_transformers_config's."""
@@ -135,8 +176,10 @@ def write_tiny_checkpoint(directory: str, style: str = "bert_model", seed: int =
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
-    save_file(transformers_weights(config, style, seed) if weights is None else weights,
-              os.path.join(directory, "model.safetensors"))
+    save_file(
+        transformers_weights(config, style, seed) if weights is None else weights,
+        os.path.join(directory, "model.safetensors"),
+    )
     with open(os.path.join(directory, "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(VOCABULARY) + "\n")
     with open(os.path.join(directory, "tokenizer_config.json"), "w") as f:
@@ -147,8 +190,12 @@ def write_tiny_checkpoint(directory: str, style: str = "bert_model", seed: int =
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Writes a tiny random BERT.")
     parser.add_argument("directory")
-    parser.add_argument("--format", choices=("keras", "transformers"), default="keras",
-                        help="a KerasHub preset, or a Hugging Face checkpoint")
+    parser.add_argument(
+        "--format",
+        choices=("keras", "transformers"),
+        default="keras",
+        help="a KerasHub preset, or a Hugging Face checkpoint",
+    )
     args = parser.parse_args(argv)
     write = write_tiny_checkpoint if args.format == "transformers" else write_tiny_preset
     print(write(args.directory))

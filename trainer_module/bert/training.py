@@ -1,5 +1,6 @@
 """Fine-tunes a pretrained BERT classifier on Transform's output, in two phases, and exports it;
 the Trainer's entry point (a pretrained backbone has no search space: no Tuner)."""
+
 import math
 import os
 import time
@@ -28,60 +29,96 @@ def phases(config: BertConfig, train_steps: int) -> list:
     "head" (config.head_fraction of the steps, no validation), then "full"."""
     head_steps = int(train_steps * config.head_fraction)
     full_steps = train_steps - head_steps
-    schedule = WarmupLinearDecay(config.learning_rate,
-                                 int(full_steps * config.warmup_fraction), full_steps)
-    return [(name, steps, rate, evaluations) for name, steps, rate, evaluations in (
-        ("head", head_steps, config.head_learning_rate, 0),
-        ("full", full_steps, schedule, max(1, min(config.evaluations, full_steps))))
-        if steps > 0]
+    schedule = WarmupLinearDecay(
+        config.learning_rate, int(full_steps * config.warmup_fraction), full_steps
+    )
+    return [
+        (name, steps, rate, evaluations)
+        for name, steps, rate, evaluations in (
+            ("head", head_steps, config.head_learning_rate, 0),
+            ("full", full_steps, schedule, max(1, min(config.evaluations, full_steps))),
+        )
+        if steps > 0
+    ]
 
 
 def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, tf_transform_output = start_run(fn_args, FAMILY)
     train, evaluation = (
-        make_dataset(fn_args, files, tf_transform_output, bert_inputs, config.batch_size,
-                     config.num_classes, shuffle)
-        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
+        make_dataset(
+            fn_args,
+            files,
+            tf_transform_output,
+            bert_inputs,
+            config.batch_size,
+            config.num_classes,
+            shuffle,
+        )
+        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False))
+    )
     model = bert_classifier(
-        config, ngram_counts(tf_transform_output) if config.ngram_buckets else None)
+        config, ngram_counts(tf_transform_output) if config.ngram_buckets else None
+    )
     vocabulary = tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
     if vocabulary > model.backbone.vocabulary_size:
-        raise ValueError(f"the tokenizer's vocabulary has {vocabulary} pieces, more than the "
-                         f"backbone's {model.backbone.vocabulary_size} embeddings: "
-                         f"{config.backbone_preset} pairs a vocabulary with another model")
+        raise ValueError(
+            f"the tokenizer's vocabulary has {vocabulary} pieces, more than the "
+            f"backbone's {model.backbone.vocabulary_size} embeddings: "
+            f"{config.backbone_preset} pairs a vocabulary with another model"
+        )
     logging.info("BERT classifier config %s", config)
 
     history, started, resumed_from_step = {}, time.perf_counter(), 0
     for name, steps, learning_rate, evaluations in phases(config, fn_args.train_steps):
         model.train_phase(name)
-        model.compile(optimizer=adamw(learning_rate, config.weight_decay),
-                      loss=keras.losses.CategoricalCrossentropy(from_logits=True),
-                      metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")])
+        model.compile(
+            optimizer=adamw(learning_rate, config.weight_decay),
+            loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+            metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+        )
         intervals = max(1, evaluations)  # Keras "epochs": a backup after each
         steps_per_interval = math.ceil(steps / intervals)
-        logging.info("Phase %s: %d steps, %d trainable weights", name, steps,
-                     len(model.trainable_weights))
+        logging.info(
+            "Phase %s: %d steps, %d trainable weights", name, steps, len(model.trainable_weights)
+        )
         restore = backup.callback(fn_args, phase=name)  # a finished phase restores as done
         done = restore.finished_intervals() * steps_per_interval if restore else 0
-        callbacks = [keras.callbacks.TensorBoard(log_dir=os.path.join(fn_args.model_run_dir,
-                                                                      name)),
-                     LogEvaluations(intervals),
-                     Progress(f"BERT phase {name}", steps_per_interval * intervals,
-                              config.batch_size, first_step=done)]
+        callbacks = [
+            keras.callbacks.TensorBoard(log_dir=os.path.join(fn_args.model_run_dir, name)),
+            LogEvaluations(intervals),
+            Progress(
+                f"BERT phase {name}",
+                steps_per_interval * intervals,
+                config.batch_size,
+                first_step=done,
+            ),
+        ]
         if restore is not None:
             callbacks.insert(0, restore)
-        result = model.fit(backup.continued(train, restore, steps_per_interval),
-                           steps_per_epoch=steps_per_interval, epochs=intervals,
-                           validation_data=evaluation if evaluations else None,
-                           validation_steps=max(1, fn_args.eval_steps or 1),
-                           callbacks=callbacks, verbose=0)
+        result = model.fit(
+            backup.continued(train, restore, steps_per_interval),
+            steps_per_epoch=steps_per_interval,
+            epochs=intervals,
+            validation_data=evaluation if evaluations else None,
+            validation_steps=max(1, fn_args.eval_steps or 1),
+            callbacks=callbacks,
+            verbose=0,
+        )
         resumed_from_step += restore.resumed_from_step if restore else 0
         for key, values in result.history.items():
             history.setdefault(key, []).extend(float(v) for v in values)
 
-    write_history(fn_args.model_run_dir, config.to_dict(), history,
-                  **throughput(time.perf_counter() - started, fn_args, config.batch_size,
-                               resumed_from_step=resumed_from_step))
+    write_history(
+        fn_args.model_run_dir,
+        config.to_dict(),
+        history,
+        **throughput(
+            time.perf_counter() - started,
+            fn_args,
+            config.batch_size,
+            resumed_from_step=resumed_from_step,
+        ),
+    )
     model.paths = False  # the served model answers with the sum of the paths' logits
     export(model, tf_transform_output, fn_args.serving_model_dir)
     return model

@@ -1,5 +1,6 @@
 """Backend-agnostic Keras 3 building blocks every model family shares (keras.ops only; no
 TensorFlow imports)."""
+
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import FeedForward, TransformerBlock, causal_mask
 from trainer_module.layers.ngram import NgramLogit, naive_bayes_ratios

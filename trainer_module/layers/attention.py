@@ -1,4 +1,5 @@
 """Multi-head scaled dot-product attention, written out (Vaswani et al., 2017, section 3.2)."""
+
 import math
 
 import keras

@@ -3,6 +3,7 @@
 One constructor for every stack: an encoder block is `TransformerBlock(...)`, a decoder block
 `TransformerBlock(..., causal=True, cross_attention=True)`.
 """
+
 import keras
 from keras import ops
 
@@ -36,8 +37,12 @@ class FeedForward(keras.layers.Layer):
         return self.outer(self.inner_dropout(self.inner(x), training=training))
 
     def get_config(self):
-        return {**super().get_config(), "ff_dim": self.ff_dim,
-                "activation": self.activation, "dropout": self.dropout}
+        return {
+            **super().get_config(),
+            "ff_dim": self.ff_dim,
+            "activation": self.activation,
+            "dropout": self.dropout,
+        }
 
 
 class TransformerBlock(keras.layers.Layer):
@@ -69,10 +74,19 @@ class TransformerBlock(keras.layers.Layer):
     ((2, 3, 8), (2, 2, 3, 3), (2, 2, 3, 5))
     """
 
-    def __init__(self, num_heads: int, ff_dim: int, dropout: float = 0.1,
-                 norm_first: bool = False, activation: str = "relu",
-                 layer_norm_epsilon: float = 1e-6, attention_dropout: float = 0.0,
-                 causal: bool = False, cross_attention: bool = False, **kwargs):
+    def __init__(
+        self,
+        num_heads: int,
+        ff_dim: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        activation: str = "relu",
+        layer_norm_epsilon: float = 1e-6,
+        attention_dropout: float = 0.0,
+        causal: bool = False,
+        cross_attention: bool = False,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.ff_dim = ff_dim
@@ -90,17 +104,20 @@ class TransformerBlock(keras.layers.Layer):
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={self.num_heads}")
         key_dim = d_model // self.num_heads
         # One (attention or feed-forward, LayerNorm, Dropout) per sublayer, in call order.
-        self.self_attention = MultiHeadAttention(self.num_heads, key_dim, self.attention_dropout,
-                                                 name="self_attention")
+        self.self_attention = MultiHeadAttention(
+            self.num_heads, key_dim, self.attention_dropout, name="self_attention"
+        )
         self.self_attention.build(x_shape)
         names = ["self_attention_norm"]
         if self.cross_attention:
             self.memory_attention = MultiHeadAttention(
-                self.num_heads, key_dim, self.attention_dropout, name="cross_attention")
+                self.num_heads, key_dim, self.attention_dropout, name="cross_attention"
+            )
             self.memory_attention.build(x_shape, x_shape if memory_shape is None else memory_shape)
             names.append("cross_attention_norm")
-        self.feed_forward = FeedForward(self.ff_dim, self.activation, self.dropout,
-                                        name="feed_forward")
+        self.feed_forward = FeedForward(
+            self.ff_dim, self.activation, self.dropout, name="feed_forward"
+        )
         self.feed_forward.build(x_shape)
         names.append("feed_forward_norm")
         self.norms, self.dropouts = [], []
@@ -128,16 +145,30 @@ class TransformerBlock(keras.layers.Layer):
 
     def call(self, x, padding_mask=None, memory=None, memory_mask=None, training=None):
         self_mask = self._self_mask(x, padding_mask)
-        x, self_weights = self._sublayer(0, x, lambda h: self.self_attention(
-            h, attention_mask=self_mask, training=training), training)
+        x, self_weights = self._sublayer(
+            0,
+            x,
+            lambda h: self.self_attention(h, attention_mask=self_mask, training=training),
+            training,
+        )
         outputs = [self_weights]
         if self.cross_attention:
             cross_mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, S)
-            x, cross_weights = self._sublayer(1, x, lambda h: self.memory_attention(
-                h, memory, attention_mask=cross_mask, training=training), training)
+            x, cross_weights = self._sublayer(
+                1,
+                x,
+                lambda h: self.memory_attention(
+                    h, memory, attention_mask=cross_mask, training=training
+                ),
+                training,
+            )
             outputs.append(cross_weights)
-        x, _ = self._sublayer(len(self.norms) - 1, x, lambda h: (
-            self.feed_forward(h, training=training), None), training)
+        x, _ = self._sublayer(
+            len(self.norms) - 1,
+            x,
+            lambda h: (self.feed_forward(h, training=training), None),
+            training,
+        )
         return (x, *outputs)
 
     def step(self, x, index, self_cache, cross_keys_values, memory_mask=None):
@@ -147,6 +178,7 @@ class TransformerBlock(keras.layers.Layer):
         0 ... L - 1, filled up to index - 1. cross_keys_values: the encoder output's projected
         (keys, values). Returns (x, self_cache with position `index` written in).
         """
+
         def self_attend(h):
             new_keys, new_values = self.self_attention.project_key_value(h)  # (B, H, 1, Dk)
             # Write position `index` with a select rather than ops.slice_update, which
@@ -162,25 +194,43 @@ class TransformerBlock(keras.layers.Layer):
         x, self_cache = self._sublayer(0, x, self_attend, training=False)
         if self.cross_attention:
             cross_mask = None if memory_mask is None else memory_mask[:, None, :]
-            x, _ = self._sublayer(1, x, lambda h: self.memory_attention.attend(
-                h, *cross_keys_values, attention_mask=cross_mask), training=False)
-        x, _ = self._sublayer(len(self.norms) - 1, x, lambda h: (self.feed_forward(h), None),
-                              training=False)
+            x, _ = self._sublayer(
+                1,
+                x,
+                lambda h: self.memory_attention.attend(
+                    h, *cross_keys_values, attention_mask=cross_mask
+                ),
+                training=False,
+            )
+        x, _ = self._sublayer(
+            len(self.norms) - 1, x, lambda h: (self.feed_forward(h), None), training=False
+        )
         return x, self_cache
 
-    def compute_output_spec(self, x, padding_mask=None, memory=None, memory_mask=None,
-                            training=None):
+    def compute_output_spec(
+        self, x, padding_mask=None, memory=None, memory_mask=None, training=None
+    ):
         batch, length = x.shape[0], x.shape[1]
-        specs = [keras.KerasTensor(x.shape, dtype=self.compute_dtype),
-                 keras.KerasTensor((batch, self.num_heads, length, length), dtype="float32")]
+        specs = [
+            keras.KerasTensor(x.shape, dtype=self.compute_dtype),
+            keras.KerasTensor((batch, self.num_heads, length, length), dtype="float32"),
+        ]
         if self.cross_attention:
-            specs.append(keras.KerasTensor((batch, self.num_heads, length, memory.shape[1]),
-                                           dtype="float32"))
+            specs.append(
+                keras.KerasTensor((batch, self.num_heads, length, memory.shape[1]), dtype="float32")
+            )
         return tuple(specs)
 
     def get_config(self):
-        return {**super().get_config(), "num_heads": self.num_heads, "ff_dim": self.ff_dim,
-                "dropout": self.dropout, "norm_first": self.norm_first,
-                "activation": self.activation, "layer_norm_epsilon": self.layer_norm_epsilon,
-                "attention_dropout": self.attention_dropout, "causal": self.causal,
-                "cross_attention": self.cross_attention}
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "ff_dim": self.ff_dim,
+            "dropout": self.dropout,
+            "norm_first": self.norm_first,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "attention_dropout": self.attention_dropout,
+            "causal": self.causal,
+            "cross_attention": self.cross_attention,
+        }

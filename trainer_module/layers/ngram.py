@@ -1,6 +1,7 @@
 """The wide path's model side (NBSVM, Wang and Manning, 2012): a logistic regression over each
 review's distinct hashed n-grams, weighted by naive-Bayes log-count ratios. Its ids and counts come
 from tf.Transform (trainer_module/preprocessing/ngrams.py)."""
+
 import keras
 import numpy as np
 from keras import ops
@@ -19,10 +20,12 @@ class NgramLogit(keras.layers.Layer):
         self.buckets, self.rate_scale = buckets, rate_scale
 
     def build(self, input_shape):
-        self.ratios = self.add_weight(name="ratios", shape=(self.buckets + 1,),
-                                      initializer="zeros", trainable=False)
-        self.coefficients = self.add_weight(name="coefficients", shape=(self.buckets + 1,),
-                                            initializer="zeros")
+        self.ratios = self.add_weight(
+            name="ratios", shape=(self.buckets + 1,), initializer="zeros", trainable=False
+        )
+        self.coefficients = self.add_weight(
+            name="coefficients", shape=(self.buckets + 1,), initializer="zeros"
+        )
 
     def set_ratios(self, ratios: np.ndarray) -> None:
         self.ratios.assign(np.asarray(ratios, "float32"))

@@ -1,4 +1,5 @@
 """Pooling a sequence into one vector (keras.ops only)."""
+
 from keras import ops
 
 

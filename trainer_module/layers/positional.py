@@ -1,4 +1,5 @@
 """Token embeddings and positional encodings."""
+
 import math
 
 import keras
@@ -7,7 +8,7 @@ from keras import ops
 
 
 def sinusoidal_table(max_length: int, d_model: int) -> np.ndarray:
-    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...), shape (max_length, d_model)."""
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...): (max_length, d_model)."""
     positions = np.arange(max_length, dtype=np.float64)[:, None]
     rates = 1.0 / np.power(10000.0, (2 * (np.arange(d_model) // 2)) / d_model)
     angles = positions * rates[None, :]
@@ -45,8 +46,12 @@ class TokenEmbedding(keras.layers.Layer):
         return tuple(input_shape) + (self.d_model,)
 
     def get_config(self):
-        return {**super().get_config(), "vocab_size": self.vocab_size,
-                "d_model": self.d_model, "scale": self.scale}
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "d_model": self.d_model,
+            "scale": self.scale,
+        }
 
 
 class SinusoidalPositionalEncoding(keras.layers.Layer):

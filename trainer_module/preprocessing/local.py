@@ -1,5 +1,6 @@
 """Runs a preprocessing_fn over in-memory rows with tf.Transform's Beam implementation, and
 writes the transform graph as the Transform component would (for tests and benchmarks)."""
+
 import os
 from typing import Callable, Iterable, Mapping, Tuple
 
@@ -14,15 +15,24 @@ REVIEW_FEATURE_SPEC = {
 }
 
 
-def analyze_and_transform(rows: Iterable[Mapping], preprocessing_fn: Callable,
-                          custom_config: Mapping, output_dir: str,
-                          feature_spec=REVIEW_FEATURE_SPEC) -> Tuple[list, tft.TFTransformOutput]:
+def analyze_and_transform(
+    rows: Iterable[Mapping],
+    preprocessing_fn: Callable,
+    custom_config: Mapping,
+    output_dir: str,
+    feature_spec=REVIEW_FEATURE_SPEC,
+) -> Tuple[list, tft.TFTransformOutput]:
     """Returns (transformed rows, TFTransformOutput over `output_dir`)."""
     metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec(feature_spec))
     with tft_beam.Context(temp_dir=os.path.join(output_dir, "tmp")):
-        (transformed, _), transform_fn = (list(rows), metadata) | tft_beam.AnalyzeAndTransformDataset(
-            lambda inputs: preprocessing_fn(inputs, custom_config))
+        (transformed, _), transform_fn = (
+            list(rows),
+            metadata,
+        ) | tft_beam.AnalyzeAndTransformDataset(
+            lambda inputs: preprocessing_fn(inputs, custom_config)
+        )
         _ = transform_fn | tft_beam.WriteTransformFn(output_dir)
-    metadata_io.write_metadata(metadata, os.path.join(output_dir,
-                                                      tft.TFTransformOutput.RAW_METADATA_DIR))
+    metadata_io.write_metadata(
+        metadata, os.path.join(output_dir, tft.TFTransformOutput.RAW_METADATA_DIR)
+    )
     return transformed, tft.TFTransformOutput(output_dir)

@@ -2,6 +2,7 @@
 each review's distinct hashed word uni- and bigrams, and a tf.Transform analyzer counting, over
 the training split, how many reviews of each class hold each hashed id. The model's side is
 trainer_module/layers/ngram.py."""
+
 import io
 import os
 from typing import Optional
@@ -24,8 +25,9 @@ def distinct_ngram_ids(tokens: tf.RaggedTensor, buckets: int, max_ngrams: int) -
     ids = tf.strings.to_hash_bucket_fast(grams.flat_values, buckets) + 1
     # One key per (review, id); tf.unique keeps first appearances in order, so rows stay sorted.
     keys, _ = tf.unique(grams.value_rowids() * (buckets + 1) + ids)
-    distinct = tf.RaggedTensor.from_value_rowids(keys % (buckets + 1), keys // (buckets + 1),
-                                                 nrows=grams.nrows())
+    distinct = tf.RaggedTensor.from_value_rowids(
+        keys % (buckets + 1), keys // (buckets + 1), nrows=grams.nrows()
+    )
     return distinct.to_tensor(default_value=0, shape=[None, max_ngrams])
 
 
@@ -39,15 +41,21 @@ class CountNgramClasses(tft_beam.experimental.PTransformAnalyzer):
         self.buckets = buckets
 
     def expand(self, batches):
-        return (batches
-                | "Count" >> beam.Map(self._count)
-                | "Sum" >> beam.CombineGlobally(_SumCounts((2, self.buckets + 1)))
-                | "Write" >> beam.Map(self._write))
+        return (
+            batches
+            | "Count" >> beam.Map(self._count)
+            | "Sum" >> beam.CombineGlobally(_SumCounts((2, self.buckets + 1)))
+            | "Write" >> beam.Map(self._write)
+        )
 
     def _count(self, batch) -> np.ndarray:
         ids, labels = np.asarray(batch[0]), np.asarray(batch[1]).reshape(-1)
-        counts = np.stack([np.bincount(ids[labels == label].ravel(), minlength=self.buckets + 1)
-                           for label in (0, 1)])
+        counts = np.stack(
+            [
+                np.bincount(ids[labels == label].ravel(), minlength=self.buckets + 1)
+                for label in (0, 1)
+            ]
+        )
         counts[:, 0] = 0  # padding
         return counts
 
@@ -85,10 +93,14 @@ class _SumCounts(beam.CombineFn):
 def ngram_class_counts(ngram_ids: tf.Tensor, labels: tf.Tensor, buckets: int) -> tf.Tensor:
     """A tf.Transform analyzer: the path of the NGRAM_COUNTS asset (CountNgramClasses)."""
     (path,) = tft.experimental.ptransform_analyzer(
-        [ngram_ids, labels], CountNgramClasses(buckets), [tf.string], [[]],
-        output_asset_default_values=[b""], name=NGRAM_COUNTS)
+        [ngram_ids, labels],
+        CountNgramClasses(buckets),
+        [tf.string],
+        [[]],
+        output_asset_default_values=[b""],
+        name=NGRAM_COUNTS,
+    )
     return path
-
 
 
 def ngram_counts(tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
@@ -97,14 +109,15 @@ def ngram_counts(tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
     if path is None:
         raise FileNotFoundError(
             f"no {NGRAM_COUNTS} asset in {tf_transform_output.transform_savedmodel_dir}: "
-            "was Transform run with ngram_buckets?")
+            "was Transform run with ngram_buckets?"
+        )
     with tf.io.gfile.GFile(path, "rb") as f:
         return np.load(io.BytesIO(f.read()))
 
 
-
-def ngram_features(tokens: tf.RaggedTensor, labels: Optional[tf.Tensor], buckets: int,
-                   max_ngrams: int) -> tf.Tensor:
+def ngram_features(
+    tokens: tf.RaggedTensor, labels: Optional[tf.Tensor], buckets: int, max_ngrams: int
+) -> tf.Tensor:
     """(B, None) words -> NGRAM_IDS (B, max_ngrams); with `labels` (B,) (the training graph,
     not serving) the NGRAM_COUNTS analyzer runs over them.
 

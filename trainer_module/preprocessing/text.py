@@ -1,5 +1,6 @@
 """Text ops the text families' preprocessing_fns share: normalise, tokenise into words, bucket
 by length. They run in the Transform component and inside every served model's graph."""
+
 import tensorflow as tf
 
 # Review length (in words, before truncation) at which each TFMA slice bucket starts: the
@@ -38,8 +39,9 @@ def truncate(ids: tf.RaggedTensor, max_length: int, head: int) -> tf.RaggedTenso
     position = tf.range(tf.shape(rows, out_type=rows.dtype)[0]) - tf.gather(ids.row_starts(), rows)
     tail_start = tf.gather(ids.row_lengths(), rows) - (max_length - head)
     keep = (position < head) | (position >= tail_start)
-    return tf.RaggedTensor.from_value_rowids(tf.boolean_mask(ids.flat_values, keep),
-                                             tf.boolean_mask(rows, keep), nrows=ids.nrows())
+    return tf.RaggedTensor.from_value_rowids(
+        tf.boolean_mask(ids.flat_values, keep), tf.boolean_mask(rows, keep), nrows=ids.nrows()
+    )
 
 
 def length_bucket(tokens: tf.RaggedTensor, buckets) -> tf.Tensor:

@@ -1,4 +1,5 @@
 """Writes a SavedModel from a Keras 3 model, the tf.Transform layer and plain tf.functions."""
+
 import keras
 import tensorflow as tf
 
@@ -24,9 +25,12 @@ def write_saved_model(export_dir: str, model: keras.Model, tft_layer, endpoints:
 
 def string_columns(function):
     """`function` (a tf.function) with its rank-1 string outputs reshaped to [B, 1]."""
+
     @tf.function(input_signature=function.input_signature)
     def with_string_columns(*args):
-        return {name: value[:, None] if value.dtype == tf.string and value.shape.rank == 1
-                else value for name, value in function(*args).items()}
+        return {
+            name: value[:, None] if value.dtype == tf.string and value.shape.rank == 1 else value
+            for name, value in function(*args).items()
+        }
 
     return with_string_columns

@@ -8,6 +8,7 @@ Signatures:
   attention(<raw feature>: string)                -> per-layer attention weights, when the
                                                      model family exports them (run report)
 """
+
 from typing import Callable, Optional, Sequence
 
 import keras
@@ -17,10 +18,17 @@ import tensorflow_transform as tft
 from trainer_module.serving.archive import write_saved_model
 
 
-def export_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOutput,
-                      export_dir: str, *, model_inputs: Callable[[dict], object],
-                      label_names: Sequence[str], raw_feature: str, raw_signature: str,
-                      attention: Optional[Callable[[dict], dict]] = None) -> None:
+def export_classifier(
+    model: keras.Model,
+    tf_transform_output: tft.TFTransformOutput,
+    export_dir: str,
+    *,
+    model_inputs: Callable[[dict], object],
+    label_names: Sequence[str],
+    raw_feature: str,
+    raw_signature: str,
+    attention: Optional[Callable[[dict], dict]] = None,
+) -> None:
     """Writes the SavedModel; `model_inputs` maps Transform's outputs to the model's inputs and
     `attention` maps them to the `attention` signature's outputs."""
     tft_layer = tf_transform_output.transform_features_layer()
@@ -33,8 +41,11 @@ def export_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOu
         logits = model(model_inputs(transformed), training=False)
         probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, C)
         label = tf.argmax(probabilities, axis=-1)
-        outputs = {"probabilities": probabilities, "label": label,
-                   "label_name": tf.gather(names, label)}
+        outputs = {
+            "probabilities": probabilities,
+            "label": label,
+            "label_name": tf.gather(names, label),
+        }
         if len(label_names) == 2:
             outputs["score"] = probabilities[:, 1]  # P(class 1): what TFMA's binary metrics read
         return outputs
@@ -51,9 +62,13 @@ def export_classifier(model: keras.Model, tf_transform_output: tft.TFTransformOu
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
-    signatures = {"serving_default": serve_examples, raw_signature: classify_raw,
-                  "transform_features": transform_features}
+    signatures = {
+        "serving_default": serve_examples,
+        raw_signature: classify_raw,
+        "transform_features": transform_features,
+    }
     if attention is not None:
+
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=raw_feature)])
         def attention_raw(values):
             return attention(tft_layer({raw_feature: tf.reshape(values, [-1] + input_shape)}))

@@ -11,6 +11,7 @@ inside every MLflow Model, beside its pyfunc code: components/model_registry/mlf
   classify_image(image)  -> label, label_id, probabilities   image classifiers (JPEG or PNG
                                                                bytes of any size)
 """
+
 import base64
 import binascii
 import json
@@ -19,12 +20,23 @@ CLASSIFY_TEXT, TRANSLATE, CLASSIFY_IMAGE = "classify_text", "translate", "classi
 # Each raw-input signature and the name of its one input (a DataFrame column, a JSON key).
 INPUTS = {CLASSIFY_TEXT: "text", TRANSLATE: "source", CLASSIFY_IMAGE: "image"}
 # The columns of an answer, by signature.
-ANSWERS = {CLASSIFY_TEXT: ("label", "label_id", "probabilities"), TRANSLATE: ("translation",),
-           CLASSIFY_IMAGE: ("label", "label_id", "probabilities")}
+ANSWERS = {
+    CLASSIFY_TEXT: ("label", "label_id", "probabilities"),
+    TRANSLATE: ("translation",),
+    CLASSIFY_IMAGE: ("label", "label_id", "probabilities"),
+}
 
 MAX_TEXT_CHARACTERS = 100_000  # a long IMDB review is about 14,000
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n")  # JPEG, PNG
+# What `tfx-transformers serve` accepts by default (its --max-request-mb, --max-rows, --timeout):
+# a body of up to 32 MiB (one image at the limit, base64-encoded in JSON, fits), 1,000 rows,
+# and 60 s (MLflow's default) before the server answers 504.
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+MAX_ROWS = 1_000
+REQUEST_TIMEOUT_SECONDS = 60
+# The environment variable through which a server gives its row limit to the model's checks.
+MAX_ROWS_VARIABLE = "TFXT_SERVE_MAX_ROWS"
 
 
 class BadInput(ValueError):
@@ -36,8 +48,9 @@ def raw_signature(signatures) -> str:
     for name in INPUTS:
         if name in signatures:
             return name
-    raise BadInput(f"none of the raw-input signatures {list(INPUTS)} "
-                   f"(the model has {sorted(signatures)})")
+    raise BadInput(
+        f"none of the raw-input signatures {list(INPUTS)} (the model has {sorted(signatures)})"
+    )
 
 
 def check_text(where: str, value) -> str:
@@ -47,8 +60,10 @@ def check_text(where: str, value) -> str:
     if not value.strip():
         raise BadInput(f"{where}: the text is empty")
     if len(value) > MAX_TEXT_CHARACTERS:
-        raise BadInput(f"{where}: the text has {len(value):,} characters; "
-                       f"at most {MAX_TEXT_CHARACTERS:,} are accepted")
+        raise BadInput(
+            f"{where}: the text has {len(value):,} characters; "
+            f"at most {MAX_TEXT_CHARACTERS:,} are accepted"
+        )
     return value
 
 
@@ -63,11 +78,18 @@ def check_image(where: str, value) -> bytes:
     if not isinstance(value, (bytes, bytearray)):
         raise BadInput(f"{where}: expected image bytes, got {type(value).__name__}")
     if len(value) > MAX_IMAGE_BYTES:
-        raise BadInput(f"{where}: the image has {len(value):,} bytes; "
-                       f"at most {MAX_IMAGE_BYTES:,} are accepted")
+        raise BadInput(
+            f"{where}: the image has {len(value):,} bytes; at most {MAX_IMAGE_BYTES:,} are accepted"
+        )
     if not bytes(value).startswith(IMAGE_MAGIC):
         raise BadInput(f"{where}: not a JPEG or PNG image")
     return bytes(value)
+
+
+def check_rows(count: int, limit: int) -> None:
+    """BadInput when a request holds more than `limit` rows."""
+    if count > limit:
+        raise BadInput(f"the request has {count:,} rows; at most {limit:,} are accepted")
 
 
 def check(input_name: str, where: str, value):
@@ -92,8 +114,11 @@ def answer(outputs: dict) -> dict:
     {"translation"}, or {"label", "label_id", "probabilities"}."""
     if "translation" in outputs:
         return {"translation": _text(outputs["translation"])}
-    return {"label": _text(outputs["label_name"]), "label_id": int(outputs["label"]),
-            "probabilities": [round(float(p), 6) for p in outputs["probabilities"]]}
+    return {
+        "label": _text(outputs["label_name"]),
+        "label_id": int(outputs["label"]),
+        "probabilities": [round(float(p), 6) for p in outputs["probabilities"]],
+    }
 
 
 def _text(value) -> str:

@@ -1,5 +1,6 @@
 """The from-scratch Transformer encoder for text classification: config.py (config, presets,
 search space), model.py, preprocessing.py (tf.Transform), training.py, serving.py."""
+
 from trainer_module.family import TEXT_CLASSIFIER, ModelFamily
 from trainer_module.text_encoder import config
 

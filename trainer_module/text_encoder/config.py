@@ -1,5 +1,6 @@
 """The from-scratch text encoder's typed config, its presets and its Tuner search space (pure
 data: no TensorFlow, no Keras)."""
+
 import dataclasses
 from typing import Mapping
 
@@ -56,19 +57,27 @@ class TextEncoderConfig(PresetConfig):
 
     def __post_init__(self):
         if self.positional not in ("sinusoidal", "learned"):
-            raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}")
+            raise ValueError(
+                f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}"
+            )
         if self.decay not in DECAYS:
             raise ValueError(f"decay must be one of {DECAYS}, not {self.decay!r}")
         if self.pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls', not {self.pooling!r}")
         if not 0 <= self.truncation_head <= self.max_length:
-            raise ValueError(f"truncation_head={self.truncation_head} must be between 0 and "
-                             f"max_length={self.max_length}")
+            raise ValueError(
+                f"truncation_head={self.truncation_head} must be between 0 and "
+                f"max_length={self.max_length}"
+            )
         if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}")
+            raise ValueError(
+                f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}"
+            )
         if self.ngram_buckets and self.num_classes != 2:
-            raise ValueError(f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
-                             f"not num_classes={self.num_classes}")
+            raise ValueError(
+                f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
+                f"not num_classes={self.num_classes}"
+            )
 
     @property
     def embedding_rows(self) -> int:
@@ -78,18 +87,38 @@ class TextEncoderConfig(PresetConfig):
 
 PRESETS: Mapping[str, TextEncoderConfig] = {
     # For tests: a model that builds and trains a step in about a second.
-    "tiny": TextEncoderConfig(vocab_size=500, max_length=32, truncation_head=8, d_model=16,
-                              num_heads=2, ff_dim=32, num_layers=1, batch_size=8,
-                              warmup_steps=10, evaluations=1, ngram_buckets=256, max_ngrams=32),
+    "tiny": TextEncoderConfig(
+        vocab_size=500,
+        max_length=32,
+        truncation_head=8,
+        d_model=16,
+        num_heads=2,
+        ff_dim=32,
+        num_layers=1,
+        batch_size=8,
+        warmup_steps=10,
+        evaluations=1,
+        ngram_buckets=256,
+        max_ngrams=32,
+    ),
     # The default: the embedded corpus in seconds, real IMDB at 0.914 in under 4 minutes on a
     # 2-core CPU (README): the wide path (2^20 buckets, 4 MB of weights: 4x as many were no
     # better), its weights at 3x the encoder's rate, the rate annealed to zero, and one
     # encoder block (with the wide path a second was no better, at twice the Trainer's time).
-    "small": TextEncoderConfig(ngram_buckets=2 ** 20, ngram_rate_scale=3.0, decay="cosine",
-                               num_layers=1),
+    "small": TextEncoderConfig(
+        ngram_buckets=2**20, ngram_rate_scale=3.0, decay="cosine", num_layers=1
+    ),
     # Longer inputs and more layers, for a GPU.
-    "base": TextEncoderConfig(max_length=512, truncation_head=128, d_model=128, num_heads=4,
-                              ff_dim=512, num_layers=4, norm_first=True, warmup_steps=1000),
+    "base": TextEncoderConfig(
+        max_length=512,
+        truncation_head=128,
+        d_model=128,
+        num_heads=4,
+        ff_dim=512,
+        num_layers=4,
+        norm_first=True,
+        warmup_steps=1000,
+    ),
 }
 
 # The Tuner's space (--tune): depth, width, peak learning rate and dropout. Every preset's
@@ -104,6 +133,10 @@ SEARCH_SPACE = (
 
 def transform_config(config: TextEncoderConfig) -> dict:
     """What the preprocessing_fn reads from Transform's custom_config."""
-    return {"vocab_size": config.vocab_size, "max_length": config.max_length,
-            "truncation_head": config.truncation_head, "ngram_buckets": config.ngram_buckets,
-            "max_ngrams": config.max_ngrams}
+    return {
+        "vocab_size": config.vocab_size,
+        "max_length": config.max_length,
+        "truncation_head": config.truncation_head,
+        "ngram_buckets": config.ngram_buckets,
+        "max_ngrams": config.max_ngrams,
+    }

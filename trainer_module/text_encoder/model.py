@@ -1,5 +1,6 @@
 """A from-scratch Transformer encoder classifier (token ids in, class logits out), with an
 optional wide path over hashed word n-grams (NBSVM) whose logit is added to the encoder's."""
+
 import keras
 import numpy as np
 from keras import ops
@@ -49,33 +50,46 @@ class TextEncoderClassifier(keras.Model):
     def __init__(self, config: TextEncoderConfig, **kwargs):
         super().__init__(**kwargs)
         self.config = config
-        self.token_embedding = TokenEmbedding(config.embedding_rows, config.d_model,
-                                              name="token_embedding")
+        self.token_embedding = TokenEmbedding(
+            config.embedding_rows, config.d_model, name="token_embedding"
+        )
         self.token_dropout = TokenDropout(config.token_dropout)
         positions = config.max_length + (1 if config.pooling == "cls" else 0)
-        self.position_encoding = position_layer(config.positional, positions,
-                                                name="position_encoding")
+        self.position_encoding = position_layer(
+            config.positional, positions, name="position_encoding"
+        )
         self.embedding_dropout = keras.layers.Dropout(config.dropout)
         self.blocks = [
-            TransformerBlock(config.num_heads, config.ff_dim, config.dropout, config.norm_first,
-                             attention_dropout=config.attention_dropout, name=f"encoder_{i}")
+            TransformerBlock(
+                config.num_heads,
+                config.ff_dim,
+                config.dropout,
+                config.norm_first,
+                attention_dropout=config.attention_dropout,
+                name=f"encoder_{i}",
+            )
             for i in range(config.num_layers)
         ]
         # Pre-norm stacks leave the residual stream unnormalised: normalise once at the end.
-        self.final_norm = (keras.layers.LayerNormalization(epsilon=1e-6)
-                           if config.norm_first else None)
+        self.final_norm = (
+            keras.layers.LayerNormalization(epsilon=1e-6) if config.norm_first else None
+        )
         self.head_dropout = keras.layers.Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
-        self.ngram_logit = (NgramLogit(config.ngram_buckets, config.ngram_rate_scale,
-                                       name="ngram_logit")
-                            if config.ngram_buckets else None)
+        self.ngram_logit = (
+            NgramLogit(config.ngram_buckets, config.ngram_rate_scale, name="ngram_logit")
+            if config.ngram_buckets
+            else None
+        )
 
     def build(self, input_shape):
         if self.config.pooling == "cls":
             self.cls_embedding = self.add_weight(
-                name="cls_embedding", shape=(1, 1, self.config.d_model),
-                initializer=keras.initializers.RandomNormal(stddev=0.02))
+                name="cls_embedding",
+                shape=(1, 1, self.config.d_model),
+                initializer=keras.initializers.RandomNormal(stddev=0.02),
+            )
         super().build(input_shape)
 
     def encode(self, token_ids, training=None):
@@ -87,11 +101,13 @@ class TextEncoderClassifier(keras.Model):
         x = self.token_dropout(self.token_embedding(token_ids), training=training)  # (B, T, D)
         if self.config.pooling == "cls":
             batch = ops.shape(x)[0]
-            cls = ops.broadcast_to(ops.cast(self.cls_embedding, x.dtype),
-                                   (batch, 1, self.config.d_model))
+            cls = ops.broadcast_to(
+                ops.cast(self.cls_embedding, x.dtype), (batch, 1, self.config.d_model)
+            )
             x = ops.concatenate([cls, x], axis=1)  # (B, T+1, D)
             padding_mask = ops.concatenate(
-                [ops.ones((batch, 1), dtype="bool"), padding_mask], axis=1)
+                [ops.ones((batch, 1), dtype="bool"), padding_mask], axis=1
+            )
         x = self.embedding_dropout(self.position_encoding(x), training=training)
         attention = []
         for block in self.blocks:
@@ -112,8 +128,7 @@ class TextEncoderClassifier(keras.Model):
         if self.ngram_logit is None:
             return logits
         if not isinstance(inputs, dict) or "ngram_ids" not in inputs:
-            raise ValueError("with ngram_buckets the model takes a dict of token_ids and "
-                             "ngram_ids")
+            raise ValueError("with ngram_buckets the model takes a dict of token_ids and ngram_ids")
         wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1
         return add_to_logits(logits, wide)
 
@@ -126,8 +141,9 @@ class TextEncoderClassifier(keras.Model):
         return cls(TextEncoderConfig.from_dict(config.pop("config")), **config)
 
 
-def build_model(config: TextEncoderConfig, train_steps: int,
-                ngram_counts: np.ndarray = None) -> keras.Model:
+def build_model(
+    config: TextEncoderConfig, train_steps: int, ngram_counts: np.ndarray = None
+) -> keras.Model:
     """The classifier, built and compiled with its training recipe: AdamW after a linear
     warmup with config.decay over train_steps, cross-entropy on one-hot labels. With
     config.ngram_buckets, `ngram_counts` (Transform's, preprocessing.ngram_counts) set the
@@ -143,8 +159,9 @@ def build_model(config: TextEncoderConfig, train_steps: int,
         schedule = decay(config.peak_learning_rate, warmup, train_steps)
     model.compile(
         optimizer=adamw(schedule, config.weight_decay, config.ema_momentum),
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
-                                                  label_smoothing=config.label_smoothing),
+        loss=keras.losses.CategoricalCrossentropy(
+            from_logits=True, label_smoothing=config.label_smoothing
+        ),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
     )
     model(example_inputs(config))  # build the weights
@@ -160,5 +177,7 @@ def example_inputs(config: TextEncoderConfig, batch_size: int = 1):
     token_ids = ops.zeros((batch_size, config.max_length), dtype="int32")
     if not config.ngram_buckets:
         return token_ids
-    return {"token_ids": token_ids,
-            "ngram_ids": ops.zeros((batch_size, config.max_ngrams), dtype="int32")}
+    return {
+        "token_ids": token_ids,
+        "ngram_ids": ops.zeros((batch_size, config.max_ngrams), dtype="int32"),
+    }

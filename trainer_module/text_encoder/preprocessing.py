@@ -5,6 +5,7 @@ class over the training split (trainer_module/preprocessing/ngrams.py).
 The same graph runs in the Transform component (over the whole training split, where the
 analyzers see every review) and inside the served model.
 """
+
 from typing import Any, Mapping
 
 import tensorflow as tf
@@ -25,8 +26,7 @@ def pad_ids(ids: tf.RaggedTensor, max_length: int) -> tf.Tensor:
     return tf.cast(dense + 1, tf.int64)
 
 
-def preprocessing_fn(inputs: Mapping[str, tf.Tensor],
-                     custom_config: Mapping[str, Any]) -> dict:
+def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
     """Raw review features -> token ids, length bucket, label, and with the wide path n-gram ids.
 
     custom_config (config.transform_config): `vocab_size` (top-k words kept), `max_length`
@@ -41,8 +41,9 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor],
     # The n-gram analyzer comes before the vocabulary's (ngrams.ngram_features says why).
     buckets = int(custom_config.get("ngram_buckets", 0))
     if buckets:
-        outputs[NGRAM_IDS] = ngram_features(tokens, outputs.get(features.LABEL), buckets,
-                                            int(custom_config["max_ngrams"]))
+        outputs[NGRAM_IDS] = ngram_features(
+            tokens, outputs.get(features.LABEL), buckets, int(custom_config["max_ngrams"])
+        )
     ids = tft.compute_and_apply_vocabulary(
         tokens,
         top_k=int(custom_config["vocab_size"]),

@@ -1,5 +1,6 @@
 """Exports the text encoder: `classify_text(text)`, `attention(text)` and the classifier
 signatures (trainer_module/serving/classifier.py)."""
+
 import tensorflow as tf
 import tensorflow_transform as tft
 
@@ -23,8 +24,10 @@ def model_inputs(transformed: dict):
 
 def id_tokens(tf_transform_output: tft.TFTransformOutput) -> list:
     """Token strings by id: padding (0), the vocabulary (shifted by one), then the OOV bucket."""
-    words = [w.decode("utf-8", "replace")
-             for w in tf_transform_output.vocabulary_by_name(VOCABULARY_NAME)]
+    words = [
+        w.decode("utf-8", "replace")
+        for w in tf_transform_output.vocabulary_by_name(VOCABULARY_NAME)
+    ]
     return [PAD_TOKEN] + words + [OOV_TOKEN]
 
 
@@ -39,15 +42,25 @@ def encoder_attention(model: TextEncoderClassifier, tf_transform_output: tft.TFT
         tokens = tf.gather(words, ids)
         if model.config.pooling == "cls":
             tokens = tf.concat([tf.fill([tf.shape(ids)[0], 1], CLS_TOKEN), tokens], axis=1)
-        return {"tokens": tokens, "token_mask": mask,
-                "attention": tf.cast(tf.stack(weights, axis=1), tf.float32)}
+        return {
+            "tokens": tokens,
+            "token_mask": mask,
+            "attention": tf.cast(tf.stack(weights, axis=1), tf.float32),
+        }
 
     return attention
 
 
-def export(model: TextEncoderClassifier, tf_transform_output: tft.TFTransformOutput,
-           export_dir: str) -> None:
-    export_classifier(model, tf_transform_output, export_dir, model_inputs=model_inputs,
-                      label_names=features.LABEL_NAMES, raw_feature=features.TEXT,
-                      raw_signature=CLASSIFY_TEXT,
-                      attention=encoder_attention(model, tf_transform_output))
+def export(
+    model: TextEncoderClassifier, tf_transform_output: tft.TFTransformOutput, export_dir: str
+) -> None:
+    export_classifier(
+        model,
+        tf_transform_output,
+        export_dir,
+        model_inputs=model_inputs,
+        label_names=features.LABEL_NAMES,
+        raw_feature=features.TEXT,
+        raw_signature=CLASSIFY_TEXT,
+        attention=encoder_attention(model, tf_transform_output),
+    )

@@ -1,5 +1,6 @@
 """Trains the text encoder classifier on Transform's output and exports it; the Trainer's and
 the Tuner's entry points."""
+
 import keras
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
@@ -19,24 +20,51 @@ def prepare(fn_args: FnArgs) -> Prepared:
     config = config.replace(vocab_size=vocabulary_size(tf_transform_output))
     logging.info("Text encoder config %s", config)
     train, evaluation = (
-        make_dataset(fn_args, files, tf_transform_output, model_inputs, config.batch_size,
-                     config.num_classes, shuffle)
-        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False)))
+        make_dataset(
+            fn_args,
+            files,
+            tf_transform_output,
+            model_inputs,
+            config.batch_size,
+            config.num_classes,
+            shuffle,
+        )
+        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False))
+    )
     counts = ngram_counts(tf_transform_output) if config.ngram_buckets else None
-    return Prepared(config, tf_transform_output, train, evaluation,
-                    build=lambda c: build_model(c, fn_args.train_steps, counts),
-                    objective="val_accuracy")
+    return Prepared(
+        config,
+        tf_transform_output,
+        train,
+        evaluation,
+        build=lambda c: build_model(c, fn_args.train_steps, counts),
+        objective="val_accuracy",
+    )
 
 
 def train_and_export(fn_args: FnArgs) -> keras.Model:
     prepared = prepare(fn_args)
     model = prepared.build(prepared.config)
-    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
-                                   prepared.config.evaluations, prepared.config.batch_size)
-    write_history(fn_args.model_run_dir, prepared.config.to_dict(), history.history,
-                  **throughput(history.fit_seconds, fn_args, prepared.config.batch_size,
-                                 resumed_from_step=history.resumed_from_step,
-                                 warm_start=history.warm_start))
+    history = fit_with_evaluations(
+        model,
+        prepared.train,
+        prepared.evaluation,
+        fn_args,
+        prepared.config.evaluations,
+        prepared.config.batch_size,
+    )
+    write_history(
+        fn_args.model_run_dir,
+        prepared.config.to_dict(),
+        history.history,
+        **throughput(
+            history.fit_seconds,
+            fn_args,
+            prepared.config.batch_size,
+            resumed_from_step=history.resumed_from_step,
+            warm_start=history.warm_start,
+        ),
+    )
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

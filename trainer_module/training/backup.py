@@ -12,6 +12,7 @@ starts afresh. Only the chief writes it, every worker restores it, and the chief
 the model is exported. The training data (shuffled with a fixed seed) continues where the
 backed-up run was: the resumed run skips the batches already trained on (`finished_steps`).
 """
+
 import hashlib
 import json
 import os
@@ -29,12 +30,19 @@ BACKUP_DIR_KEY, BACKUP_WRITER_KEY = "backup_dir", "backup_writer"
 def backup_dir(fn_args) -> str:
     """`<Trainer folder>/backup/<sha256 of what the training depends on>`, from the Trainer's
     model run directory `<Trainer folder>/model_run/<execution id>`."""
-    depends_on = {"train_files": fn_args.train_files, "eval_files": fn_args.eval_files,
-                  "transform_output": fn_args.transform_output,
-                  "train_steps": fn_args.train_steps, "eval_steps": fn_args.eval_steps,
-                  "custom_config": {k: v for k, v in (fn_args.custom_config or {}).items()
-                                    if k not in (BACKUP_DIR_KEY, BACKUP_WRITER_KEY)},
-                  "hyperparameters": fn_args.hyperparameters}
+    depends_on = {
+        "train_files": fn_args.train_files,
+        "eval_files": fn_args.eval_files,
+        "transform_output": fn_args.transform_output,
+        "train_steps": fn_args.train_steps,
+        "eval_steps": fn_args.eval_steps,
+        "custom_config": {
+            k: v
+            for k, v in (fn_args.custom_config or {}).items()
+            if k not in (BACKUP_DIR_KEY, BACKUP_WRITER_KEY)
+        },
+        "hyperparameters": fn_args.hyperparameters,
+    }
     key = hashlib.sha256(json.dumps(depends_on, sort_keys=True, default=str).encode())
     trainer_dir = os.path.dirname(os.path.dirname(fn_args.model_run_dir.rstrip("/")))
     return os.path.join(trainer_dir, BACKUP_FOLDER, key.hexdigest()[:24])
@@ -47,8 +55,9 @@ class Backup(keras.callbacks.BackupAndRestore):
     the others save to a scratch folder."""
 
     def __init__(self, directory: str, chief: bool = True):
-        super().__init__(directory, save_freq="epoch", double_checkpoint=True,
-                         delete_checkpoint=False)  # run_fn removes it after the export
+        super().__init__(
+            directory, save_freq="epoch", double_checkpoint=True, delete_checkpoint=False
+        )  # run_fn removes it after the export
         self.chief = chief
         self.resumed_from_step = 0
         self.scratch = None if chief else tempfile.mkdtemp(prefix="tfx-transformers-backup-")
@@ -57,8 +66,12 @@ class Backup(keras.callbacks.BackupAndRestore):
         super().on_train_begin(logs)
         self.resumed_from_step = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
         if self.resumed_from_step:
-            logging.info("Resumed from the backup in %s at step %d (%d intervals done)",
-                         self.backup_dir, self.resumed_from_step, self.model._initial_epoch)
+            logging.info(
+                "Resumed from the backup in %s at step %d (%d intervals done)",
+                self.backup_dir,
+                self.resumed_from_step,
+                self.model._initial_epoch,
+            )
 
     def finished_intervals(self) -> int:
         """The intervals the backup says were trained (0 without one), before fit restores it."""
@@ -93,8 +106,10 @@ def callback(fn_args, phase: str = "") -> "Backup | None":
     directory = (fn_args.custom_config or {}).get(BACKUP_DIR_KEY)
     if not directory:
         return None
-    return Backup(os.path.join(directory, phase) if phase else directory,
-                  chief=fn_args.custom_config.get(BACKUP_WRITER_KEY, True))
+    return Backup(
+        os.path.join(directory, phase) if phase else directory,
+        chief=fn_args.custom_config.get(BACKUP_WRITER_KEY, True),
+    )
 
 
 def continued(train, restore: "Backup | None", steps_per_interval: int):

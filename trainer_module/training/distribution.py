@@ -1,5 +1,6 @@
 """Where training runs: the distribution strategy and the chief, read from the environment the
 Trainer runs in (TF_CONFIG on multi-worker Vertex AI jobs, visible GPUs)."""
+
 import json
 import os
 from typing import Mapping, Optional
@@ -43,7 +44,8 @@ class MultiWorkerMirroredStrategyForKeras(tf.distribute.MultiWorkerMirroredStrat
         def reduce_leaf(leaf):
             rank = self.experimental_local_results(leaf)[0].shape.rank
             return super(MultiWorkerMirroredStrategyForKeras, self).reduce(
-                reduce_op, leaf, None if rank == 0 else axis)
+                reduce_op, leaf, None if rank == 0 else axis
+            )
 
         return tf.nest.map_structure(reduce_leaf, value)
 

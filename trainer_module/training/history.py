@@ -1,5 +1,6 @@
 """Training with evaluations spread over the steps, and what it leaves: TensorBoard logs,
 per-evaluation log lines and history.json in the Trainer's model run directory."""
+
 import json
 import math
 import os
@@ -21,8 +22,9 @@ class LogEvaluations(keras.callbacks.Callback):
         self.evaluations = evaluations
 
     def on_epoch_end(self, epoch, logs=None):
-        metrics = ", ".join(f"{k} {v:.4f}" for k, v in sorted((logs or {}).items())
-                            if k != "learning_rate")
+        metrics = ", ".join(
+            f"{k} {v:.4f}" for k, v in sorted((logs or {}).items()) if k != "learning_rate"
+        )
         logging.info("Evaluation %d/%d: %s", epoch + 1, self.evaluations, metrics)
 
 
@@ -30,14 +32,19 @@ def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> N
     """Writes {"config", "precision", "history": {metric: [value per evaluation]}, **extra} as
     JSON; `precision` is the dtype policy training ran under."""
     tf.io.gfile.makedirs(model_run_dir)
-    record = {"config": config, "precision": keras.mixed_precision.global_policy().name, **extra,
-              "history": {k: [float(v) for v in vs] for k, vs in history.items()}}
+    record = {
+        "config": config,
+        "precision": keras.mixed_precision.global_policy().name,
+        **extra,
+        "history": {k: [float(v) for v in vs] for k, vs in history.items()},
+    }
     with tf.io.gfile.GFile(os.path.join(model_run_dir, HISTORY_FILE), "w") as f:
         json.dump(record, f, indent=1)
 
 
-def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args, evaluations: int,
-                         batch_size: int) -> keras.callbacks.History:
+def fit_with_evaluations(
+    model: keras.Model, train, evaluation, fn_args, evaluations: int, batch_size: int
+) -> keras.callbacks.History:
     """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
     evenly over them (Keras "epochs"), reporting progress (training/progress.py; `batch_size`:
     the global batch), logging to TensorBoard in the model run directory, and
@@ -51,10 +58,11 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args, evaluat
     restore = backup.callback(fn_args)
     steps_per_interval = math.ceil(fn_args.train_steps / evaluations)
     done = restore.finished_intervals() * steps_per_interval if restore else 0
-    callbacks = [keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
-                 LogEvaluations(evaluations),
-                 Progress("training", steps_per_interval * evaluations, batch_size,
-                          first_step=done)]
+    callbacks = [
+        keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
+        LogEvaluations(evaluations),
+        Progress("training", steps_per_interval * evaluations, batch_size, first_step=done),
+    ]
     if restore is not None:
         callbacks.insert(0, restore)
     if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
@@ -77,17 +85,26 @@ def fit_with_evaluations(model: keras.Model, train, evaluation, fn_args, evaluat
     return history
 
 
-def throughput(fit_seconds: float, fn_args, batch_size: int, resumed_from_step: int = 0,
-               warm_start: Optional[dict] = None) -> dict:
+def throughput(
+    fit_seconds: float,
+    fn_args,
+    batch_size: int,
+    resumed_from_step: int = 0,
+    warm_start: Optional[dict] = None,
+) -> dict:
     """What history.json records of a fit's length and speed: steps, epochs of the training
     examples (training.inputs.start_run counted them), the step a resumed run started from,
     examples per second of the steps this run trained (validation passes included), and the
     warm start (training/warm_start.py: from where, or why not; None without a base model)."""
     steps, examples = fn_args.train_steps, fn_args.custom_config.get("train_examples")
     trained = max(steps - resumed_from_step, 0)
-    return {"train_steps": steps, "batch_size": batch_size, "train_examples": examples,
-            "epochs": round(steps * batch_size / examples, 3) if examples else None,
-            "resumed_from_step": resumed_from_step, "warm_start": warm_start,
-            "fit_seconds": round(fit_seconds, 1),
-            "train_examples_per_second": round(trained * batch_size / max(fit_seconds, 1e-9),
-                                               1)}
+    return {
+        "train_steps": steps,
+        "batch_size": batch_size,
+        "train_examples": examples,
+        "epochs": round(steps * batch_size / examples, 3) if examples else None,
+        "resumed_from_step": resumed_from_step,
+        "warm_start": warm_start,
+        "fit_seconds": round(fit_seconds, 1),
+        "train_examples_per_second": round(trained * batch_size / max(fit_seconds, 1e-9), 1),
+    }

@@ -1,4 +1,5 @@
 """Input functions over Transform's output, and what every model family's run starts from."""
+
 import dataclasses
 import math
 from typing import Any, Callable, Sequence
@@ -15,14 +16,24 @@ from trainer_module.family import ModelFamily, search_overrides
 from trainer_module.training import distribution
 
 
-def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
-                 model_inputs: Callable[[dict], object], batch_size: int, num_classes: int,
-                 shuffle: bool) -> tf.data.Dataset:
+def make_dataset(
+    fn_args: FnArgs,
+    file_pattern,
+    tf_transform_output: tft.TFTransformOutput,
+    model_inputs: Callable[[dict], object],
+    batch_size: int,
+    num_classes: int,
+    shuffle: bool,
+) -> tf.data.Dataset:
     """Batches of (model_inputs(transformed features), one-hot labels (B, C)), repeated."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
-        tfxio.TensorFlowDatasetOptions(batch_size=batch_size, label_key=features.LABEL,
-                                       shuffle=shuffle, shuffle_seed=0 if shuffle else None),
+        tfxio.TensorFlowDatasetOptions(
+            batch_size=batch_size,
+            label_key=features.LABEL,
+            shuffle=shuffle,
+            shuffle_seed=0 if shuffle else None,
+        ),
         tf_transform_output.transformed_metadata.schema,
     )
     return dataset.map(
@@ -54,8 +65,13 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
     fn_args.custom_config = {**custom, "train_examples": examples}
     if custom.get("epochs") and not fn_args.train_steps:  # steps given at run time win
         fn_args.train_steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
-        logging.info("%g epochs of %d training examples in batches of %d: %d steps",
-                     custom["epochs"], examples, config.batch_size, fn_args.train_steps)
+        logging.info(
+            "%g epochs of %d training examples in batches of %d: %d steps",
+            custom["epochs"],
+            examples,
+            config.batch_size,
+            fn_args.train_steps,
+        )
     if not fn_args.train_steps:
         raise ValueError("the Trainer was given neither train_args.num_steps nor epochs")
     keras.utils.set_random_seed(int(custom.get("seed", 0)))
@@ -82,6 +98,7 @@ def steps_for_epochs(epochs: float, examples: int, global_batch: int) -> int:
 @dataclasses.dataclass(frozen=True)
 class Prepared:
     """What training and tuning share: the run's config, its datasets, a model builder."""
+
     config: Any
     tf_transform_output: tft.TFTransformOutput
     train: tf.data.Dataset

@@ -7,6 +7,7 @@ bfloat16 (mixed_bfloat16, float32's range: no loss scaling). Attention softmax a
 normalization statistics and losses stay in float32 in the project's layers, and every export
 returns float32.
 """
+
 from typing import Optional, Sequence
 
 # auto: mixed precision where the hardware has a fast path for it (float16 on GPUs, bfloat16 on
@@ -22,8 +23,9 @@ def cpu_bfloat16_flags(cpuinfo: str = "/proc/cpuinfo") -> list:
     """The BFLOAT16_FLAGS this CPU reports (none where /proc/cpuinfo is missing)."""
     try:
         with open(cpuinfo) as f:
-            flags = next((line.split(":", 1)[1].split() for line in f
-                          if line.startswith("flags")), [])
+            flags = next(
+                (line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []
+            )
     except OSError:
         return []
     return [flag for flag in BFLOAT16_FLAGS if flag in flags]
@@ -31,13 +33,14 @@ def cpu_bfloat16_flags(cpuinfo: str = "/proc/cpuinfo") -> list:
 
 def check_setting(setting: str) -> str:
     if setting not in MIXED_PRECISION_SETTINGS + POLICIES:
-        raise ValueError(f"mixed_precision must be one of {MIXED_PRECISION_SETTINGS} or a "
-                         f"policy {POLICIES}, not {setting!r}")
+        raise ValueError(
+            f"mixed_precision must be one of {MIXED_PRECISION_SETTINGS} or a "
+            f"policy {POLICIES}, not {setting!r}"
+        )
     return setting
 
 
-def precision_policy(setting: str, gpus: int,
-                     cpu_flags: Optional[Sequence[str]] = None) -> str:
+def precision_policy(setting: str, gpus: int, cpu_flags: Optional[Sequence[str]] = None) -> str:
     """The Keras dtype policy for `setting` with `gpus` visible GPUs on a CPU reporting
     `cpu_flags` (default: this machine's, read from /proc/cpuinfo)."""
     if check_setting(setting) in POLICIES:

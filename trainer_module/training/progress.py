@@ -2,6 +2,7 @@
 total, the loss, examples per second and the time left. The CLI shows these lines under the
 Trainer's or Tuner's progress line (pipeline/runner.py); elsewhere they are in the log.
 """
+
 import logging
 import os
 import time
@@ -34,8 +35,14 @@ class Progress(keras.callbacks.Callback):
     and once at the end of training. `total_steps` counts the steps of this fit; `first_step`
     the ones a resumed fit skips (they count as done, not in the rate)."""
 
-    def __init__(self, label: str, total_steps: int, batch_size: int, first_step: int = 0,
-                 interval: Optional[float] = None):
+    def __init__(
+        self,
+        label: str,
+        total_steps: int,
+        batch_size: int,
+        first_step: int = 0,
+        interval: Optional[float] = None,
+    ):
         super().__init__()
         self.label, self.total, self.batch_size = label, total_steps, batch_size
         self.first_step = self.step = first_step

@@ -1,4 +1,5 @@
 """Learning-rate schedules (keras.ops only)."""
+
 import math
 
 import keras
@@ -44,8 +45,11 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         return self.peak_learning_rate * ops.clip(fraction, 0.0, 1.0)
 
     def get_config(self):
-        return {"peak_learning_rate": self.peak_learning_rate,
-                "warmup_steps": self.warmup_steps, "total_steps": self.total_steps}
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+        }
 
 
 class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):
@@ -66,5 +70,8 @@ class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):
         return self.peak_learning_rate * ops.where(step < warmup, rising, cosine)
 
     def get_config(self):
-        return {"peak_learning_rate": self.peak_learning_rate,
-                "warmup_steps": self.warmup_steps, "total_steps": self.total_steps}
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+        }

@@ -1,4 +1,5 @@
 """Loss and accuracy over token sequences, masked on padding (id 0) (keras.ops only)."""
+
 import keras
 from keras import ops
 
@@ -40,8 +41,9 @@ class MaskedTokenAccuracy(keras.metrics.Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         labels = ops.cast(y_true, "int32")
         mask = ops.not_equal(labels, PAD_ID)
-        hits = ops.logical_and(ops.equal(ops.cast(ops.argmax(y_pred, axis=-1), "int32"), labels),
-                               mask)
+        hits = ops.logical_and(
+            ops.equal(ops.cast(ops.argmax(y_pred, axis=-1), "int32"), labels), mask
+        )
         self.correct.assign_add(ops.sum(ops.cast(hits, "float32")))
         self.total.assign_add(ops.sum(ops.cast(mask, "float32")))
 

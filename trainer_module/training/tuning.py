@@ -1,6 +1,7 @@
 """What every tunable family's Tuner entry point runs: a KerasTuner random search over the
 search space the family declares (its config.SEARCH_SPACE); the Tuner writes the best values,
 and the Trainer applies them on top of the preset and its overrides (inputs.start_run)."""
+
 from typing import Callable, Sequence
 
 import keras_tuner
@@ -16,6 +17,7 @@ from trainer_module.training.progress import Progress
 class TrialProgress(Progress):
     """Progress of each trial, labelled `trial i/n` (KerasTuner copies the callback per trial:
     the count is kept on the class)."""
+
     started = 0
 
     def __init__(self, trials: int, *args, **kwargs):
@@ -36,31 +38,49 @@ def declare(hp: keras_tuner.HyperParameters, search_space: Sequence[Axis]) -> di
         if axis.choices:
             values[axis.name] = hp.Choice(axis.name, list(axis.choices))
         else:
-            values[axis.name] = hp.Float(axis.name, axis.low, axis.high, step=axis.step,
-                                         sampling="log" if axis.log else "linear")
+            values[axis.name] = hp.Float(
+                axis.name,
+                axis.low,
+                axis.high,
+                step=axis.step,
+                sampling="log" if axis.log else "linear",
+            )
     return values
 
 
-def tune(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared],
-         search_space: Sequence[Axis]) -> TunerFnResult:
+def tune(
+    fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared], search_space: Sequence[Axis]
+) -> TunerFnResult:
     """A random search of custom_config["trials"] trials; each trains for train_steps and is
     scored on eval_steps batches of the eval split by the family's objective."""
     prepared = prepare(fn_args)
 
     def build(hp: keras_tuner.HyperParameters):
-        config = prepared.config.replace(**search_overrides(search_space,
-                                                            declare(hp, search_space)))
+        config = prepared.config.replace(
+            **search_overrides(search_space, declare(hp, search_space))
+        )
         logging.info("Trial config %s", config)
         return prepared.build(config)
 
     trials = int(fn_args.custom_config["trials"])
     tuner = keras_tuner.RandomSearch(
-        build, objective=keras_tuner.Objective(prepared.objective, direction="max"),
+        build,
+        objective=keras_tuner.Objective(prepared.objective, direction="max"),
         max_trials=trials,
         seed=int(fn_args.custom_config.get("seed", 0)),
-        directory=fn_args.working_dir, project_name="search", overwrite=True)
-    return TunerFnResult(tuner=tuner, fit_kwargs={
-        "x": prepared.train, "validation_data": prepared.evaluation, "epochs": 1,
-        "steps_per_epoch": fn_args.train_steps, "validation_steps": max(1, fn_args.eval_steps),
-        "callbacks": [TrialProgress(trials, fn_args.train_steps, prepared.config.batch_size)],
-        "verbose": 0})
+        directory=fn_args.working_dir,
+        project_name="search",
+        overwrite=True,
+    )
+    return TunerFnResult(
+        tuner=tuner,
+        fit_kwargs={
+            "x": prepared.train,
+            "validation_data": prepared.evaluation,
+            "epochs": 1,
+            "steps_per_epoch": fn_args.train_steps,
+            "validation_steps": max(1, fn_args.eval_steps),
+            "callbacks": [TrialProgress(trials, fn_args.train_steps, prepared.config.batch_size)],
+            "verbose": 0,
+        },
+    )

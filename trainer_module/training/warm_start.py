@@ -6,6 +6,7 @@ of the same shapes. Otherwise it trains from scratch and says why.
 Every model keeps the weights it was exported with beside its SavedModel, for the next run:
 `<model artifact>/warm_start/` (a Keras weights file, and a digest of the vocabularies).
 """
+
 import hashlib
 import json
 import os

@@ -1,6 +1,7 @@
 """The from-scratch encoder-decoder Transformer for translation: config.py (config, presets,
 search space), model.py, preprocessing.py (tf.Transform), training.py, serving.py (decoding in
 the graph) and metrics.py (TFMA BLEU and token accuracy)."""
+
 from trainer_module.family import TRANSLATOR, ModelFamily
 from trainer_module.translator import config
 

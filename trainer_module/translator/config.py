@@ -1,5 +1,6 @@
 """The encoder-decoder translator's typed config, its presets and its Tuner search space (pure
 data: no TensorFlow, no Keras)."""
+
 import dataclasses
 from typing import Mapping
 
@@ -59,9 +60,13 @@ class TranslatorConfig(PresetConfig):
         if self.tokenizer not in ("wordpiece", "word"):
             raise ValueError(f"tokenizer must be 'wordpiece' or 'word', not {self.tokenizer!r}")
         if self.positional not in ("sinusoidal", "learned"):
-            raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}")
+            raise ValueError(
+                f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}"
+            )
         if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}")
+            raise ValueError(
+                f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}"
+            )
         if self.max_target_length < 2:
             raise ValueError("max_target_length must leave room for [START]/[END] and a token")
         if self.beam_width < 1:
@@ -86,17 +91,38 @@ class TranslatorConfig(PresetConfig):
 
 PRESETS: Mapping[str, TranslatorConfig] = {
     # For tests: builds and trains a step in about a second.
-    "tiny": TranslatorConfig(source_vocab_size=200, target_vocab_size=200, min_frequency=1,
-                             max_source_length=16, max_target_length=16, d_model=32,
-                             num_heads=2, ff_dim=64, encoder_layers=1, decoder_layers=1,
-                             batch_size=16, warmup_steps=20, max_decode_length=16,
-                             beam_width=2, evaluations=1),
+    "tiny": TranslatorConfig(
+        source_vocab_size=200,
+        target_vocab_size=200,
+        min_frequency=1,
+        max_source_length=16,
+        max_target_length=16,
+        d_model=32,
+        num_heads=2,
+        ff_dim=64,
+        encoder_layers=1,
+        decoder_layers=1,
+        batch_size=16,
+        warmup_steps=20,
+        max_decode_length=16,
+        beam_width=2,
+        evaluations=1,
+    ),
     # The embedded corpus in a few minutes on a CPU: every word kept (min_frequency 1), as its
     # 600 pairs repeat a small word list.
-    "small": TranslatorConfig(min_frequency=1, d_model=64, num_heads=4, ff_dim=128,
-                              encoder_layers=2, decoder_layers=2, batch_size=32,
-                              warmup_steps=100, max_decode_length=24, max_source_length=24,
-                              max_target_length=24),
+    "small": TranslatorConfig(
+        min_frequency=1,
+        d_model=64,
+        num_heads=4,
+        ff_dim=128,
+        encoder_layers=2,
+        decoder_layers=2,
+        batch_size=32,
+        warmup_steps=100,
+        max_decode_length=24,
+        max_source_length=24,
+        max_target_length=24,
+    ),
     # Multi30k: the 3+3-layer, d_model 256 model of the published anchor, with WordPiece
     # vocabularies of 10,000 German and 8,000 English pieces at most (README, Translation
     # benchmark: 37.7 BLEU cased and 38.2 lower-cased on val, against 38.3 lower-cased for
@@ -115,6 +141,15 @@ SEARCH_SPACE = (
 
 def transform_config(config: TranslatorConfig) -> dict:
     """What the preprocessing_fn reads from Transform's custom_config."""
-    return {name: getattr(config, name) for name in (
-        "tokenizer", "source_vocab_size", "target_vocab_size", "min_frequency",
-        "shared_vocabulary", "max_source_length", "max_target_length")}
+    return {
+        name: getattr(config, name)
+        for name in (
+            "tokenizer",
+            "source_vocab_size",
+            "target_vocab_size",
+            "min_frequency",
+            "shared_vocabulary",
+            "max_source_length",
+            "max_target_length",
+        )
+    }

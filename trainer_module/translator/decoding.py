@@ -19,6 +19,7 @@ written [END]. Here a reorder is a row gather of the self-attention history alon
 keys and values are the same for every beam of a sentence), and the stopping rule above ends as
 soon as the result is known.
 """
+
 import tensorflow as tf
 
 from trainer_module.translator.config import END_ID, PAD_ID, START_ID
@@ -36,18 +37,21 @@ def make_generate(model, max_decode_length: int, beam_width: int, length_penalty
     return generate
 
 
-def beam_search(model, source_ids, max_decode_length: int, beam_width: int,
-                length_penalty: float = 0.0):
+def beam_search(
+    model, source_ids, max_decode_length: int, beam_width: int, length_penalty: float = 0.0
+):
     """See the module docstring. Rows are sentence-major: row b * beam_width + k is beam k of
     sentence b."""
     k, length = beam_width, max_decode_length + 1
     memory, source_mask, _ = model.encode(source_ids, training=False)
     batch = tf.shape(source_ids)[0]
     rows = batch * k
-    cache = model.start_decoding(tf.repeat(memory, k, axis=0), tf.repeat(source_mask, k, axis=0),
-                                 length)
-    ids = tf.concat([tf.fill([rows, 1], START_ID),
-                     tf.fill([rows, max_decode_length], PAD_ID)], axis=1)
+    cache = model.start_decoding(
+        tf.repeat(memory, k, axis=0), tf.repeat(source_mask, k, axis=0), length
+    )
+    ids = tf.concat(
+        [tf.fill([rows, 1], START_ID), tf.fill([rows, max_decode_length], PAD_ID)], axis=1
+    )
     # Every beam of a sentence starts as the same [START]: keep only the first one open.
     scores = tf.tile(tf.constant([0.0] + [NEVER] * (k - 1)), [batch])
     best = tf.fill([batch], tf.float32.min)  # each sentence's best finished, penalised
@@ -59,7 +63,7 @@ def beam_search(model, source_ids, max_decode_length: int, beam_width: int,
         return ((5.0 + tf.cast(tokens, tf.float32)) / 6.0) ** length_penalty
 
     def step(index, ids, scores, best, best_ids, cache):
-        logits, cache = model.decode_step(ids[:, index - 1:index], index - 1, cache)
+        logits, cache = model.decode_step(ids[:, index - 1 : index], index - 1, cache)
         log_probs = tf.nn.log_softmax(tf.cast(logits[:, 0, :], tf.float32))  # (R, V)
         vocab = tf.shape(log_probs)[1]
         banned = NEVER * (tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab))
@@ -69,11 +73,13 @@ def beam_search(model, source_ids, max_decode_length: int, beam_width: int,
         tokens = top % vocab
         rows_of = top // vocab + first_row[::k, None]
         ends = tf.equal(tokens, END_ID)
-        written = tf.where(tf.equal(positions, index)[None, None, :], tokens[..., None],
-                           tf.gather(ids, rows_of))  # (B, 2k, L)
+        written = tf.where(
+            tf.equal(positions, index)[None, None, :], tokens[..., None], tf.gather(ids, rows_of)
+        )  # (B, 2k, L)
         # Finished: an [END] among the best k; the sentence keeps its best, penalised.
-        finishing = tf.where(ends & (tf.range(2 * k) < k)[None, :],
-                             top_scores / penalty(index), tf.float32.min)
+        finishing = tf.where(
+            ends & (tf.range(2 * k) < k)[None, :], top_scores / penalty(index), tf.float32.min
+        )
         champion = tf.argmax(finishing, axis=1, output_type=tf.int32)
         champion_score = tf.reduce_max(finishing, axis=1)
         better = champion_score > best
@@ -89,14 +95,16 @@ def beam_search(model, source_ids, max_decode_length: int, beam_width: int,
 
     def undecided(index, ids, scores, best, best_ids, cache):
         reachable = tf.reduce_max(tf.reshape(scores, [batch, k]), axis=1) / penalty(
-            max_decode_length)
+            max_decode_length
+        )
         return tf.reduce_any(reachable > best)
 
     state = (tf.constant(1), ids, scores, best, best_ids, cache)
     any_rows = tf.nest.map_structure(  # the number of rows may be static or not, at every step
-        lambda x: tf.TensorShape([None] + x.shape[1:]) if x.shape.rank else x.shape, state)
-    _, ids, scores, best, best_ids, _ = tf.while_loop(undecided, step, state,
-                                                      shape_invariants=any_rows,
-                                                      maximum_iterations=max_decode_length)
+        lambda x: tf.TensorShape([None] + x.shape[1:]) if x.shape.rank else x.shape, state
+    )
+    _, ids, scores, best, best_ids, _ = tf.while_loop(
+        undecided, step, state, shape_invariants=any_rows, maximum_iterations=max_decode_length
+    )
     # A sentence with no finished translation: its best open hypothesis (first of its beams).
     return tf.where((best > tf.float32.min)[:, None], best_ids, ids[::k])

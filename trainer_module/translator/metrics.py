@@ -15,12 +15,16 @@ reports the score as a float; the statistics and the formula are TFMA's.
 Referenced from the EvalConfig by class name and module, so the Evaluator imports this module
 (`Evaluator(module_path=...)` and `MetricConfig(module=...)`).
 """
+
 import re
 import unicodedata
 
 import apache_beam as beam
 import numpy as np
 from tensorflow_model_analysis.metrics import bleu, metric_types, metric_util
+
+# The served translator's WordPiece ops: TFMA's workers import this module alone.
+from trainer_module.serving import custom_ops  # noqa: F401
 
 BLEU_NAME = "bleu"
 LOWERCASE_BLEU_NAME = "bleu_lowercase_tokenized"
@@ -33,8 +37,9 @@ def words(text: str) -> str:
     normalize): lower-cased, `<br />` as a space, every punctuation or symbol character set
     apart, single spaces."""
     text = re.sub(r"<br\s*/?>", " ", text.lower())
-    return " ".join("".join(f" {c} " if unicodedata.category(c)[0] in "PS" else c
-                            for c in text).split())
+    return " ".join(
+        "".join(f" {c} " if unicodedata.category(c)[0] in "PS" else c for c in text).split()
+    )
 
 
 def _text(value) -> str:
@@ -50,9 +55,17 @@ class _DecodedBleuCombiner(bleu._BleuCombiner):  # pylint: disable=protected-acc
         self._words = words
 
     def add_input(self, accumulator, element):
-        references, hypotheses, _ = next(metric_util.to_label_prediction_example_weight(
-            element, eval_config=self.eval_config, model_name=self.model_name,
-            output_name=self.output_name, example_weighted=False, flatten=False, squeeze=False))
+        references, hypotheses, _ = next(
+            metric_util.to_label_prediction_example_weight(
+                element,
+                eval_config=self.eval_config,
+                model_name=self.model_name,
+                output_name=self.output_name,
+                example_weighted=False,
+                flatten=False,
+                squeeze=False,
+            )
+        )
         hypotheses = [_text(h) for h in np.ravel(hypotheses)]
         references = [[_text(r) for r in np.ravel(references)]]  # one set of references
         if self._words:
@@ -66,17 +79,29 @@ class _DecodedBleuCombiner(bleu._BleuCombiner):  # pylint: disable=protected-acc
         return {self.key: float(self._compute_score_from_accumulator(accumulator).score)}
 
 
-def _bleu(name: str, eval_config, model_name: str, output_name: str, lowercase: bool,
-          tokenize: str) -> metric_types.MetricComputations:
+def _bleu(
+    name: str, eval_config, model_name: str, output_name: str, lowercase: bool, tokenize: str
+) -> metric_types.MetricComputations:
     key = metric_types.MetricKey(name=name, model_name=model_name, output_name=output_name)
-    return [metric_types.MetricComputation(
-        keys=[key], preprocessors=None,
-        combiner=_DecodedBleuCombiner(eval_config=eval_config, model_name=model_name,
-                                      output_name=output_name, key=key, lowercase=lowercase,
-                                      force=True, words=tokenize == WORDS,
-                                      tokenize="none" if tokenize == WORDS else tokenize,
-                                      smooth_method="exp", smooth_value=None,
-                                      effective_order=False))]
+    return [
+        metric_types.MetricComputation(
+            keys=[key],
+            preprocessors=None,
+            combiner=_DecodedBleuCombiner(
+                eval_config=eval_config,
+                model_name=model_name,
+                output_name=output_name,
+                key=key,
+                lowercase=lowercase,
+                force=True,
+                words=tokenize == WORDS,
+                tokenize="none" if tokenize == WORDS else tokenize,
+                smooth_method="exp",
+                smooth_value=None,
+                effective_order=False,
+            ),
+        )
+    ]
 
 
 class DecodedBleu(metric_types.Metric):
@@ -84,8 +109,12 @@ class DecodedBleu(metric_types.Metric):
     with sacreBLEU's `tokenize` ("13a", the default: its standard; "none"; or WORDS)."""
 
     def __init__(self, name: str = BLEU_NAME, lowercase: bool = False, tokenize: str = "13a"):
-        super().__init__(metric_util.merge_per_key_computations(_bleu), name=name,
-                         lowercase=lowercase, tokenize=tokenize)
+        super().__init__(
+            metric_util.merge_per_key_computations(_bleu),
+            name=name,
+            lowercase=lowercase,
+            tokenize=tokenize,
+        )
 
 
 def _outputs(element, model_name: str) -> dict:
@@ -95,8 +124,10 @@ def _outputs(element, model_name: str) -> dict:
         predictions = predictions[model_name]
     if not isinstance(predictions, dict) or "correct_tokens" not in predictions:
         found = sorted(predictions) if isinstance(predictions, dict) else type(predictions).__name__
-        raise ValueError("token accuracy needs the model's 'correct_tokens' and 'target_tokens' "
-                         f"outputs; got {found}")
+        raise ValueError(
+            "token accuracy needs the model's 'correct_tokens' and 'target_tokens' "
+            f"outputs; got {found}"
+        )
     return predictions
 
 
@@ -124,12 +155,15 @@ class _MaskedTokenAccuracyCombiner(beam.CombineFn):
         return {self._key: float(correct / total) if total else float("nan")}
 
 
-def _token_accuracy(name: str, eval_config, model_name: str,
-                    output_name: str) -> metric_types.MetricComputations:
+def _token_accuracy(
+    name: str, eval_config, model_name: str, output_name: str
+) -> metric_types.MetricComputations:
     key = metric_types.MetricKey(name=name, model_name=model_name, output_name=output_name)
-    return [metric_types.MetricComputation(
-        keys=[key], preprocessors=None,
-        combiner=_MaskedTokenAccuracyCombiner(key, model_name))]
+    return [
+        metric_types.MetricComputation(
+            keys=[key], preprocessors=None, combiner=_MaskedTokenAccuracyCombiner(key, model_name)
+        )
+    ]
 
 
 class MaskedTokenAccuracy(metric_types.Metric):

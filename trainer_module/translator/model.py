@@ -1,4 +1,5 @@
 """A from-scratch encoder-decoder Transformer for translation (Vaswani et al., 2017)."""
+
 import keras
 from keras import ops
 
@@ -30,44 +31,65 @@ class Translator(keras.Model):
             raise ValueError("shared_vocabulary needs one vocabulary size for both languages")
         self.config = config
         d_model = config.d_model
-        self.source_embedding = TokenEmbedding(config.source_rows, d_model,
-                                               name="source_embedding")
-        self.target_embedding = (self.source_embedding if config.shared_vocabulary else
-                                 TokenEmbedding(config.target_rows, d_model,
-                                                name="target_embedding"))
-        self.source_positions = position_layer(config.positional, config.max_source_length,
-                                               name="source_positions")
-        self.target_positions = position_layer(config.positional, config.target_positions,
-                                               name="target_positions")
+        self.source_embedding = TokenEmbedding(config.source_rows, d_model, name="source_embedding")
+        self.target_embedding = (
+            self.source_embedding
+            if config.shared_vocabulary
+            else TokenEmbedding(config.target_rows, d_model, name="target_embedding")
+        )
+        self.source_positions = position_layer(
+            config.positional, config.max_source_length, name="source_positions"
+        )
+        self.target_positions = position_layer(
+            config.positional, config.target_positions, name="target_positions"
+        )
         self.source_dropout = keras.layers.Dropout(config.dropout)
         self.target_dropout = keras.layers.Dropout(config.dropout)
         self.encoder_blocks = [
-            TransformerBlock(config.num_heads, config.ff_dim, config.dropout, config.norm_first,
-                             name=f"encoder_{i}")
-            for i in range(config.encoder_layers)]
+            TransformerBlock(
+                config.num_heads,
+                config.ff_dim,
+                config.dropout,
+                config.norm_first,
+                name=f"encoder_{i}",
+            )
+            for i in range(config.encoder_layers)
+        ]
         self.decoder_blocks = [
-            TransformerBlock(config.num_heads, config.ff_dim, config.dropout, config.norm_first,
-                             causal=True, cross_attention=True, name=f"decoder_{i}")
-            for i in range(config.decoder_layers)]
+            TransformerBlock(
+                config.num_heads,
+                config.ff_dim,
+                config.dropout,
+                config.norm_first,
+                causal=True,
+                cross_attention=True,
+                name=f"decoder_{i}",
+            )
+            for i in range(config.decoder_layers)
+        ]
         # Pre-norm stacks leave the residual stream unnormalised: normalise once at the end.
         norm = config.norm_first
         self.encoder_norm = keras.layers.LayerNormalization(epsilon=1e-6) if norm else None
         self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-6) if norm else None
-        self.output_projection = None if config.tie_output_embeddings else keras.layers.Dense(
-            config.target_rows, name="output_projection")
+        self.output_projection = (
+            None
+            if config.tie_output_embeddings
+            else keras.layers.Dense(config.target_rows, name="output_projection")
+        )
 
     def build(self, input_shape=None):
         if self.output_projection is None:
-            self.output_bias = self.add_weight(name="output_bias",
-                                               shape=(self.config.target_rows,),
-                                               initializer="zeros")
+            self.output_bias = self.add_weight(
+                name="output_bias", shape=(self.config.target_rows,), initializer="zeros"
+            )
         super().build(input_shape)
 
     def encode(self, source_ids, training=None):
         """(B, S) ids -> (memory (B, S, D), source mask (B, S), per-layer self-attention)."""
         source_mask = ops.not_equal(source_ids, PAD_ID)
-        x = self.source_dropout(self.source_positions(self.source_embedding(source_ids)),
-                                training=training)
+        x = self.source_dropout(
+            self.source_positions(self.source_embedding(source_ids)), training=training
+        )
         attention = []
         for block in self.encoder_blocks:
             x, weights = block(x, padding_mask=source_mask, training=training)
@@ -78,12 +100,14 @@ class Translator(keras.Model):
 
     def decode(self, decoder_input_ids, memory, source_mask, training=None):
         """(B, T) ids -> (logits (B, T, V), per-layer self-attention, per-layer cross-attention)."""
-        x = self.target_dropout(self.target_positions(self.target_embedding(decoder_input_ids)),
-                                training=training)
+        x = self.target_dropout(
+            self.target_positions(self.target_embedding(decoder_input_ids)), training=training
+        )
         self_attention, cross_attention = [], []
         for block in self.decoder_blocks:
-            x, self_weights, cross_weights = block(x, memory=memory, memory_mask=source_mask,
-                                                   training=training)
+            x, self_weights, cross_weights = block(
+                x, memory=memory, memory_mask=source_mask, training=training
+            )
             self_attention.append(self_weights)
             cross_attention.append(cross_weights)
         return self._project(x), self_attention, cross_attention
@@ -101,12 +125,16 @@ class Translator(keras.Model):
         batch = ops.shape(memory)[0]
         for block in self.decoder_blocks:
             attention = block.self_attention
-            empty = ops.zeros((batch, attention.num_heads, max_length, attention.key_dim),
-                              dtype=memory.dtype)
+            empty = ops.zeros(
+                (batch, attention.num_heads, max_length, attention.key_dim), dtype=memory.dtype
+            )
             history.extend([empty, empty])
             projected.extend(block.memory_attention.project_key_value(memory))
-        cache = {"history": tuple(history), "memory": tuple(projected),
-                 "source_mask": ops.cast(source_mask, memory.dtype)}
+        cache = {
+            "history": tuple(history),
+            "memory": tuple(projected),
+            "source_mask": ops.cast(source_mask, memory.dtype),
+        }
         if self.output_projection is None:
             cache["output_table"] = self._output_table(memory.dtype)
         return cache
@@ -120,11 +148,15 @@ class Translator(keras.Model):
         x = self.target_positions(self.target_embedding(token_ids), offset=index)
         history = []
         for i, block in enumerate(self.decoder_blocks):
-            x, keys_values = block.step(x, index, cache["history"][2 * i: 2 * i + 2],
-                                        cache["memory"][2 * i: 2 * i + 2], cache["source_mask"])
+            x, keys_values = block.step(
+                x,
+                index,
+                cache["history"][2 * i : 2 * i + 2],
+                cache["memory"][2 * i : 2 * i + 2],
+                cache["source_mask"],
+            )
             history.extend(keys_values)
-        return (self._project(x, cache.get("output_table")),
-                {**cache, "history": tuple(history)})
+        return (self._project(x, cache.get("output_table")), {**cache, "history": tuple(history)})
 
     def _project(self, x, output_table=None):
         """Final LayerNorm (pre-norm) and the projection onto the target vocabulary (float32
@@ -146,8 +178,9 @@ class Translator(keras.Model):
 
     def call(self, inputs, training=None):
         memory, source_mask, _ = self.encode(inputs[SOURCE_IDS], training=training)
-        logits, _, _ = self.decode(inputs[DECODER_INPUT_IDS], memory, source_mask,
-                                   training=training)
+        logits, _, _ = self.decode(
+            inputs[DECODER_INPUT_IDS], memory, source_mask, training=training
+        )
         return logits
 
     def get_config(self):

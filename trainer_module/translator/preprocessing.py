@@ -10,6 +10,7 @@ emit `y1 ... yn [END]` (`target_ids`), both padded with 0 to `max_target_length`
 `reference` is the raw target: BLEU compares it with the served model's translation, with
 sacreBLEU's tokenization (metrics.py).
 """
+
 from typing import Any, Mapping
 
 import tensorflow as tf
@@ -39,7 +40,8 @@ def apply_vocabulary(tokens: tf.RaggedTensor, vocabulary) -> tf.RaggedTensor:
     """Words -> ids: vocabulary rank + 4, [UNK] for words outside it."""
     ranks = tft.apply_vocabulary(tokens, vocabulary, default_value=-1)
     return tf.ragged.map_flat_values(
-        lambda r: tf.where(r < 0, tf.constant(UNK_ID, tf.int64), r + len(RESERVED_TOKENS)), ranks)
+        lambda r: tf.where(r < 0, tf.constant(UNK_ID, tf.int64), r + len(RESERVED_TOKENS)), ranks
+    )
 
 
 def pad(ids: tf.RaggedTensor, length: int) -> tf.Tensor:
@@ -53,8 +55,10 @@ def shift_target(ids: tf.RaggedTensor, length: int):
     batch = ids.nrows()
     start = tf.fill([batch, 1], tf.constant(START_ID, tf.int64))
     end = tf.fill([batch, 1], tf.constant(END_ID, tf.int64))
-    return (pad(tf.concat([start, ids], axis=1), length),
-            pad(tf.concat([ids, end], axis=1), length))
+    return (
+        pad(tf.concat([start, ids], axis=1), length),
+        pad(tf.concat([ids, end], axis=1), length),
+    )
 
 
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
@@ -69,8 +73,9 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         source_ids, target_ids, source_tokens = _wordpiece_ids(source, target, custom_config)
     else:
         source_ids, target_ids, source_tokens = _word_ids(source, target, custom_config)
-    decoder_input_ids, target_ids = shift_target(target_ids,
-                                                 int(custom_config["max_target_length"]))
+    decoder_input_ids, target_ids = shift_target(
+        target_ids, int(custom_config["max_target_length"])
+    )
     return {
         SOURCE_IDS: pad(source_ids, int(custom_config["max_source_length"])),
         DECODER_INPUT_IDS: decoder_input_ids,
@@ -88,14 +93,20 @@ def _wordpiece_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[
         source_vocabulary = target_vocabulary = wordpiece.vocabulary(
             tf.concat([source_words, target_words], axis=0),
             int(custom_config["source_vocab_size"]) + int(custom_config["target_vocab_size"]),
-            TARGET_VOCABULARY)
+            TARGET_VOCABULARY,
+        )
     else:
         source_vocabulary = wordpiece.vocabulary(
-            source_words, int(custom_config["source_vocab_size"]), SOURCE_VOCABULARY)
+            source_words, int(custom_config["source_vocab_size"]), SOURCE_VOCABULARY
+        )
         target_vocabulary = wordpiece.vocabulary(
-            target_words, int(custom_config["target_vocab_size"]), TARGET_VOCABULARY)
-    return (wordpiece.tokenize(source_words, source_vocabulary),
-            wordpiece.tokenize(target_words, target_vocabulary), source_words)
+            target_words, int(custom_config["target_vocab_size"]), TARGET_VOCABULARY
+        )
+    return (
+        wordpiece.tokenize(source_words, source_vocabulary),
+        wordpiece.tokenize(target_words, target_vocabulary),
+        source_words,
+    )
 
 
 def _word_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, Any]):
@@ -107,16 +118,27 @@ def _word_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, 
         source_vocabulary = target_vocabulary = tft.vocabulary(
             tf.concat([source_tokens, target_tokens], axis=0),
             top_k=int(custom_config["source_vocab_size"]) + int(custom_config["target_vocab_size"]),
-            frequency_threshold=min_frequency, vocab_filename=TARGET_VOCABULARY)
+            frequency_threshold=min_frequency,
+            vocab_filename=TARGET_VOCABULARY,
+        )
     else:
         source_vocabulary = tft.vocabulary(
-            source_tokens, top_k=int(custom_config["source_vocab_size"]),
-            frequency_threshold=min_frequency, vocab_filename=SOURCE_VOCABULARY)
+            source_tokens,
+            top_k=int(custom_config["source_vocab_size"]),
+            frequency_threshold=min_frequency,
+            vocab_filename=SOURCE_VOCABULARY,
+        )
         target_vocabulary = tft.vocabulary(
-            target_tokens, top_k=int(custom_config["target_vocab_size"]),
-            frequency_threshold=min_frequency, vocab_filename=TARGET_VOCABULARY)
-    return (apply_vocabulary(source_tokens, source_vocabulary),
-            apply_vocabulary(target_tokens, target_vocabulary), source_tokens)
+            target_tokens,
+            top_k=int(custom_config["target_vocab_size"]),
+            frequency_threshold=min_frequency,
+            vocab_filename=TARGET_VOCABULARY,
+        )
+    return (
+        apply_vocabulary(source_tokens, source_vocabulary),
+        apply_vocabulary(target_tokens, target_vocabulary),
+        source_tokens,
+    )
 
 
 def vocabulary_tokens(tf_transform_output: tft.TFTransformOutput, name: str) -> list:
@@ -125,7 +147,7 @@ def vocabulary_tokens(tf_transform_output: tft.TFTransformOutput, name: str) -> 
     if name == SOURCE_VOCABULARY and _is_shared(tf_transform_output):
         name = TARGET_VOCABULARY
     tokens = [w.decode("utf-8") for w in tf_transform_output.vocabulary_by_name(name)]
-    if tokens[:len(RESERVED_TOKENS)] == list(RESERVED_TOKENS):
+    if tokens[: len(RESERVED_TOKENS)] == list(RESERVED_TOKENS):
         return tokens
     return list(RESERVED_TOKENS) + tokens
 
@@ -138,10 +160,12 @@ def is_wordpiece(tf_transform_output: tft.TFTransformOutput) -> bool:
 
 def vocabulary_sizes(tf_transform_output: tft.TFTransformOutput) -> dict:
     """The config's vocabulary sizes as Transform computed them (shared: the same for both)."""
-    return {"source_vocab_size": len(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
-            - len(RESERVED_TOKENS),
-            "target_vocab_size": len(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
-            - len(RESERVED_TOKENS)}
+    return {
+        "source_vocab_size": len(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
+        - len(RESERVED_TOKENS),
+        "target_vocab_size": len(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
+        - len(RESERVED_TOKENS),
+    }
 
 
 def _is_shared(tf_transform_output: tft.TFTransformOutput) -> bool:

@@ -13,6 +13,7 @@ Signatures:
 Decoding is beam search (greedy at beam_width 1) in the graph, one cached position per step
 (decoding.py): it starts from [START] and stops at [END] or after max_decode_length tokens.
 """
+
 from typing import Optional
 
 import tensorflow as tf
@@ -53,12 +54,18 @@ def detokenize(token_ids: tf.Tensor, words: tf.Tensor, pieces: bool = True) -> t
 def until_end(token_ids: tf.Tensor) -> tf.Tensor:
     """(B, L) generated ids -> True up to and including the first [END]."""
     ends = tf.cast(tf.equal(token_ids, END_ID), tf.int32)
-    return tf.logical_and(tf.equal(tf.cumsum(ends, axis=1) - ends, 0),
-                          tf.not_equal(token_ids, PAD_ID))
+    return tf.logical_and(
+        tf.equal(tf.cumsum(ends, axis=1) - ends, 0), tf.not_equal(token_ids, PAD_ID)
+    )
 
 
-def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export_dir: str,
-           max_decode_length: Optional[int] = None, beam_width: Optional[int] = None) -> None:
+def export(
+    model: Translator,
+    tf_transform_output: tft.TFTransformOutput,
+    export_dir: str,
+    max_decode_length: Optional[int] = None,
+    beam_width: Optional[int] = None,
+) -> None:
     """Writes the SavedModel; decoding follows model.config unless given here."""
     max_decode_length = max_decode_length or model.config.max_decode_length
     beam_width = beam_width or model.config.beam_width
@@ -69,15 +76,17 @@ def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export
     example_spec = {
         features.SOURCE: raw_spec[features.SOURCE],
         # Present in evaluation data, absent in requests: default to "" (no teacher forcing).
-        features.TARGET: tf.io.FixedLenFeature(target_shape, tf.string,
-                                               default_value=[""] if target_shape else ""),
+        features.TARGET: tf.io.FixedLenFeature(
+            target_shape, tf.string, default_value=[""] if target_shape else ""
+        ),
     }
     words = tf.constant(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
     pieces = is_wordpiece(tf_transform_output)
     # Traced once, called by every signature that decodes.
-    generate = tf.function(make_generate(model, max_decode_length, beam_width,
-                                         model.config.length_penalty),
-                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    generate = tf.function(
+        make_generate(model, max_decode_length, beam_width, model.config.length_penalty),
+        input_signature=[tf.TensorSpec([None, None], tf.int32)],
+    )
 
     def translate_ids(source_ids):
         ids = generate(tf.cast(source_ids, tf.int32))[:, 1:]
@@ -94,9 +103,13 @@ def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export
         transformed = tft_layer(raw)
         outputs = translate_ids(transformed[SOURCE_IDS])
         # Teacher-forced token accuracy, for TFMA's masked token accuracy.
-        logits = model({SOURCE_IDS: transformed[SOURCE_IDS],
-                        DECODER_INPUT_IDS: transformed[DECODER_INPUT_IDS]},
-                       training=False)
+        logits = model(
+            {
+                SOURCE_IDS: transformed[SOURCE_IDS],
+                DECODER_INPUT_IDS: transformed[DECODER_INPUT_IDS],
+            },
+            training=False,
+        )
         targets = transformed[TARGET_IDS]
         has_target = tf.not_equal(tf.reshape(raw[features.TARGET], [-1]), "")
         real = tf.logical_and(tf.not_equal(targets, PAD_ID), has_target[:, None])
@@ -121,11 +134,22 @@ def export(model: Translator, tf_transform_output: tft.TFTransformOutput, export
         memory, source_mask, _ = model.encode(source_ids, training=False)
         _, _, cross = model.decode(generated[:, :-1], memory, source_mask, training=False)
         target_ids = generated[:, 1:]
-        return {"source_tokens": tf.gather(source_words, source_ids), "source_mask": source_mask,
-                "target_tokens": tf.gather(words, target_ids),
-                "target_mask": until_end(target_ids),
-                "cross_attention": tf.cast(tf.stack(cross, axis=1), tf.float32)}
+        return {
+            "source_tokens": tf.gather(source_words, source_ids),
+            "source_mask": source_mask,
+            "target_tokens": tf.gather(words, target_ids),
+            "target_mask": until_end(target_ids),
+            "cross_attention": tf.cast(tf.stack(cross, axis=1), tf.float32),
+        }
 
-    write_saved_model(export_dir, model, tft_layer, {
-        "serving_default": serve_examples, TRANSLATE: translate,
-        "transform_features": transform_features, "attention": attention})
+    write_saved_model(
+        export_dir,
+        model,
+        tft_layer,
+        {
+            "serving_default": serve_examples,
+            TRANSLATE: translate,
+            "transform_features": transform_features,
+            "attention": attention,
+        },
+    )

@@ -35,38 +35,52 @@ def trim_to_longest(ids: tf.Tensor, *more: tf.Tensor):
     """Drops the all-padding columns at the end of a batch (rounded up to LENGTH_MULTIPLE), so
     short sentences do not pay for the fixed padded length. The tensors share one length."""
     tensors = (ids, *more)
-    used = tf.reduce_max([tf.reduce_max(tf.reduce_sum(tf.cast(t != 0, tf.int32), axis=-1))
-                          for t in tensors])
+    used = tf.reduce_max(
+        [tf.reduce_max(tf.reduce_sum(tf.cast(t != 0, tf.int32), axis=-1)) for t in tensors]
+    )
     rounded = (used + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE * LENGTH_MULTIPLE
-    return tuple(t[:, :tf.minimum(tf.shape(t)[1], rounded)] for t in tensors)
+    return tuple(t[:, : tf.minimum(tf.shape(t)[1], rounded)] for t in tensors)
 
 
-def make_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
-                 batch_size: int, shuffle: bool) -> tf.data.Dataset:
+def make_dataset(
+    fn_args: FnArgs,
+    file_pattern,
+    tf_transform_output: tft.TFTransformOutput,
+    batch_size: int,
+    shuffle: bool,
+) -> tf.data.Dataset:
     """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated; training
     batches (`shuffle`) are also bucketed by length."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
-        tfxio.TensorFlowDatasetOptions(batch_size=batch_size, label_key=TARGET_IDS,
-                                       shuffle=shuffle, shuffle_seed=0 if shuffle else None),
+        tfxio.TensorFlowDatasetOptions(
+            batch_size=batch_size,
+            label_key=TARGET_IDS,
+            shuffle=shuffle,
+            shuffle_seed=0 if shuffle else None,
+        ),
         tf_transform_output.transformed_metadata.schema,
     )
     if shuffle:
         dataset = dataset.unbatch().bucket_by_sequence_length(
             element_length_func=lambda x, targets: tf.maximum(
                 tf.math.count_nonzero(x[SOURCE_IDS], dtype=tf.int32),
-                tf.math.count_nonzero(targets, dtype=tf.int32)),
+                tf.math.count_nonzero(targets, dtype=tf.int32),
+            ),
             bucket_boundaries=list(BATCH_LENGTH_BOUNDARIES),
-            bucket_batch_sizes=[batch_size] * (len(BATCH_LENGTH_BOUNDARIES) + 1))
+            bucket_batch_sizes=[batch_size] * (len(BATCH_LENGTH_BOUNDARIES) + 1),
+        )
 
     def to_model_inputs(x, targets):
         # One length for both sides: few distinct shapes, so few XLA compilations.
         source, decoder_inputs, targets = trim_to_longest(
-            x[SOURCE_IDS], x[DECODER_INPUT_IDS], targets)
+            x[SOURCE_IDS], x[DECODER_INPUT_IDS], targets
+        )
         return {SOURCE_IDS: source, DECODER_INPUT_IDS: decoder_inputs}, targets
 
     return dataset.map(to_model_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
-        tf.data.AUTOTUNE)
+        tf.data.AUTOTUNE
+    )
 
 
 def build_model(config: TranslatorConfig, train_steps: int) -> keras.Model:
@@ -87,23 +101,38 @@ def prepare(fn_args: FnArgs) -> Prepared:
     config = config.replace(**vocabulary_sizes(tf_transform_output))
     logging.info("Translator config %s", config)
     train = make_dataset(fn_args, fn_args.train_files, tf_transform_output, config.batch_size, True)
-    evaluation = make_dataset(fn_args, fn_args.eval_files, tf_transform_output,
-                              config.batch_size, False)
-    return Prepared(config, tf_transform_output, train, evaluation,
-                    build=lambda c: build_model(c, fn_args.train_steps),
-                    objective="val_token_accuracy")
+    evaluation = make_dataset(
+        fn_args, fn_args.eval_files, tf_transform_output, config.batch_size, False
+    )
+    return Prepared(
+        config,
+        tf_transform_output,
+        train,
+        evaluation,
+        build=lambda c: build_model(c, fn_args.train_steps),
+        objective="val_token_accuracy",
+    )
 
 
 def train_and_export(fn_args: FnArgs) -> keras.Model:
     prepared = prepare(fn_args)
     config = prepared.config
     model = prepared.build(config)
-    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
-                                   config.evaluations, config.batch_size)
-    write_history(fn_args.model_run_dir, config.to_dict(), history.history,
-                  **throughput(history.fit_seconds, fn_args, config.batch_size,
-                                 resumed_from_step=history.resumed_from_step,
-                                 warm_start=history.warm_start))
+    history = fit_with_evaluations(
+        model, prepared.train, prepared.evaluation, fn_args, config.evaluations, config.batch_size
+    )
+    write_history(
+        fn_args.model_run_dir,
+        config.to_dict(),
+        history.history,
+        **throughput(
+            history.fit_seconds,
+            fn_args,
+            config.batch_size,
+            resumed_from_step=history.resumed_from_step,
+            warm_start=history.warm_start,
+        ),
+    )
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
     return model
 

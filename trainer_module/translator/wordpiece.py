@@ -12,6 +12,7 @@ split, counted by Beam (so Dataflow counts in parallel), then one vocabulary of 
 `vocab_size` pieces (the lowest count threshold that fits: learn()), written as an asset of the
 transform graph.
 """
+
 import os
 from typing import List
 
@@ -26,9 +27,15 @@ from trainer_module.translator.config import RESERVED_TOKENS
 
 JOINER = "##"
 # The learner's settings (tensorflow-text's defaults).
-LEARNER_OPTIONS = dict(num_iterations=4, max_input_tokens=5_000_000, max_token_length=50,
-                       max_unique_chars=1000, slack_ratio=0.05, include_joiner_token=True,
-                       joiner=JOINER)
+LEARNER_OPTIONS = dict(
+    num_iterations=4,
+    max_input_tokens=5_000_000,
+    max_token_length=50,
+    max_unique_chars=1000,
+    slack_ratio=0.05,
+    include_joiner_token=True,
+    joiner=JOINER,
+)
 
 
 def split_words(texts: tf.Tensor) -> tf.RaggedTensor:
@@ -48,11 +55,17 @@ def learn(word_counts, vocab_size: int) -> List[str]:
     from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as lib
 
     ordered = sorted(word_counts, key=lambda pair: (-pair[1], pair[0]))
-    params = lib.Params(upper_thresh=None, lower_thresh=None, vocab_size=vocab_size,
-                        reserved_tokens=list(RESERVED_TOKENS), **LEARNER_OPTIONS)
+    params = lib.Params(
+        upper_thresh=None,
+        lower_thresh=None,
+        vocab_size=vocab_size,
+        reserved_tokens=list(RESERVED_TOKENS),
+        **LEARNER_OPTIONS,
+    )
     counts = lib.get_input_words(ordered, params.reserved_tokens, params.max_token_length)
-    counts = lib.filter_input_words(counts, lib.get_allowed_chars(counts, params.max_unique_chars),
-                                    params.max_input_tokens)
+    counts = lib.filter_input_words(
+        counts, lib.get_allowed_chars(counts, params.max_unique_chars), params.max_input_tokens
+    )
     limit = vocab_size + len(RESERVED_TOKENS)
     # Vocabularies shrink as the threshold rises; above every piece's count (at most the
     # characters' occurrences), only the characters are left. The threshold that fits is
@@ -81,11 +94,13 @@ class LearnVocabulary(tft_beam.experimental.PTransformAnalyzer):
         self.vocab_size, self.filename = vocab_size, filename
 
     def expand(self, batches):
-        return (batches
-                | "Words" >> beam.FlatMap(lambda batch: (w.decode("utf-8") for w in batch[0]))
-                | "Count" >> beam.combiners.Count.PerElement()
-                | "AllCounts" >> beam.combiners.ToList()
-                | "Learn" >> beam.Map(self._write))
+        return (
+            batches
+            | "Words" >> beam.FlatMap(lambda batch: (w.decode("utf-8") for w in batch[0]))
+            | "Count" >> beam.combiners.Count.PerElement()
+            | "AllCounts" >> beam.combiners.ToList()
+            | "Learn" >> beam.Map(self._write)
+        )
 
     def _write(self, word_counts) -> np.ndarray:
         vocabulary = learn(word_counts, self.vocab_size)
@@ -100,17 +115,25 @@ def vocabulary(words: tf.RaggedTensor, vocab_size: int, filename: str) -> tf.Ten
     """A tf.Transform analyzer: the learned vocabulary's file (an asset named `filename`)."""
     placeholder = "".join(f"{token}\n" for token in RESERVED_TOKENS).encode("utf-8")
     (path,) = tft.experimental.ptransform_analyzer(
-        [words.flat_values], LearnVocabulary(vocab_size, filename), [tf.string], [[]],
-        output_asset_default_values=[placeholder], name=filename)
+        [words.flat_values],
+        LearnVocabulary(vocab_size, filename),
+        [tf.string],
+        [[]],
+        output_asset_default_values=[placeholder],
+        name=filename,
+    )
     return path
 
 
 def tokenize(words: tf.RaggedTensor, vocabulary_path) -> tf.RaggedTensor:
     """(B, None) words -> (B, None) piece ids; a word with a character outside the vocabulary
     becomes [UNK]."""
-    tokenizer = text.WordpieceTokenizer(vocabulary_path, suffix_indicator=JOINER,
-                                        token_out_type=tf.int64,
-                                        unknown_token=RESERVED_TOKENS[1])
+    tokenizer = text.WordpieceTokenizer(
+        vocabulary_path,
+        suffix_indicator=JOINER,
+        token_out_type=tf.int64,
+        unknown_token=RESERVED_TOKENS[1],
+    )
     return tokenizer.tokenize(words).merge_dims(-2, -1)
 
 

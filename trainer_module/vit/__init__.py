@@ -1,6 +1,7 @@
 """The from-scratch Vision Transformer (with the Compact Convolutional Transformer's options):
 config.py (config, presets, search space), model.py, preprocessing.py (tf.Transform),
 training.py (augmentation, train-and-export), serving.py."""
+
 from trainer_module.family import IMAGE_CLASSIFIER, ModelFamily
 from trainer_module.vit import config
 

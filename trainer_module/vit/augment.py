@@ -2,6 +2,7 @@
 (Zhang et al., 2018) and CutMix (Yun et al., 2019), one of the two per batch, as DeiT and the
 Compact Convolutional Transformer train. The random draws are arguments: inside tf.data and
 under jit the backends draw differently (training.py draws with tf.random)."""
+
 from keras import ops
 
 
@@ -35,7 +36,10 @@ def mix_batch(images, labels, lam, use_cutmix, center):
     box_lam = 1.0 - (bottom - top) * (right - left) / (size * size)
 
     blend = ops.cast(lam, images.dtype)
-    mixed = ops.where(use_cutmix, ops.where(box, partner_images, images),
-                      blend * images + (1 - blend) * partner_images)
+    mixed = ops.where(
+        use_cutmix,
+        ops.where(box, partner_images, images),
+        blend * images + (1 - blend) * partner_images,
+    )
     weight = ops.cast(ops.where(use_cutmix, box_lam, lam), labels.dtype)
     return mixed, weight * labels + (1 - weight) * partner_labels

@@ -1,5 +1,6 @@
 """The from-scratch Vision Transformer's typed config, its presets and its Tuner search space
 (pure data: no TensorFlow, no Keras)."""
+
 import dataclasses
 from typing import Mapping
 
@@ -50,14 +51,18 @@ class VitConfig(PresetConfig):
         if self.pooling not in ("cls", "sequence"):
             raise ValueError(f"pooling must be 'cls' or 'sequence', not {self.pooling!r}")
         if self.tokenizer == "patch" and self.image_size % self.patch_size:
-            raise ValueError(f"image_size={self.image_size} is not a multiple of "
-                             f"patch_size={self.patch_size}")
+            raise ValueError(
+                f"image_size={self.image_size} is not a multiple of patch_size={self.patch_size}"
+            )
         if self.mixup_alpha < 0 or self.cutmix_alpha < 0:
-            raise ValueError(f"mixup_alpha and cutmix_alpha must be >= 0, not "
-                             f"{self.mixup_alpha} and {self.cutmix_alpha}")
+            raise ValueError(
+                f"mixup_alpha and cutmix_alpha must be >= 0, not "
+                f"{self.mixup_alpha} and {self.cutmix_alpha}"
+            )
         if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} must be divisible by "
-                             f"num_heads={self.num_heads}")
+            raise ValueError(
+                f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}"
+            )
 
     @property
     def grid_size(self) -> int:
@@ -71,25 +76,52 @@ class VitConfig(PresetConfig):
 
     @property
     def num_patches(self) -> int:
-        return self.grid_size ** 2
+        return self.grid_size**2
 
 
 PRESETS: Mapping[str, VitConfig] = {
     # For tests: builds and trains a step in about a second.
-    "tiny": VitConfig(image_size=16, patch_size=4, d_model=16, num_heads=2, mlp_dim=32,
-                      num_layers=1, batch_size=8, dropout=0.0, evaluations=1),
+    "tiny": VitConfig(
+        image_size=16,
+        patch_size=4,
+        d_model=16,
+        num_heads=2,
+        mlp_dim=32,
+        num_layers=1,
+        batch_size=8,
+        dropout=0.0,
+        evaluations=1,
+    ),
     # The default, for the embedded shapes: a small CCT. On those 600 images a plain ViT
     # (4x4 patches, [CLS]) reached 0.59 validation accuracy at 0.91 on training; this 0.95.
-    "small": VitConfig(tokenizer="conv", conv_layers=2, conv_filters=32, d_model=64,
-                       num_heads=2, mlp_dim=128, num_layers=2, pooling="sequence",
-                       batch_size=64, dropout=0.0),
+    "small": VitConfig(
+        tokenizer="conv",
+        conv_layers=2,
+        conv_filters=32,
+        d_model=64,
+        num_heads=2,
+        mlp_dim=128,
+        num_layers=2,
+        pooling="sequence",
+        batch_size=64,
+        dropout=0.0,
+    ),
     # CIFAR-10 on a CPU: CCT-4/3x2 (Hassani et al.): two 3x3 convolutions as the tokenizer
     # (8x8 tokens), 4 blocks of 128 with 2 heads and an MLP of 128, sequence pooling; light
     # mixup (benchmarks/cifar10_recipes.py: at 55 epochs, +0.4 to +0.6 points on a selection
     # split over none; deeper or wider blocks at the same CPU time were worse).
-    "cct": VitConfig(tokenizer="conv", conv_layers=2, conv_filters=64, d_model=128,
-                     num_heads=2, mlp_dim=128, num_layers=4, pooling="sequence", dropout=0.0,
-                     mixup_alpha=0.2),
+    "cct": VitConfig(
+        tokenizer="conv",
+        conv_layers=2,
+        conv_filters=64,
+        d_model=128,
+        num_heads=2,
+        mlp_dim=128,
+        num_layers=4,
+        pooling="sequence",
+        dropout=0.0,
+        mixup_alpha=0.2,
+    ),
     # The ViT paper's recipe scaled to CIFAR: 4x4 patches, 6 layers of 256, for a GPU (not
     # measured here).
     "base": VitConfig(d_model=256, num_heads=8, mlp_dim=512, num_layers=6),

@@ -1,6 +1,7 @@
 """A Vision Transformer from scratch (Dosovitskiy et al., 2021), with the Compact Convolutional
 Transformer's options for small data (Hassani et al., 2021): a convolutional tokenizer and
 sequence pooling."""
+
 import keras
 from keras import ops
 
@@ -34,29 +35,47 @@ class VitClassifier(keras.Model):
         self.config = config
         if config.tokenizer == "patch":
             # One linear projection per non-overlapping patch, as a strided convolution.
-            self.tokenizer_layers = [keras.layers.Conv2D(
-                config.d_model, config.patch_size, strides=config.patch_size,
-                name="patch_embedding")]
+            self.tokenizer_layers = [
+                keras.layers.Conv2D(
+                    config.d_model,
+                    config.patch_size,
+                    strides=config.patch_size,
+                    name="patch_embedding",
+                )
+            ]
         else:
             self.tokenizer_layers = []
             for i in range(config.conv_layers):
                 last = i == config.conv_layers - 1
                 self.tokenizer_layers += [
-                    keras.layers.Conv2D(config.d_model if last else config.conv_filters, 3,
-                                        padding="same", use_bias=False, activation="relu",
-                                        name=f"conv_{i}"),
+                    keras.layers.Conv2D(
+                        config.d_model if last else config.conv_filters,
+                        3,
+                        padding="same",
+                        use_bias=False,
+                        activation="relu",
+                        name=f"conv_{i}",
+                    ),
                     keras.layers.MaxPooling2D(3, strides=2, padding="same", name=f"pool_{i}"),
                 ]
         if config.pooling == "cls":
-            self.cls_token = self.add_weight(name="cls_token", shape=(1, 1, config.d_model),
-                                             initializer="zeros")
+            self.cls_token = self.add_weight(
+                name="cls_token", shape=(1, 1, config.d_model), initializer="zeros"
+            )
         tokens = config.num_patches + (1 if config.pooling == "cls" else 0)
         self.position_embedding = LearnedPositionalEmbedding(tokens, name="position_embedding")
         self.embedding_dropout = keras.layers.Dropout(config.dropout)
         self.blocks = [
-            TransformerBlock(config.num_heads, config.mlp_dim, config.dropout, norm_first=True,
-                             activation="gelu", name=f"encoder_{i}")
-            for i in range(config.num_layers)]
+            TransformerBlock(
+                config.num_heads,
+                config.mlp_dim,
+                config.dropout,
+                norm_first=True,
+                activation="gelu",
+                name=f"encoder_{i}",
+            )
+            for i in range(config.num_layers)
+        ]
         self.final_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")
         if config.pooling == "sequence":
             self.pooling_scores = keras.layers.Dense(1, name="sequence_pooling")
@@ -77,8 +96,9 @@ class VitClassifier(keras.Model):
         """
         x = self.tokenize(images)
         if self.config.pooling == "cls":
-            cls = ops.broadcast_to(ops.cast(self.cls_token, x.dtype),
-                                   (ops.shape(x)[0], 1, self.config.d_model))
+            cls = ops.broadcast_to(
+                ops.cast(self.cls_token, x.dtype), (ops.shape(x)[0], 1, self.config.d_model)
+            )
             x = ops.concatenate([cls, x], axis=1)
         x = self.embedding_dropout(self.position_embedding(x), training=training)
         attention = []
@@ -112,14 +132,18 @@ def build_model(config: VitConfig, train_steps: int) -> keras.Model:
     """The classifier, built and compiled with its training recipe: AdamW on a warmup-cosine
     schedule over train_steps, cross-entropy on (possibly mixed) soft labels with smoothing."""
     model = VitClassifier(config)
-    schedule = WarmupCosineDecay(config.peak_learning_rate,
-                                 round(config.warmup_fraction * train_steps), train_steps)
+    schedule = WarmupCosineDecay(
+        config.peak_learning_rate, round(config.warmup_fraction * train_steps), train_steps
+    )
     model.compile(
         optimizer=adamw(schedule, config.weight_decay, config.ema_momentum),
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
-                                                  label_smoothing=config.label_smoothing),
-        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy"),
-                 keras.metrics.TopKCategoricalAccuracy(k=3, name="top3_accuracy")],
+        loss=keras.losses.CategoricalCrossentropy(
+            from_logits=True, label_smoothing=config.label_smoothing
+        ),
+        metrics=[
+            keras.metrics.CategoricalAccuracy(name="accuracy"),
+            keras.metrics.TopKCategoricalAccuracy(k=3, name="top3_accuracy"),
+        ],
     )
     model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
     return model

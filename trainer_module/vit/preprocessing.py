@@ -5,6 +5,7 @@ so serving normalizes with the same numbers. Augmentation is not here: Transform
 random crops and flips would be frozen into the data; the trainer's input function applies
 them to training batches (training.py).
 """
+
 import tensorflow as tf
 import tensorflow_transform as tft
 
@@ -18,14 +19,18 @@ EPSILON = 1e-6
 def decode_images(encoded: tf.Tensor, image_size: int) -> tf.Tensor:
     """Encoded PNG/JPEG bytes (B,) or (B, 1) -> float32 (B, S, S, 3) in [0, 1]; any size in,
     resized (bilinear, antialiased) to S x S; grey and RGBA images become RGB."""
+
     def decode(data):
         image = tf.io.decode_image(data, channels=3, expand_animations=False)
         image = tf.image.convert_image_dtype(image, tf.float32)
         # The identity when the image already has the size (pixel centres map onto themselves).
         return tf.image.resize(image, [image_size, image_size], antialias=True)
 
-    return tf.map_fn(decode, tf.reshape(encoded, [-1]),
-                     fn_output_signature=tf.TensorSpec([image_size, image_size, 3], tf.float32))
+    return tf.map_fn(
+        decode,
+        tf.reshape(encoded, [-1]),
+        fn_output_signature=tf.TensorSpec([image_size, image_size, 3], tf.float32),
+    )
 
 
 def normalize(images: tf.Tensor) -> tf.Tensor:
@@ -39,8 +44,9 @@ def normalize(images: tf.Tensor) -> tf.Tensor:
 def class_vocabulary(labels: tf.Tensor, label_names: tf.Tensor) -> None:
     """Writes the vocabulary of "<label>:<label_name>" pairs the trainer reads class names from
     (the served model answers with names; a label with two names is caught there)."""
-    pairs = tf.strings.join([tf.strings.as_string(tf.reshape(labels, [-1])), ":",
-                             tf.reshape(label_names, [-1])])
+    pairs = tf.strings.join(
+        [tf.strings.as_string(tf.reshape(labels, [-1])), ":", tf.reshape(label_names, [-1])]
+    )
     tft.vocabulary(pairs, vocab_filename=CLASS_VOCABULARY)
 
 

@@ -1,6 +1,7 @@
 """Exports the ViT: `classify_image(image)` takes encoded JPEG or PNG bytes of any size
 (Transform's graph decodes, resizes and normalizes them), `attention(image)` returns the
 attention weights, plus the classifier signatures (trainer_module/serving/classifier.py)."""
+
 import math
 from typing import Sequence
 
@@ -32,8 +33,19 @@ def vit_attention(model: VitClassifier):
     return attention
 
 
-def export(model: VitClassifier, tf_transform_output: tft.TFTransformOutput, export_dir: str,
-           label_names: Sequence[str]) -> None:
-    export_classifier(model, tf_transform_output, export_dir, model_inputs=pixels,
-                      label_names=label_names, raw_feature=features.IMAGE,
-                      raw_signature=CLASSIFY_IMAGE, attention=vit_attention(model))
+def export(
+    model: VitClassifier,
+    tf_transform_output: tft.TFTransformOutput,
+    export_dir: str,
+    label_names: Sequence[str],
+) -> None:
+    export_classifier(
+        model,
+        tf_transform_output,
+        export_dir,
+        model_inputs=pixels,
+        label_names=label_names,
+        raw_feature=features.IMAGE,
+        raw_signature=CLASSIFY_IMAGE,
+        attention=vit_attention(model),
+    )

@@ -56,31 +56,46 @@ def mix(images: tf.Tensor, labels: tf.Tensor, config: VitConfig):
     return mix_batch(images, labels, lam, use_cutmix, tf.random.uniform([2]))
 
 
-def image_dataset(fn_args: FnArgs, file_pattern, tf_transform_output: tft.TFTransformOutput,
-                  config: VitConfig, num_classes: int, training: bool, seed: int = 0):
+def image_dataset(
+    fn_args: FnArgs,
+    file_pattern,
+    tf_transform_output: tft.TFTransformOutput,
+    config: VitConfig,
+    num_classes: int,
+    training: bool,
+    seed: int = 0,
+):
     """Repeated batches of (pixels (B, S, S, 3), one-hot labels (B, C)), read once and cached in
     memory; training batches are reshuffled every epoch and augmented (their labels are soft
     when batches are mixed)."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
-        tfxio.TensorFlowDatasetOptions(batch_size=READ_BATCH, num_epochs=1, shuffle=False,
-                                       label_key=features.LABEL),
+        tfxio.TensorFlowDatasetOptions(
+            batch_size=READ_BATCH, num_epochs=1, shuffle=False, label_key=features.LABEL
+        ),
         tf_transform_output.transformed_metadata.schema,
     )
     dataset = dataset.map(lambda x, y: (x[PIXELS], tf.reshape(y, [-1])))
     dataset = dataset.unbatch().cache()
     if training:
-        dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=seed).repeat().map(
-            lambda image, label: (augment(image, config, seed), label),
-            num_parallel_calls=tf.data.AUTOTUNE)
+        dataset = (
+            dataset.shuffle(SHUFFLE_BUFFER, seed=seed)
+            .repeat()
+            .map(
+                lambda image, label: (augment(image, config, seed), label),
+                num_parallel_calls=tf.data.AUTOTUNE,
+            )
+        )
     else:
         dataset = dataset.repeat()
     dataset = dataset.batch(config.batch_size, drop_remainder=training).map(
         lambda image, label: (image, tf.one_hot(label, num_classes)),
-        num_parallel_calls=tf.data.AUTOTUNE)
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
     if training and (config.mixup_alpha or config.cutmix_alpha):
-        dataset = dataset.map(lambda image, label: mix(image, label, config),
-                              num_parallel_calls=tf.data.AUTOTUNE)
+        dataset = dataset.map(
+            lambda image, label: mix(image, label, config), num_parallel_calls=tf.data.AUTOTUNE
+        )
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
@@ -92,10 +107,16 @@ def prepare(fn_args: FnArgs) -> Prepared:
     seed = int(fn_args.custom_config.get("seed", 0))
     train, evaluation = (
         image_dataset(fn_args, files, tf_transform_output, config, len(names), training, seed)
-        for files, training in ((fn_args.train_files, True), (fn_args.eval_files, False)))
-    return Prepared(config, tf_transform_output, train, evaluation,
-                    build=lambda c: build_model(c, fn_args.train_steps),
-                    objective="val_accuracy")
+        for files, training in ((fn_args.train_files, True), (fn_args.eval_files, False))
+    )
+    return Prepared(
+        config,
+        tf_transform_output,
+        train,
+        evaluation,
+        build=lambda c: build_model(c, fn_args.train_steps),
+        objective="val_accuracy",
+    )
 
 
 def train_and_export(fn_args: FnArgs) -> keras.Model:
@@ -103,13 +124,23 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, names = prepared.config, class_names(prepared.tf_transform_output)
     model = prepared.build(config)
     logging.info("ViT parameters: %d", model.count_params())
-    history = fit_with_evaluations(model, prepared.train, prepared.evaluation, fn_args,
-                                   config.evaluations, config.batch_size)
-    write_history(fn_args.model_run_dir, config.to_dict(), history.history, class_names=names,
-                  parameters=model.count_params(),
-                  **throughput(history.fit_seconds, fn_args, config.batch_size,
-                                 resumed_from_step=history.resumed_from_step,
-                                 warm_start=history.warm_start))
+    history = fit_with_evaluations(
+        model, prepared.train, prepared.evaluation, fn_args, config.evaluations, config.batch_size
+    )
+    write_history(
+        fn_args.model_run_dir,
+        config.to_dict(),
+        history.history,
+        class_names=names,
+        parameters=model.count_params(),
+        **throughput(
+            history.fit_seconds,
+            fn_args,
+            config.batch_size,
+            resumed_from_step=history.resumed_from_step,
+            warm_start=history.warm_start,
+        ),
+    )
     export(model, prepared.tf_transform_output, fn_args.serving_model_dir, names)
     return model
 

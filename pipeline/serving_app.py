@@ -1,0 +1,157 @@
+"""The HTTP server behind `tfx-transformers serve`: MLflow's own scoring server (its FastAPI app,
+`POST /invocations`, under uvicorn) for one registered model version, with bounded requests.
+
+- A request body over the size limit is refused with 413 before it is read whole (its
+  Content-Length, or the bytes as they arrive); the answer states the limit.
+- A request of more rows than the limit is refused with 400 by the model's checks
+  (components/model_registry/pyfunc_model.py reads contract.MAX_ROWS_VARIABLE).
+- A request that takes longer than the timeout gets 504 (MLflow's own timeout, which this
+  sets: MLFLOW_SCORING_SERVER_REQUEST_TIMEOUT).
+- No error answer echoes the request: MLflow's messages quote the data they could not parse or
+  predict ("Failed to predict data '...'"), and carry a server-side traceback; both are cut.
+
+uvicorn imports `app` from here in each worker process; the settings come from the environment
+(`serve.Serving` sets them).
+"""
+
+import json
+import os
+import re
+
+from trainer_module.serving import contract
+
+MODEL_URI = "TFXT_SERVE_MODEL_URI"
+MAX_REQUEST_BYTES = "TFXT_SERVE_MAX_REQUEST_BYTES"
+TIMEOUT = "MLFLOW_SCORING_SERVER_REQUEST_TIMEOUT"  # read by MLflow's scoring server
+MAX_MESSAGE_CHARACTERS = 500  # of an error message, once the echoed data is cut
+# Where MLflow's messages quote the request, and what stands in for the quote.
+ECHOES = (
+    (re.compile(r"^Failed to predict data '.*'\.\s*\nError: ", re.S), ""),
+    (re.compile(r"\s*Input:\s*\n.*$", re.S), ""),
+    (
+        re.compile(r"Failed to enforce schema of data '.*' with schema '(.*?)'\. Error: ", re.S),
+        r"The request does not fit the model's input schema \1: ",
+    ),
+)
+
+
+def refusal(status: int, error_code: str, message: str) -> tuple:
+    """(status, headers, body) of a JSON error answer in MLflow's form."""
+    body = json.dumps({"error_code": error_code, "message": message}).encode()
+    return (
+        status,
+        [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        body,
+    )
+
+
+def without_echo(body: bytes) -> bytes:
+    """An error answer's JSON without the request it quotes, or its traceback."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = {"error_code": "BAD_REQUEST", "message": body.decode("utf-8", "replace")}
+    if not isinstance(answer, dict):
+        return body
+    message = str(answer.get("message", ""))
+    for echo, replacement in ECHOES:
+        message = echo.sub(replacement, message)
+    if len(message) > MAX_MESSAGE_CHARACTERS:
+        message = message[:MAX_MESSAGE_CHARACTERS] + f" ... ({len(message):,} characters)"
+    answer["message"] = message
+    answer.pop("stack_trace", None)
+    return json.dumps(answer).encode()
+
+
+class RequestLimits:
+    """ASGI middleware: the size limit on `/invocations` bodies (read here, within the limit,
+    then handed to MLflow's app, which reads whole bodies anyway), and error answers without
+    the request in them."""
+
+    def __init__(self, app, max_request_bytes: int, timeout_seconds: int):
+        self.app, self.max_bytes, self.timeout = app, max_request_bytes, timeout_seconds
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/invocations":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length", b"").strip()
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            return await self._answer(send, *self._too_large(int(declared)))
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                return await self._answer(send, *self._too_large(len(body)))
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        started, held = {}, []
+
+        async def send_without_echo(message):
+            if message["type"] == "http.response.start" and message["status"] >= 400:
+                started.update(message)  # held until the whole error body is here
+                return
+            if started and message["type"] == "http.response.body":
+                held.append(message.get("body", b""))
+                if message.get("more_body"):
+                    return
+                if started["status"] == 504:  # MLflow's timeout answers in plain text
+                    status, headers, answer = refusal(
+                        504,
+                        "TIMEOUT",
+                        f"the request took longer than {self.timeout} s "
+                        "(tfx-transformers serve --timeout)",
+                    )
+                else:
+                    status, answer = started["status"], without_echo(b"".join(held))
+                    headers = [
+                        (k, v)
+                        for k, v in started.get("headers", [])
+                        if k.lower() != b"content-length"
+                    ]
+                    headers.append((b"content-length", str(len(answer)).encode()))
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                return await send({"type": "http.response.body", "body": answer})
+            return await send(message)
+
+        await self.app(scope, replay, send_without_echo)
+
+    def _too_large(self, size: int) -> tuple:
+        return refusal(
+            413,
+            "REQUEST_TOO_LARGE",
+            f"the request has {size:,} bytes or more; at most {self.max_bytes:,} are "
+            "accepted (tfx-transformers serve --max-request-mb)",
+        )
+
+    @staticmethod
+    async def _answer(send, status, headers, body):
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def create_app():
+    """MLflow's scoring app for the model the environment names, within the limits."""
+    from mlflow.pyfunc import scoring_server
+
+    model = scoring_server.load_model_with_mlflow_config(os.environ[MODEL_URI])
+    return RequestLimits(
+        scoring_server.init(model),
+        int(os.environ.get(MAX_REQUEST_BYTES, contract.MAX_REQUEST_BYTES)),
+        int(os.environ.get(TIMEOUT, contract.REQUEST_TIMEOUT_SECONDS)),
+    )
+
+
+if MODEL_URI in os.environ:  # imported by uvicorn in a server process
+    app = create_app()
