@@ -133,7 +133,15 @@ def benchmark(
     try:
         load(port, 2, 50, 60, payloads)  # warm up: the first calls trace and allocate
         start_mb = server_memory_mb(process.pid)
-        runs = [load(port, n, requests // len(clients), seconds, payloads) for n in clients]
+        runs = []
+        for i, n in enumerate(clients):
+            share = requests // len(clients) + (i < requests % len(clients))
+            runs.append(load(port, n, share, seconds, payloads))
+            print(
+                f"{name}: {n} clients, {runs[-1]['requests']} requests, "
+                f"{runs[-1]['errors']} errors, {runs[-1]['requests_per_second']} requests/s",
+                flush=True,
+            )
         end_mb = server_memory_mb(process.pid)
     finally:
         os.killpg(process.pid, signal.SIGTERM)

@@ -1,0 +1,82 @@
+"""Benchmark: how long the test tiers take, as CI runs them (the budget: `make test` near
+8 minutes on the 2-core machine).
+
+    .venv/bin/python benchmarks/test_suite.py [--tiers test test-slow] [--name NAME]
+
+Runs each `make` target in this checkout (run it in a fresh clone, after `make setup`, with
+nothing else on the machine), timing it and reading pytest's summary line (passed, skipped,
+failed). Writes benchmarks/results/test_suite/<name>.json; exits non-zero when a tier fails.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+BUDGET_MINUTES = 8.0  # `make test` here (CONTRIBUTING.md)
+
+
+def summary(output: str) -> dict:
+    """pytest's final counts: `422 passed, 3 skipped in 561.2s` -> {passed: 422, skipped: 3}."""
+    lines = [line for line in output.splitlines() if re.search(r"\d+ (passed|failed)", line)]
+    if not lines:
+        return {}
+    return {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", lines[-1]) if word != "in"}
+
+
+def run_tier(target: str) -> dict:
+    env = {**os.environ, "REQUIRE_BROWSER": "1"} if target == "test" else dict(os.environ)
+    print(f"make {target} ...", flush=True)
+    started = time.perf_counter()
+    process = subprocess.run(
+        ["make", target], cwd=report.REPO, env=env, capture_output=True, text=True
+    )
+    minutes = (time.perf_counter() - started) / 60
+    counts = summary(process.stdout + process.stderr)
+    print(f"make {target}: {counts} in {minutes:.2f} min (exit {process.returncode})")
+    if process.returncode:
+        print((process.stdout + process.stderr)[-4000:])
+    return {"minutes": round(minutes, 2), "exit": process.returncode, **counts}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiers", nargs="+", default=["test", "test-slow"])
+    parser.add_argument("--name", default="make-test")
+    args = parser.parse_args()
+    tiers = {target: run_tier(target) for target in args.tiers}
+    measured = {}
+    for target, tier in tiers.items():
+        label = "default tier" if target == "test" else "slow tier"
+        measured[f"{label}, tests"] = tier.get("passed", 0)
+        measured[f"{label}, minutes"] = tier["minutes"]
+    references = []
+    if "test" in tiers:
+        references.append(
+            ("make test, minutes", "default tier, minutes", BUDGET_MINUTES, "budget")
+        )
+    report.print_comparison(measured, references)
+    report.save(
+        "test_suite",
+        args.name,
+        {
+            "title": "The test suite, " + ", ".join(f"`make {t}`" for t in tiers),
+            "measured": measured,
+            "tiers": tiers,
+            "notes": [
+                "`make test` runs with REQUIRE_BROWSER=1, as CI does: the run report's "
+                "browser test runs rather than skips."
+            ],
+        },
+        references,
+    )
+    return max(tier["exit"] for tier in tiers.values())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
