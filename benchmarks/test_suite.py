@@ -57,9 +57,7 @@ def main() -> int:
         measured[f"{label}, minutes"] = tier["minutes"]
     references = []
     if "test" in tiers:
-        references.append(
-            ("make test, minutes", "default tier, minutes", BUDGET_MINUTES, "budget")
-        )
+        references.append(("make test, minutes", "default tier, minutes", BUDGET_MINUTES, "budget"))
     report.print_comparison(measured, references)
     report.save(
         "test_suite",
