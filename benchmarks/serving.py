@@ -132,6 +132,7 @@ def benchmark(output: str, name: str, registry, seconds: float) -> dict:
     import pandas as pd
     import tensorflow as tf
 
+    import trainer_module.serving.custom_ops  # noqa: F401  tensorflow-text's ops (WordPiece)
     from components.model_registry.mlflow_model import raw_signature
     from trainer_module.serving.contract import INPUTS
 

@@ -125,6 +125,9 @@ def serialized(features: dict) -> str:
     return base64.b64encode(example.SerializeToString()).decode()
 
 
+# A fresh interpreter per family, as TFMA's workers on Dataflow start: minutes in all (slow tier;
+# the test above covers a fresh process loading every export in the default tier).
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["text_encoder", "bert", "translator", "vit"])
 def test_an_evaluator_that_imports_only_the_familys_module_runs_the_export(family, request):
     """TFMA's workers on Dataflow import the family's evaluator module (ModelFamily), load the
