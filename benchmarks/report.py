@@ -241,6 +241,7 @@ def run_pipeline(args, task: str, data_dir: str, eval_steps: int, model=None, ex
         )
     )
     summary = run_local(pipeline, paths)
+    summary["pipeline_root"] = paths["pipeline_root"]
     files = glob.glob(
         os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*", "history.json")
     )

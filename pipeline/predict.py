@@ -93,31 +93,50 @@ def _answers(model, signature: str, values: list) -> List[dict]:
     return [answer({name: value[i] for name, value in outputs.items()}) for i in range(len(values))]
 
 
-def predict_lines(model, lines: IO[str], batch_size: int = 32) -> Iterator[dict]:
-    """One answer per line of `lines` (JSON lines of raw inputs), in order, read and predicted
-    `batch_size` lines at a time: {"line": n, <the signature's outputs>}, or {"line": n,
-    "error": why} for a line that cannot be predicted; the other lines are still answered."""
+# `predict --input` reads this many batches ahead and sorts the texts among them by length, so
+# that a batch pads (and a translator decodes) to about its own length, not the longest of
+# random lines; the answers still come out in input order.
+SORT_WINDOW = 16
+
+
+def predict_lines(
+    model, lines: IO[str], batch_size: int = 32, window: int = SORT_WINDOW
+) -> Iterator[dict]:
+    """One answer per line of `lines` (JSON lines of raw inputs), in order: {"line": n, <the
+    signature's outputs>}, or {"line": n, "error": why} for a line that cannot be predicted;
+    the other lines are still answered. Reads `window` batches of `batch_size` lines at a time
+    and predicts texts in batches of similar length (images in input order)."""
     signature = raw_signature(model.signatures)
     name = INPUTS[signature]
     numbered = ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
     while True:
-        batch = list(itertools.islice(numbered, batch_size))
-        if not batch:
+        chunk = list(itertools.islice(numbered, batch_size * max(1, window)))
+        if not chunk:
             return
         answers, good = {}, []
-        for n, line in batch:
+        for n, line in chunk:
             try:
                 good.append((n, parse_line(line, name)))
             except BadInput as error:
                 answers[n] = {"line": n, "error": str(error)}
-        try:
-            rows = _answers(model, signature, [v for _, v in good]) if good else []
-            answers.update({n: {"line": n, **row} for (n, _), row in zip(good, rows)})
-        except tf.errors.InvalidArgumentError:  # one undecodable image: find it, answer the rest
-            for n, value in good:
-                try:
-                    answers[n] = {"line": n, **_answers(model, signature, [value])[0]}
-                except tf.errors.InvalidArgumentError as error:
-                    answers[n] = {"line": n, "error": error.message.splitlines()[0]}
-        for n, _ in batch:
+        if signature != CLASSIFY_IMAGE:
+            good.sort(key=lambda numbered_value: len(numbered_value[1]))
+        for start in range(0, len(good), batch_size):
+            answers.update(_predict_batch(model, signature, good[start : start + batch_size]))
+        for n, _ in chunk:
             yield answers[n]
+
+
+def _predict_batch(model, signature: str, batch: List[Tuple[int, object]]) -> dict:
+    """{line number: answer} for a batch of (line number, parsed value)."""
+    try:
+        rows = _answers(model, signature, [value for _, value in batch])
+        return {n: {"line": n, **row} for (n, _), row in zip(batch, rows)}
+    except tf.errors.InvalidArgumentError:  # one undecodable image: find it, answer the rest
+        answers = {}
+        for n, value in batch:
+            try:
+                answers[n] = {"line": n, **_answers(model, signature, [value])[0]}
+            except tf.errors.InvalidArgumentError as error:
+                answers[n] = {"line": n, "error": error.message.splitlines()[0]}
+        return answers

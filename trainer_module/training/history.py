@@ -43,15 +43,22 @@ def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> N
 
 
 def fit_with_evaluations(
-    model: keras.Model, train, evaluation, fn_args, evaluations: int, batch_size: int
+    model: keras.Model,
+    train,
+    evaluation,
+    fn_args,
+    evaluations: int,
+    batch_size: int,
+    average_last: int = 1,
 ) -> keras.callbacks.History:
     """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
     evenly over them (Keras "epochs"), reporting progress (training/progress.py; `batch_size`:
     the global batch), logging to TensorBoard in the model run directory, and
     backing up after each (training/backup.py): a rerun after a kill resumes from the last.
-    Starts from the base model's weights when they fit, and keeps its own for the next run
-    (training/warm_start.py)."""
-    from trainer_module.training import backup, warm_start
+    With `average_last` > 1 the model ends with the mean of its weights after each of the last
+    `average_last` evaluations (training/averaging.py). Starts from the base model's weights
+    when they fit, and keeps its own for the next run (training/warm_start.py)."""
+    from trainer_module.training import averaging, backup, warm_start
     from trainer_module.training.progress import Progress
 
     evaluations = max(1, min(evaluations, fn_args.train_steps))
@@ -65,6 +72,9 @@ def fit_with_evaluations(
     ]
     if restore is not None:
         callbacks.insert(0, restore)
+    average = averaging.callback(average_last, restore)
+    if average is not None:  # its snapshot is written before the backup that counts it done
+        callbacks.insert(0, average)
     if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
         callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
     warm = warm_start.load(model, fn_args)  # a backup, when there is one, wins over it

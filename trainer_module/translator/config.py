@@ -49,6 +49,9 @@ class TranslatorConfig(PresetConfig):
     weight_decay: float = 0.01  # AdamW's default scale; biases and LayerNorm are exempt
     label_smoothing: float = 0.1  # the paper's
     evaluations: int = 4  # validation passes spread over the training steps
+    # The export's weights: the mean of those after each of the last k evaluations (1: the
+    # last weights); training/averaging.py.
+    average_last: int = 1
     # Decoding in the served model.
     max_decode_length: int = 40  # generated tokens at most, [END] included
     beam_width: int = 4  # 1 = greedy; 4 as in the paper
@@ -71,6 +74,11 @@ class TranslatorConfig(PresetConfig):
             raise ValueError("max_target_length must leave room for [START]/[END] and a token")
         if self.beam_width < 1:
             raise ValueError(f"beam_width must be >= 1, not {self.beam_width}")
+        if not 1 <= self.average_last <= self.evaluations:
+            raise ValueError(
+                f"average_last must be between 1 and evaluations={self.evaluations}, "
+                f"not {self.average_last}"
+            )
         if self.length_penalty < 0:
             raise ValueError(f"length_penalty must be >= 0, not {self.length_penalty}")
 

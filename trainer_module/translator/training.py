@@ -119,7 +119,13 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     config = prepared.config
     model = prepared.build(config)
     history = fit_with_evaluations(
-        model, prepared.train, prepared.evaluation, fn_args, config.evaluations, config.batch_size
+        model,
+        prepared.train,
+        prepared.evaluation,
+        fn_args,
+        config.evaluations,
+        config.batch_size,
+        average_last=config.average_last,
     )
     write_history(
         fn_args.model_run_dir,
