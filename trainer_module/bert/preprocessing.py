@@ -64,6 +64,7 @@ def _vocabulary_asset(tokenizer: keras_hub.models.BertTokenizer) -> str:
     return os.path.join(directory, "vocabulary.txt")
 
 
+@tf.autograph.experimental.do_not_convert  # TF ops alone (trainer_module/preprocessing)
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
     """custom_config (config.transform_config): `backbone_preset` (checkpoint.py),
     `sequence_length`, `truncation_head`, `ngram_buckets` (0: no wide path), `max_ngrams`."""

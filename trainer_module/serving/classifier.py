@@ -15,7 +15,7 @@ import keras
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from trainer_module.serving.archive import write_saved_model
+from trainer_module.serving.archive import strings_function, write_saved_model
 
 
 def export_classifier(
@@ -50,15 +50,15 @@ def export_classifier(
             outputs["score"] = probabilities[:, 1]  # P(class 1): what TFMA's binary metrics read
         return outputs
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    @strings_function("examples")
     def serve_examples(serialized):
         return classify(tft_layer(tf.io.parse_example(serialized, input_spec)))
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=raw_feature)])
+    @strings_function(raw_feature)
     def classify_raw(values):
         return classify(tft_layer({raw_feature: tf.reshape(values, [-1] + input_shape)}))
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    @strings_function("examples")
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
@@ -69,7 +69,7 @@ def export_classifier(
     }
     if attention is not None:
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=raw_feature)])
+        @strings_function(raw_feature)
         def attention_raw(values):
             return attention(tft_layer({raw_feature: tf.reshape(values, [-1] + input_shape)}))
 

@@ -26,6 +26,7 @@ def pad_ids(ids: tf.RaggedTensor, max_length: int) -> tf.Tensor:
     return tf.cast(dense + 1, tf.int64)
 
 
+@tf.autograph.experimental.do_not_convert  # TF ops alone (trainer_module/preprocessing)
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
     """Raw review features -> token ids, length bucket, label, and with the wide path n-gram ids.
 

@@ -61,6 +61,7 @@ def shift_target(ids: tf.RaggedTensor, length: int):
     )
 
 
+@tf.autograph.experimental.do_not_convert  # TF ops alone (trainer_module/preprocessing)
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
     """Raw `source`/`target` strings -> padded id sequences, the reference text and a slice key.
 

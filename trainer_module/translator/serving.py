@@ -20,7 +20,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
-from trainer_module.serving.archive import write_saved_model
+from trainer_module.serving.archive import strings_function, write_saved_model
 from trainer_module.serving.contract import TRANSLATE
 from trainer_module.translator import wordpiece
 from trainer_module.translator.config import (
@@ -86,18 +86,19 @@ def export(
     generate = tf.function(
         make_generate(model, max_decode_length, beam_width, model.config.length_penalty),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
+        autograph=False,
     )
 
     def translate_ids(source_ids):
         ids = generate(tf.cast(source_ids, tf.int32))[:, 1:]
         return {"translation": detokenize(ids, words, pieces), "token_ids": ids}
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="source")])
+    @strings_function("source")
     def translate(source):
         transformed = tft_layer({features.SOURCE: tf.reshape(source, [-1] + source_shape)})
         return translate_ids(transformed[SOURCE_IDS])
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    @strings_function("examples")
     def serve_examples(serialized):
         raw = tf.io.parse_example(serialized, example_spec)
         transformed = tft_layer(raw)
@@ -118,13 +119,13 @@ def export(
         outputs["target_tokens"] = tf.reduce_sum(tf.cast(real, tf.float32), axis=1)
         return outputs
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    @strings_function("examples")
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
     source_words = tf.constant(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="source")])
+    @strings_function("source")
     def attention(source):
         # Decode, then replay the translation teacher-forced: row i of the cross-attention is
         # what the decoder attended to while emitting target token i.

@@ -50,6 +50,7 @@ def class_vocabulary(labels: tf.Tensor, label_names: tf.Tensor) -> None:
     tft.vocabulary(pairs, vocab_filename=CLASS_VOCABULARY)
 
 
+@tf.autograph.experimental.do_not_convert  # TF ops alone (trainer_module/preprocessing)
 def preprocessing_fn(inputs, custom_config):
     """Raw image features -> {pixels (B, S, S, 3), label (B,)}; S = custom_config["image_size"]
     (config.transform_config)."""
