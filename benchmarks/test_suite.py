@@ -38,10 +38,17 @@ def run_tier(target: str) -> dict:
     )
     minutes = (time.perf_counter() - started) / 60
     counts = summary(process.stdout + process.stderr)
+    slowest = re.findall(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S+)", process.stdout, re.M)
     print(f"make {target}: {counts} in {minutes:.2f} min (exit {process.returncode})")
     if process.returncode:
         print((process.stdout + process.stderr)[-4000:])
-    return {"minutes": round(minutes, 2), "exit": process.returncode, **counts}
+    return {
+        "minutes": round(minutes, 2),
+        "exit": process.returncode,
+        **counts,
+        # pytest's --durations (pyproject.toml): the slowest phases, "12.3s setup test_id"
+        "slowest": [f"{float(t):.1f}s {phase} {test}" for t, phase, test in slowest],
+    }
 
 
 def main() -> int:

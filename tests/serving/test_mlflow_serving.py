@@ -125,8 +125,9 @@ def columns(name: str, values) -> bytes:
     ).encode()
 
 
-# Besides each task's server with the default limits, an IMDB server with small ones.
-LIMITED = ("imdb-limited", "imdb-text-encoder", ["--max-request-mb", "0.01", "--max-rows", "2"])
+# The IMDB server runs with small limits (a request of at most 0.2 MiB and 2 rows), the others
+# with the defaults.
+LIMITS = {"imdb-text-encoder": ["--max-request-mb", "0.2", "--max-rows", "2"]}
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +136,7 @@ def servers(registered):
     what each printed when it started."""
     output, _, _ = registered
     started = {}
-    plain = [
-        (name, name, []) for name in ("imdb-text-encoder", "translation-translator", "cifar10-vit")
-    ]
-    for key, name, options in [*plain, LIMITED]:
+    for name in ("imdb-text-encoder", "translation-translator", "cifar10-vit"):
         port = free_port()
         process = subprocess.Popen(
             [
@@ -152,19 +150,19 @@ def servers(registered):
                 name,
                 "--port",
                 str(port),
-                *options,
+                *LIMITS.get(name, []),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
             start_new_session=True,
         )  # uvicorn may start workers: stop the group
-        started[key] = (port, process, name)
+        started[name] = port, process
     described = {}
     try:
-        for key, (port, process, name) in started.items():
+        for key, (port, process) in started.items():
             described[key] = json.loads(process.stdout.readline())
-            assert described[key]["model_uri"] == f"models:/{name}@champion"
+            assert described[key]["model_uri"] == f"models:/{key}@champion"
             assert described[key]["url"] == f"http://127.0.0.1:{port}/invocations"
             deadline = time.time() + 240
             while True:
@@ -175,11 +173,11 @@ def servers(registered):
                 except OSError:
                     assert time.time() < deadline, f"the server of {key} did not start"
                     time.sleep(0.5)
-        servers = {key: port for key, (port, _, _) in started.items()}
+        servers = {key: port for key, (port, _) in started.items()}
         servers["described"] = described
         yield servers
     finally:
-        for _, process, _ in started.values():
+        for _, process in started.values():
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
 
@@ -233,8 +231,8 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
         ("imdb-text-encoder", columns("review", ["secret"]), "Model is missing inputs ['text']"),
         (
             "imdb-text-encoder",
-            columns("text", ["x" * (1 << 20)]),
-            "row 0: the text has 1,048,576 characters; at most 100,000 are accepted",
+            columns("text", ["x" * 100_001]),
+            "row 0: the text has 100,001 characters; at most 100,000 are accepted",
         ),
         ("imdb-text-encoder", columns("text", ["secret", ""]), "row 1: the text is empty"),
         ("translation-translator", columns("source", [" "]), "row 0: the text is empty"),
@@ -248,7 +246,7 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
         "empty body",
         "broken JSON",
         "missing field",
-        "1 MB text",
+        "a text over the limit",
         "empty string",
         "blank source",
         "not an image",
@@ -272,18 +270,22 @@ def test_a_bad_request_gets_a_400_with_a_message_and_the_server_keeps_answering(
 
 
 def test_the_limits_are_stated_and_enforced_and_the_server_keeps_answering(servers):
-    port = servers["imdb-limited"]
-    assert servers["described"]["imdb-limited"]["limits"] == {
-        "max_request_bytes": 10485,
+    port = servers["imdb-text-encoder"]
+    assert servers["described"]["imdb-text-encoder"]["limits"] == {
+        "max_request_bytes": 209715,
         "max_rows": 2,
         "timeout_seconds": 60,
     }
-    assert servers["described"]["imdb-text-encoder"]["limits"]["max_rows"] == 1000
+    assert servers["described"]["translation-translator"]["limits"] == {
+        "max_request_bytes": 32 * 1024 * 1024,
+        "max_rows": 1000,
+        "timeout_seconds": 60,
+    }
     status, answer = post(port, columns("text", ["a secret review"] * 3))
     assert status == 400
     assert "the request has 3 rows; at most 2 are accepted" in answer["message"]
-    status, answer = post(port, columns("text", ["secret " * 2000]))
+    status, answer = post(port, columns("text", ["secret " * 40_000]))
     assert status == 413 and answer["error_code"] == "REQUEST_TOO_LARGE"
-    assert "at most 10,485 are accepted" in answer["message"]
+    assert "at most 209,715 are accepted" in answer["message"]
     assert "secret" not in json.dumps(answer)
     assert post(port, columns("text", TEXTS))[0] == 200

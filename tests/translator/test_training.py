@@ -27,6 +27,9 @@ def test_run_fn_trains_the_steps_with_the_vocabularies_transform_kept(translator
     )
     # Every target word and the reserved ids get an output row; nothing more.
     assert model.target_embedding.embedding.input_dim == sizes["target_vocab_size"] + 4
+    # The run's one vocabulary for both languages: one size, one embedding.
+    assert sizes["source_vocab_size"] == sizes["target_vocab_size"]
+    assert model.source_embedding is model.target_embedding
     history = json.load(open(os.path.join(fn_args.model_run_dir, "history.json")))
     assert history["history"]["val_token_accuracy"][-1] == 1.0  # overfitted on purpose
     assert history["train_steps"] == 250 and history["fit_seconds"] > 0
