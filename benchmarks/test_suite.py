@@ -51,6 +51,16 @@ def run_tier(target: str) -> dict:
     }
 
 
+def slowest_table(tiers: dict) -> dict:
+    """The results' table of each tier's slowest tests (pytest --durations)."""
+    rows = []
+    for target, tier in tiers.items():
+        for line in tier.get("slowest", []):
+            seconds, phase, test = line.split(" ", 2)
+            rows.append([f"make {target}", test, phase, seconds.rstrip("s")])
+    return {"title": "Slowest tests", "columns": ["tier", "test", "phase", "seconds"], "rows": rows}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiers", nargs="+", default=["test", "test-slow"])
@@ -73,6 +83,7 @@ def main() -> int:
             "title": "The test suite, " + ", ".join(f"`make {t}`" for t in tiers),
             "measured": measured,
             "tiers": tiers,
+            "tables": [slowest_table(tiers)],
             "notes": [
                 "`make test` runs with REQUIRE_BROWSER=1, as CI does: the run report's "
                 "browser test runs rather than skips."

@@ -100,6 +100,7 @@ def imdb_reruns(imdb_run, tmp_path_factory) -> Reruns:
 class CopiedRun:
     summary: dict
     output: str
+    args: list = None  # the run's arguments after `--output DIR`, when not the session run's
 
 
 @pytest.fixture(scope="session")
@@ -128,7 +129,8 @@ def imdb_tuned(imdb_run, tmp_path_factory) -> CopiedRun:
 @pytest.fixture(scope="session")
 def imdb_next_span(imdb_run, tmp_path_factory) -> CopiedRun:
     """The session's run rerun on a copy of its output and of its spans, with a second span
-    of 128 reviews added: the pipeline reads span 2, trains and pushes a second version."""
+    of 128 reviews added and a window of two spans (`--spans 2`): the pipeline validates span
+    2, trains on spans 1 and 2, evaluates on span 2 and pushes a second version."""
     import shutil
 
     from tests.e2e.cli_util import copy_output
@@ -139,5 +141,6 @@ def imdb_next_span(imdb_run, tmp_path_factory) -> CopiedRun:
     write_aclimdb(spans / "span-2", copies=4)
     args = list(imdb_run.args)
     args[args.index("--data") + 1] = spans / "span-{SPAN}"
+    args += ["--spans", "2"]
     (summary,) = run_cli("run", "--output", output, *args).lines
-    return CopiedRun(summary, output)
+    return CopiedRun(summary, output, args)
