@@ -59,6 +59,10 @@ images = np.random.normal(size=(4, 16, 16, 3)).astype("float32")
 report["vit"] = step(vit, images, np.eye(10)[[0, 1, 2, 3]],
                      keras.losses.CategoricalCrossentropy(from_logits=True))
 report["vit"]["logits"] = list(ops.shape(vit(images)))
+hybrid = VitClassifier(VIT["tiny"].replace(tokenizer="hybrid", conv_filters=8, flip_test_time=True))
+report["vit_hybrid"] = step(hybrid, images, np.eye(10)[[0, 1, 2, 3]],
+                            keras.losses.CategoricalCrossentropy(from_logits=True))
+report["vit_hybrid"]["logits"] = list(ops.shape(hybrid(images)))
 report["tensorflow_imported"] = "tensorflow" in sys.modules
 
 from trainer_module.bert.config import PRESETS as BERT
@@ -88,8 +92,8 @@ def test_every_model_trains_and_predicts_under_jax(tiny_bert_preset):
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["backend"] == "jax"
     assert report["tensorflow_imported"] is False  # the models use keras.ops alone
-    for family in ("text_encoder", "translator", "vit", "bert"):
+    for family in ("text_encoder", "translator", "vit", "vit_hybrid", "bert"):
         assert report[family]["moved"] and report[family]["loss"] > 0, family
     assert report["text_encoder"]["logits"] == [4, 2]
     assert report["translator"]["decode_step"] == [4, 1, 24]
-    assert report["vit"]["logits"] == [4, 10]
+    assert report["vit"]["logits"] == report["vit_hybrid"]["logits"] == [4, 10]

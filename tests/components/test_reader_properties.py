@@ -26,7 +26,8 @@ PROPERTY = settings(
 )
 # File contents: raw bytes, or text (valid UTF-8) with the characters that matter to readers.
 CONTENTS = st.binary(max_size=300) | st.text(
-    alphabet=st.sampled_from('ab ,"\t\n\r\x00é★<br/>') | st.characters(), max_size=300
+    alphabet=st.sampled_from('ab ,"\t\n\r\x00é★<br/>') | st.characters(codec="utf-8"),
+    max_size=300,
 ).map(lambda text: text.encode("utf-8"))
 
 

@@ -52,6 +52,64 @@ def test_conv_tokenizer_grid_and_sequence_pooling():
     assert tuple(model(images).shape) == (2, 10)
 
 
+@pytest.mark.parametrize("stages, grid", [(2, 8), (3, 4)])
+def test_hybrid_stem_gives_one_token_per_cell_of_its_feature_map(stages, grid):
+    """Each stage halves the 32x32 grid (its second convolution has stride 2)."""
+    config = get_preset(
+        "hybrid", {"conv_layers": stages, "conv_filters": 8, "d_model": 24, "num_layers": 1}
+    )
+    model = VitClassifier(config)
+    images = np.random.default_rng(0).normal(size=(2, 32, 32, 3)).astype("float32")
+    assert config.grid_size == grid
+    assert tuple(model.tokenize(images).shape) == (2, grid * grid, 24)
+    channels = [layer.filters for layer in model.tokenizer_layers if hasattr(layer, "filters")]
+    assert channels == [8, 8, 16, 16, 32, 32][: 2 * (stages - 1)] + [24, 24]
+    hidden, attention = model.encode(images)
+    assert tuple(hidden.shape) == (2, grid * grid, 24)  # sequence pooling: no [CLS]
+    assert tuple(attention[0].shape) == (2, config.num_heads, grid * grid, grid * grid)
+
+
+def test_flip_test_time_averages_the_logits_of_the_image_and_its_mirror():
+    config = get_preset("tiny", {"flip_test_time": True, "num_layers": 2})
+    model = VitClassifier(config)
+    images = np.random.default_rng(1).normal(size=(3, 16, 16, 3)).astype("float32")
+
+    def single_pass(x):
+        return ops.convert_to_numpy(model.head(model.pool(model.encode(x)[0])))
+
+    expected = (single_pass(images) + single_pass(images[:, :, ::-1])) / 2
+    np.testing.assert_allclose(ops.convert_to_numpy(model(images)), expected, atol=1e-5)
+    # Training sees one pass of the (already augmented) batch.
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(model(images, training=True)), single_pass(images), atol=1e-5
+    )
+    assert not np.allclose(expected, single_pass(images), atol=1e-3)  # the mirror mattered
+
+
+def test_the_hybrid_trains_under_bfloat16():
+    keras.utils.set_random_seed(0)
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        config = get_preset(
+            "hybrid",
+            {"conv_filters": 8, "d_model": 32, "mlp_dim": 64, "num_heads": 2, "num_classes": 4},
+        )
+        model = VitClassifier(config)
+        model.compile(
+            optimizer=keras.optimizers.Adam(3e-3),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
+        rng = np.random.default_rng(0)
+        images = rng.normal(size=(8, 32, 32, 3)).astype("float32")
+        labels = np.arange(8) % 4
+        losses = [float(model.train_on_batch(images, labels)) for _ in range(12)]
+        assert model.tokenizer_layers[0].compute_dtype == "bfloat16"
+        assert ops.convert_to_numpy(model(images)).dtype == np.float32  # the head's logits
+        assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], losses
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
 def test_cls_token_sits_at_position_zero():
     # No blocks: the output is LayerNorm(token + position). Zero images and zero-initialised
     # patch biases leave the patch tokens at their position embeddings; [CLS] is at row 0.

@@ -41,11 +41,32 @@ def test_exported_classifier_answers_raw_image_bytes_of_any_size(vit_run):
     np.testing.assert_allclose(out["probabilities"].numpy()[1:], expected, atol=2e-3)
 
 
+def test_the_export_averages_the_image_and_its_mirror(vit_run):
+    """The run's model has flip test-time augmentation: the served probabilities are those of
+    the mean of the two passes' logits, so an image and its mirror get the same answer."""
+    loaded = tf.saved_model.load(vit_run.export_dir)
+    image = picture("green", 16, 5)
+    image[:, :8] = picture("red", 16, 6)[:, :8]  # left half red: not symmetric
+    pair = [encode(image), encode(np.ascontiguousarray(image[:, ::-1]))]
+    out = loaded.signatures["classify_image"](image=tf.constant(pair))["probabilities"].numpy()
+    np.testing.assert_allclose(out[0], out[1], atol=2e-3)
+    model = vit_run.model
+    pixels = loaded.signatures["transform_features"](
+        examples=tf.constant([example(pair[0], 1, b"green")])
+    )["pixels"]
+
+    def one_pass(x):
+        return model.head(model.pool(model.encode(x, training=False)[0]))
+
+    mean = (one_pass(pixels) + one_pass(tf.reverse(pixels, axis=[2]))) / 2
+    np.testing.assert_allclose(out[:1], tf.nn.softmax(mean).numpy(), atol=2e-3)
+
+
 def test_attention_over_the_patch_grid(vit_run):
     loaded = tf.saved_model.load(vit_run.export_dir)
     images = [encode(picture("green", 20, 1)), encode(picture("red", 16, 2))]
     attention = loaded.signatures["attention"](image=tf.constant(images))
-    # The tiny preset: 16x16 images in 4x4 patches of 4 pixels, [CLS] first.
+    # The run's hybrid stem: 16x16 images to a 4x4 grid of tokens, [CLS] first.
     assert attention["patch_grid"].numpy().tolist() == [4, 4]
     weights = attention["attention"].numpy()
     config = vit_run.model.config

@@ -1,6 +1,7 @@
 """A Vision Transformer from scratch (Dosovitskiy et al., 2021), with the Compact Convolutional
 Transformer's options for small data (Hassani et al., 2021): a convolutional tokenizer and
-sequence pooling."""
+sequence pooling; the ViT paper's hybrid (tokens from a small CNN's feature map); flip
+test-time augmentation."""
 
 import keras
 from keras import ops
@@ -43,6 +44,26 @@ class VitClassifier(keras.Model):
                     name="patch_embedding",
                 )
             ]
+        elif config.tokenizer == "hybrid":
+            self.tokenizer_layers = []
+            for i in range(config.conv_layers):
+                last = i == config.conv_layers - 1
+                filters = config.d_model if last else config.conv_filters * 2**i
+                for strides, part in ((1, "a"), (2, "b")):
+                    self.tokenizer_layers += [
+                        keras.layers.Conv2D(
+                            filters,
+                            3,
+                            strides=strides,
+                            padding="same",
+                            use_bias=False,
+                            name=f"stem_{i}{part}",
+                        ),
+                        # Moving statistics at PyTorch's rate (Keras: 0.99), so that short
+                        # trainings infer with the statistics they trained with.
+                        keras.layers.BatchNormalization(momentum=0.9, name=f"stem_{i}{part}_norm"),
+                        keras.layers.Activation("gelu", name=f"stem_{i}{part}_gelu"),
+                    ]
         else:
             self.tokenizer_layers = []
             for i in range(config.conv_layers):
@@ -82,11 +103,11 @@ class VitClassifier(keras.Model):
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
 
-    def tokenize(self, images):
+    def tokenize(self, images, training=None):
         """(B, S, S, 3) -> patch tokens (B, N, D), N = config.num_patches, row-major."""
         x = images
         for layer in self.tokenizer_layers:
-            x = layer(x)
+            x = layer(x, training=training)
         return ops.reshape(x, (ops.shape(x)[0], -1, self.config.d_model))
 
     def encode(self, images, training=None):
@@ -94,7 +115,7 @@ class VitClassifier(keras.Model):
 
         T = N + 1 with [CLS] pooling, the [CLS] token at position 0; T = N otherwise.
         """
-        x = self.tokenize(images)
+        x = self.tokenize(images, training=training)
         if self.config.pooling == "cls":
             cls = ops.broadcast_to(
                 ops.cast(self.cls_token, x.dtype), (ops.shape(x)[0], 1, self.config.d_model)
@@ -116,8 +137,11 @@ class VitClassifier(keras.Model):
         return ops.sum(weights * ops.cast(hidden, "float32"), axis=1)
 
     def call(self, images, training=None):
-        hidden, _ = self.encode(images, training=training)
-        return self.head(self.pool(hidden))
+        logits = self.head(self.pool(self.encode(images, training=training)[0]))
+        if self.config.flip_test_time and not training:  # the mean with the mirror's logits
+            mirrored, _ = self.encode(ops.flip(images, axis=2), training=training)
+            logits = (logits + self.head(self.pool(mirrored))) / 2
+        return logits
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
