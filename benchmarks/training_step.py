@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/training_step.py [--steps 20] [--families text_encoder vit]
     KERAS_BACKEND=jax python benchmarks/training_step.py --backend jax [--batch-size 256]
 
-For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`,
-translator `base` on 24-token batches, BERT's default preset at all-MiniLM-L6-v2's shape), times
+For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`
+and the `hybrid` candidate, translator `base` on 24-token batches, BERT's default preset at
+all-MiniLM-L6-v2's shape), times
 Keras `train_on_batch` on random inputs of the preset's batch size under the float32 and
 mixed_bfloat16 policies (median of `--steps` steps after two warm-up steps), and prints
 milliseconds per step, examples per second, the step's FLOPs (TensorFlow's profiler) as TFLOP/s
@@ -53,14 +54,14 @@ def text_encoder():
     )
 
 
-def vit():
+def vit(preset: str = "cct"):
     import keras
     import numpy as np
 
     from trainer_module.vit.config import PRESETS
     from trainer_module.vit.model import VitClassifier
 
-    config = batched(PRESETS["cct"])
+    config = batched(PRESETS[preset])
     images = np.random.default_rng(0).normal(size=(config.batch_size, 32, 32, 3))
     return (
         VitClassifier,
@@ -138,10 +139,16 @@ def bert():
     )
 
 
-FAMILIES = {"text_encoder": text_encoder, "vit": vit, "translator": translator, "bert": bert}
+FAMILIES = {
+    "text_encoder": text_encoder,
+    "vit": vit,
+    "vit_hybrid": lambda: vit("hybrid"),  # the ViT paper's hybrid (issue 31's candidate)
+    "translator": translator,
+    "bert": bert,
+}
 # TensorFlow's profiler counts several times the translator step's analytic FLOPs (6 x
 # parameters x tokens): its share of the peak is not reported.
-COUNTED = ("text_encoder", "vit")
+COUNTED = ("text_encoder", "vit", "vit_hybrid")
 
 
 def measure(family: str, policy: str, steps: int) -> dict:

@@ -251,20 +251,10 @@ SHARED_RUNS = {
     "bert_run": "family_runs",
 }
 MODULE_RUNS = {"run"}  # module-scoped fixtures of the e2e modules
-# Tests of half a minute or more that share no run (processes of their own, a whole pipeline):
-# xdist hands out the shared runs' groups first, then single tests in collection order, so
-# these come first among those, and the small tests fill in while they run.
-LONG_ALONE = {
-    "tests/e2e/test_bert_pipeline.py",
-    "tests/training/test_two_worker_training.py",
-    "tests/training/test_backup.py",
-    "tests/test_jax_backend.py",
-}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.location[0] not in LONG_ALONE)  # stable: order kept
     for item in items:
         groups = sorted({SHARED_RUNS[name] for name in item.fixturenames if name in SHARED_RUNS})
         if not groups and MODULE_RUNS & set(item.fixturenames):
