@@ -10,6 +10,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 from typing import Any, Dict, Iterator, Tuple
 
 import apache_beam as beam
@@ -34,16 +35,40 @@ PAIRS_PROPERTY = "pairs"
 COUNTS_FILE = "pair_counts.json"  # written by the pipeline, read and removed by Do()
 
 
+# A line and its ending, as Python's universal newlines split text: "\n", "\r\n" or a lone "\r"
+# (one not at the end of what was read so far: the next read may bring its "\n").
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r(?!\Z)|\n)")
+CHUNK_BYTES = 1 << 20
+
+
+def split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The lines of a byte stream given in chunks, each with its ending (the last may have
+    none). Not the stream's own line iteration: tf.io.gfile's drops every "\r" ("b\rc\n" reads
+    as "bc") and reads nothing of a file that is just "\r"; Python's binary files split at "\n"
+    only."""
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        end = 0
+        for match in _LINE.finditer(pending):
+            yield match.group()
+            end = match.end()
+        pending = pending[end:]
+    if pending:
+        yield pending
+
+
 def read_lines(path: str) -> Iterator[str]:
     """The lines of a UTF-8 text file (gzip if it ends in .gz), without line endings, read one
-    at a time."""
+    at a time; lines end as in Python's text files ("\n", "\r\n" or "\r")."""
     if not fileio.exists(path):
         raise FileNotFoundError(f"corpus file not found: {path}")
     with fileio.open(path, "rb") as raw:
         stream = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
+        chunks = iter(lambda: stream.read(CHUNK_BYTES), b"")
         offset, number = 0, 0
         try:
-            for number, data in enumerate(stream, start=1):
+            for number, data in enumerate(split_lines(chunks), start=1):
                 try:
                     line = data.decode("utf-8")
                 except UnicodeDecodeError as error:
@@ -55,7 +80,7 @@ def read_lines(path: str) -> Iterator[str]:
                 offset += len(data)
                 if number == 1:
                     line = line.lstrip("\ufeff")
-                yield line.rstrip("\n").rstrip("\r")
+                yield line.removesuffix("\n").removesuffix("\r")
         except (OSError, EOFError) as error:  # gzip: a corrupt or truncated stream
             raise CorpusDataError(f"{path}: not a readable gzip file ({error})") from None
 

@@ -3,7 +3,11 @@ import gzip
 import pytest
 from tfx.types import standard_artifacts
 
-from components.parallel_corpus_example_gen import CorpusDataError, ParallelCorpusExampleGen
+from components.parallel_corpus_example_gen import (
+    CorpusDataError,
+    ParallelCorpusExampleGen,
+    executor,
+)
 from components.parallel_corpus_example_gen.executor import SKIPPED_PROPERTY
 from tests.components.example_gen_util import (
     assert_graph_does_not_grow,
@@ -166,3 +170,23 @@ def test_a_window_counts_the_pairs_of_every_span(tmp_path):
     assert sorted(value(e, "source") for e in splits["train"]) == sorted(GERMAN + GERMAN[:2])
     assert artifact.get_int_custom_property("pairs") == 5 + 2
     assert artifact.get_int_custom_property(SKIPPED_PROPERTY) == 2
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_lines_end_at_newline_crlf_or_a_lone_carriage_return_and_keep_the_rest(
+    tmp_path, gzipped, monkeypatch
+):
+    """As Python's text files read them; tf.io.gfile's own lines would drop each "\\r"."""
+    monkeypatch.setattr(executor, "CHUNK_BYTES", 3)  # a "\r\n" split across two reads
+    data = "Ein\tOne\r\nZwei\r\nDrei\tThree\rVier\tFo\x00ur\nfünf\r".encode("utf-8")
+    path = tmp_path / ("pairs.tsv.gz" if gzipped else "pairs.tsv")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    assert list(executor.read_lines(str(path))) == [
+        "Ein\tOne",
+        "Zwei",
+        "Drei\tThree",
+        "Vier\tFo\x00ur",
+        "fünf",
+    ]
+    (tmp_path / "cr.tsv").write_bytes(b"\r")  # one empty line
+    assert list(executor.read_lines(str(tmp_path / "cr.tsv"))) == [""]
