@@ -45,6 +45,7 @@ class FamilyRun:
     output: tft.TFTransformOutput
     transformed: List[dict]
     fn_args: FnArgs
+    transform_config: dict
 
     @property
     def export_dir(self) -> str:
@@ -65,17 +66,31 @@ def run_family(
     eval_rows=None,
     mixed_precision: str = "off",
     hyperparameters=None,
+    transform_of: Optional[FamilyRun] = None,
 ) -> FamilyRun:
+    """`transform_of`: a run of the same rows whose Transform output to reuse (its transform
+    config must be this one's) instead of running tf.Transform again."""
     family = get_family(name)
     config = family.config(preset, overrides)
-    transform_dir = os.path.join(workdir, "transform")
-    transformed, output = analyze_and_transform(
-        list(rows) + list(eval_rows or []),
-        import_path(family.preprocessing_fn),
-        family.transform_config(config),
-        transform_dir,
-        feature_spec,
-    )
+    transform_config = family.transform_config(config)
+    if transform_of is None:
+        transform_dir = os.path.join(workdir, "transform")
+        transformed, output = analyze_and_transform(
+            list(rows) + list(eval_rows or []),
+            import_path(family.preprocessing_fn),
+            transform_config,
+            transform_dir,
+            feature_spec,
+        )
+    else:
+        if transform_of.transform_config != transform_config:
+            raise ValueError(
+                f"{transform_of.transform_config} was transformed; this run needs "
+                f"{transform_config}"
+            )
+        transform_dir = transform_of.fn_args.transform_output
+        transformed, output = transform_of.transformed, transform_of.output
+        os.makedirs(workdir, exist_ok=True)
     train_rows = transformed[: len(rows)]
     evaluation = transformed[len(rows) :] or train_rows
     fn_args = FnArgs(
@@ -103,4 +118,4 @@ def run_family(
         },
     )
     model = import_path(family.run_fn)(fn_args)
-    return FamilyRun(model, output, transformed, fn_args)
+    return FamilyRun(model, output, transformed, fn_args, transform_config)

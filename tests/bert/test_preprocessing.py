@@ -8,7 +8,7 @@ import tensorflow as tf
 from tests.conftest import review_spec
 from tests.preprocessing.test_ngrams import hashed
 from trainer_module.bert import preprocessing as bert
-from trainer_module.bert.tiny_preset import VOCABULARY, write_tiny_checkpoint
+from trainer_module.bert.tiny_preset import VOCABULARY
 from trainer_module.preprocessing.local import analyze_and_transform
 
 ROWS = [
@@ -70,39 +70,36 @@ def test_vocabulary_is_an_asset_of_the_transform_graph(transformed):
         assert f.read().splitlines() == VOCABULARY
 
 
-def test_long_reviews_keep_their_first_and_last_pieces(tmp_path):
-    folder = write_tiny_checkpoint(
-        str(tmp_path / "hf"), hidden_dim=8, intermediate_dim=16, max_sequence_length=64
-    )
-    rows = [
-        {"text": "The movie was GREAT, I loved the cast. Boring ending!", "label": 1},
-        {"text": "Dull film", "label": 0},
+def test_long_reviews_keep_their_first_and_last_pieces(bert_run):
+    """Through the session's BERT run's transform graph (the preprocessing_fn as Transform
+    saved it and serving embeds it): 16 ids, a head of 4, the tiny preset's wide path."""
+    texts = [
+        "The movie was GREAT, I loved the cast and the music. Boring ending, dull plot!",
+        "Dull film",
     ]
-    transformed, _ = analyze_and_transform(
-        rows,
-        bert.preprocessing_fn,
-        {
-            "backbone_preset": folder,
-            "sequence_length": 8,
-            "truncation_head": 2,
-            "ngram_buckets": 64,
-            "max_ngrams": 4,
-        },
-        str(tmp_path / "transform"),
-        review_spec(),
+    outputs = bert_run.output.transform_raw_features(
+        {"text": tf.constant(texts), "label": tf.constant([1, 0], tf.int64)}
     )
+    transformed = [
+        {name: outputs[name][i].numpy() for name in ("token_ids", "padding_mask", "ngram_ids")}
+        for i in range(len(texts))
+    ]
 
     def vocab(*tokens):
         return [VOCABULARY.index(t) for t in tokens]
 
-    # 6 pieces fit: the first 2 and the last 4 of the review's 14.
+    # 14 pieces fit: the first 4 and the last 10 of the review's 19.
     assert transformed[0]["token_ids"].tolist() == vocab(
-        "[CLS]", "the", "movie", ".", "boring", "ending", "!", "[SEP]"
+        "[CLS]", "the", "movie", "was", "great", "and", "the", "music", ".", "boring",
+        "ending", ",", "dull", "plot", "!", "[SEP]",
+    )  # fmt: skip
+    assert (
+        transformed[1]["token_ids"].tolist()
+        == vocab("[CLS]", "dull", "film", "[SEP]") + vocab("[PAD]") * 12
     )
-    assert transformed[1]["token_ids"].tolist() == vocab(
-        "[CLS]", "dull", "film", "[SEP]", "[PAD]", "[PAD]", "[PAD]", "[PAD]"
-    )
-    assert transformed[1]["padding_mask"].tolist() == [1, 1, 1, 1, 0, 0, 0, 0]
+    assert transformed[1]["padding_mask"].tolist() == [1] * 4 + [0] * 12
     # The wide path's n-grams come from the whole review's words, not the kept pieces.
-    assert transformed[1]["ngram_ids"].tolist() == hashed(["dull", "film", "dull film"], 64) + [0]
-    assert (transformed[0]["ngram_ids"] > 0).all()
+    ngrams = hashed(["dull", "film", "dull film"], 256)
+    assert transformed[1]["ngram_ids"].tolist() == ngrams + [0] * 29
+    dropped = hashed(["cast", "loved the"], 256)  # from the middle that truncation left out
+    assert set(dropped) <= set(transformed[0]["ngram_ids"].tolist())

@@ -33,10 +33,11 @@ def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
 
 
 def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
-    tmp_path, monkeypatch, tiny_bert_preset
+    tmp_path, monkeypatch, bert_run
 ):
     """Two phases (head, then full), each its own backup: killed after the first of the full
-    phase's two intervals, the rerun finds the head phase done and resumes the full one."""
+    phase's two intervals, the rerun finds the head phase done and resumes the full one. On
+    the session BERT run's Transform output (its checkpoint, 16 ids with a head of 4)."""
     from trainer_module.bert.training import run_fn as bert_run_fn
 
     log_evaluation, evaluations = history.LogEvaluations.on_epoch_end, []
@@ -63,12 +64,11 @@ def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
             str(tmp_path / "run"),
             train_steps=8,
             overrides={
-                "backbone_preset": tiny_bert_preset,
-                "sequence_length": 16,
-                "batch_size": 8,
+                **bert_run.fn_args.custom_config["overrides"],
                 "head_fraction": 0.5,
                 "evaluations": 2,
             },
+            transform_of=bert_run,
         )
     (key,) = os.listdir(tmp_path / "backup")
     assert sorted(os.listdir(tmp_path / "backup" / key)) == ["full", "head"]

@@ -3,6 +3,7 @@
 import glob
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -13,10 +14,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from pipeline import configs
-from tests.conftest import REVIEWS, review_spec
-from tests.training.two_worker_trainer import BACKUP_DIR, MODEL_DIR, MODEL_RUN_DIR
-from trainer_module.preprocessing.local import analyze_and_transform
-from trainer_module.text_encoder import FAMILY, preprocessing
+from tests.training.two_worker_trainer import BACKUP_DIR, MODEL_DIR, MODEL_RUN_DIR, OVERRIDES_FILE
 
 TRAIN_STEPS = 3
 
@@ -31,22 +29,20 @@ def free_ports(count: int) -> list:
     return ports
 
 
-def write_transformed_examples(work_dir: str) -> None:
-    """Transform's outputs for the tiny preset: the transform graph and gzipped tf.Examples."""
-    rows, output = analyze_and_transform(
-        REVIEWS,
-        preprocessing.preprocessing_fn,
-        FAMILY.transform_config(FAMILY.config("tiny")),
-        os.path.join(work_dir, "transform"),
-        review_spec(),
-    )
-    coder = tft.coders.ExampleProtoCoder(output.transformed_metadata.schema)
+def write_transformed_examples(work_dir: str, run) -> None:
+    """Transform's outputs as the Trainer component reads them, from the session's text encoder
+    run (`run`): the transform graph, gzipped tf.Examples and the config overrides they were
+    made for."""
+    shutil.copytree(run.fn_args.transform_output, os.path.join(work_dir, "transform"))
+    coder = tft.coders.ExampleProtoCoder(run.output.transformed_metadata.schema)
     for split in ("train", "eval"):
         path = os.path.join(work_dir, "examples", f"Split-{split}", "data.tfrecord.gz")
         os.makedirs(os.path.dirname(path))
         with tf.io.TFRecordWriter(path, options="GZIP") as writer:
-            for row in rows:
+            for row in run.transformed:
                 writer.write(coder.encode(row))
+    with open(os.path.join(work_dir, OVERRIDES_FILE), "w") as f:
+        json.dump(run.fn_args.custom_config["overrides"], f)
 
 
 def start_workers(work_dir: str, train_steps: int, evaluations: int = 1) -> dict:
@@ -87,9 +83,9 @@ def finished_logs(processes: dict) -> dict:
     return logs
 
 
-def test_two_workers_train_the_same_steps_and_only_the_chief_exports(tmp_path):
+def test_two_workers_train_the_same_steps_and_only_the_chief_exports(tmp_path, text_encoder_run):
     work_dir = str(tmp_path)
-    write_transformed_examples(work_dir)
+    write_transformed_examples(work_dir, text_encoder_run)
     logs = finished_logs(start_workers(work_dir, TRAIN_STEPS))
     chief_log, worker_log = logs["chief"], logs["worker"]
     assert f"Training finished as chief after {TRAIN_STEPS} optimizer steps" in chief_log
@@ -106,11 +102,13 @@ def test_two_workers_train_the_same_steps_and_only_the_chief_exports(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_killed_worker_and_its_rerun_resume_from_the_backup_on_both_workers(tmp_path):
+def test_a_killed_worker_and_its_rerun_resume_from_the_backup_on_both_workers(
+    tmp_path, text_encoder_run
+):
     """A worker killed with -9 after the first of four intervals: the job is restarted (both
     replicas, as Vertex AI restarts a training job), and both resume from the chief's backup."""
     work_dir = str(tmp_path)
-    write_transformed_examples(work_dir)
+    write_transformed_examples(work_dir, text_encoder_run)
     steps, evaluations = 8, 4
     processes = start_workers(work_dir, steps, evaluations)
     backup = os.path.join(work_dir, BACKUP_DIR)

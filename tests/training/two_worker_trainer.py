@@ -34,9 +34,14 @@ MODEL_RUN_DIR = os.path.join("Trainer", "model_run", "1")
 BACKUP_DIR = os.path.join("Trainer", "backup")
 
 
+OVERRIDES_FILE = "overrides.json"  # in WORK_DIR: the config overrides the transform was made for
+
+
 def main(
     work_dir: str, train_steps: int, evaluations: int = 1, mixed_precision: str = "auto"
 ) -> None:
+    with open(os.path.join(work_dir, OVERRIDES_FILE)) as f:
+        overrides = json.load(f)
     logging.use_absl_handler()
     logging.set_verbosity(logging.INFO)
     inputs = {
@@ -65,7 +70,7 @@ def main(
                 "preset": "tiny",
                 "seed": 0,
                 "mixed_precision": mixed_precision,
-                "overrides": {"evaluations": evaluations},
+                "overrides": {**overrides, "evaluations": evaluations},
             }
         ),
     }
