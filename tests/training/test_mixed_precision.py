@@ -63,9 +63,11 @@ def vit():
     from trainer_module.vit.config import PRESETS
     from trainer_module.vit.model import VitClassifier
 
+    # The hybrid: its convolutional stem (with BatchNorm) and the Transformer blocks.
+    config = PRESETS["tiny"].replace(num_classes=4, tokenizer="hybrid", conv_filters=8)
     images = np.random.default_rng(0).normal(size=(8, 16, 16, 3)).astype("float32")
     return (
-        lambda: VitClassifier(PRESETS["tiny"].replace(num_classes=4)),
+        lambda: VitClassifier(config),
         images,
         np.eye(4)[np.arange(8) % 4],
         keras.losses.CategoricalCrossentropy(from_logits=True),

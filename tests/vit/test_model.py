@@ -86,30 +86,6 @@ def test_flip_test_time_averages_the_logits_of_the_image_and_its_mirror():
     assert not np.allclose(expected, single_pass(images), atol=1e-3)  # the mirror mattered
 
 
-def test_the_hybrid_trains_under_bfloat16():
-    keras.utils.set_random_seed(0)
-    keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        config = get_preset(
-            "hybrid",
-            {"conv_filters": 8, "d_model": 32, "mlp_dim": 64, "num_heads": 2, "num_classes": 4},
-        )
-        model = VitClassifier(config)
-        model.compile(
-            optimizer=keras.optimizers.Adam(3e-3),
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        )
-        rng = np.random.default_rng(0)
-        images = rng.normal(size=(8, 32, 32, 3)).astype("float32")
-        labels = np.arange(8) % 4
-        losses = [float(model.train_on_batch(images, labels)) for _ in range(12)]
-        assert model.tokenizer_layers[0].compute_dtype == "bfloat16"
-        assert ops.convert_to_numpy(model(images)).dtype == np.float32  # the head's logits
-        assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], losses
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
-
-
 def test_cls_token_sits_at_position_zero():
     # No blocks: the output is LayerNorm(token + position). Zero images and zero-initialised
     # patch biases leave the patch tokens at their position embeddings; [CLS] is at row 0.
