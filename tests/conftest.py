@@ -239,7 +239,8 @@ def mlflow_imported():
 
 
 # With pytest-xdist (make test: two workers, --dist loadgroup), the tests that share a run go
-# to one worker, so each run happens once: the session's runs by name, a module's by module.
+# to one worker, so each run happens once: the session's runs by name, and the tests of a module
+# that share one of its module-scoped fixtures by module.
 SHARED_RUNS = {
     "imdb_run": "imdb_run",
     "imdb_reruns": "imdb_run",
@@ -250,14 +251,18 @@ SHARED_RUNS = {
     "vit_run": "family_runs",
     "bert_run": "family_runs",
 }
-MODULE_RUNS = {"run"}  # module-scoped fixtures of the e2e modules
+
+
+def uses_a_module_fixture(item) -> bool:
+    definitions = item._fixtureinfo.name2fixturedefs.values()
+    return any(d[-1].scope == "module" for d in definitions)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         groups = sorted({SHARED_RUNS[name] for name in item.fixturenames if name in SHARED_RUNS})
-        if not groups and MODULE_RUNS & set(item.fixturenames):
+        if not groups and uses_a_module_fixture(item):
             groups = [item.module.__name__]
         if groups:
             item.add_marker(pytest.mark.xdist_group(groups[0]))
