@@ -125,8 +125,9 @@ def main() -> int:
     parser.add_argument("--data", default=DEFAULT_DATA, help="the tarball or an image folder")
     from pipeline.tasks import get_task
 
+    task = get_task("cifar10")
     report.add_pipeline_arguments(
-        parser, "cifar10_pipeline", get_task("cifar10").default_epochs, "cct"
+        parser, "cifar10_pipeline", task.default_epochs, task.recipe_preset
     )
     args = parser.parse_args()
 

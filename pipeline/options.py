@@ -80,7 +80,17 @@ class PipelineOptions:
         "input data directory (default: the task's embedded corpus; compile: <DATA_ROOT>/<task>)",
         metavar="DIR",
     )
-    preset: Optional[str] = _field(None, "the family's preset (default: the family's default)")
+    preset: Optional[str] = _field(
+        None,
+        "the family's preset (default: on your data with the task's default family, the task's "
+        "benchmark recipe, "
+        + "; ".join(
+            f"{t.name}: {t.recipe_preset}"
+            for t in sorted(TASKS.values(), key=lambda t: t.name)
+            if t.recipe_preset
+        )
+        + "; otherwise the family's default)",
+    )
     overrides: Mapping[str, Any] = _field(
         None,
         "override a preset field, e.g. d_model=128 (repeatable; TFXT_SET: space-separated)",
@@ -194,6 +204,20 @@ class PipelineOptions:
         return None if embedded else task.default_epochs
 
     @property
+    def preset_name(self) -> str:
+        """--preset; else, on data other than the embedded corpus with the task's default family,
+        the task's recipe preset (the one its benchmark measured) where it has one; else the
+        family's default preset."""
+        task = self.task_spec
+        data = os.path.abspath(self.data or task.default_data_dir)
+        recipe = (
+            task.recipe_preset
+            and self.family.name == task.default_model
+            and data != os.path.abspath(task.default_data_dir)
+        )
+        return self.preset or (task.recipe_preset if recipe else self.family.default_preset)
+
+    @property
     def pipeline_name(self) -> str:
         """<task>-<family>, e.g. imdb-text-encoder: the pipeline, its folders and its
         registered model."""
@@ -201,7 +225,7 @@ class PipelineOptions:
 
     def model_config(self) -> PresetConfig:
         """The family's preset with the overrides; raises on an unknown preset or field."""
-        return self.family.config(self.preset, self.overrides)
+        return self.family.config(self.preset_name, self.overrides)
 
     def resolve(self) -> "ResolvedRun":
         """The options checked, once, into the plain values the factory consumes; raises
@@ -211,7 +235,7 @@ class PipelineOptions:
             options=self,
             task=task,
             family=family,
-            preset=self.preset or family.default_preset,
+            preset=self.preset_name,
             model_config=self.model_config(),
             reading=task.reading_options(self.data_options),
             drift_thresholds=task.drift_thresholds(dict(self.drift_thresholds)),

@@ -111,6 +111,9 @@ class Task:
     # On other data (unless --train-steps or --epochs): the benchmark's recipe, in passes over
     # the training split; the Trainer turns it into steps from the examples it is given.
     default_epochs: float = 1.0
+    # With default_epochs, on other data and the default family (unless --preset): the preset
+    # the benchmark measured; None: the family's default preset.
+    recipe_preset: Optional[str] = None
     # Options of the ExampleGen (translation: the languages); flags and variables follow.
     data_options: Tuple[Option, ...] = ()
     # Compared between new data and the champion's (a drifted span stops before training).

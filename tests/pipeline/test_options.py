@@ -188,3 +188,21 @@ def test_the_threshold_help_names_each_tasks_metric_and_unit(capsys):
         "translation: bleu (corpus BLEU (cased, sacreBLEU 13a), in points from 0 to 100, "
         "default 20)"
     ) in help_text
+
+
+def test_the_preset_is_the_tasks_recipe_on_your_data_and_the_familys_default_on_the_corpus():
+    from pipeline.tasks import get_task
+
+    cifar10, imdb = get_task("cifar10"), get_task("imdb")
+    assert cifar10.recipe_preset == "cct" and imdb.recipe_preset is None
+
+    def preset(**options):
+        resolved = PipelineOptions(**options).resolve()
+        assert resolved.model_config == resolved.family.config(resolved.preset)
+        return resolved.preset
+
+    assert preset(task="cifar10", data="/cifar-10-batches-bin") == "cct"
+    assert preset(task="cifar10") == preset(task="cifar10", data=cifar10.default_data_dir)
+    assert preset(task="cifar10") == "small"  # the family's default, sized for the shapes
+    assert preset(task="cifar10", data="/cifar", preset="base") == "base"
+    assert preset(task="imdb", data="/aclImdb") == "small"  # no recipe preset: the family's
