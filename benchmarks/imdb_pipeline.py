@@ -113,7 +113,9 @@ def main() -> int:
         "--bert-preset",
         help="with --model bert: a KerasHub preset folder or a Hugging Face checkpoint folder",
     )
-    report.add_pipeline_arguments(parser, "imdb_pipeline", 2.0, None)
+    from pipeline.tasks import get_task
+
+    report.add_pipeline_arguments(parser, "imdb_pipeline", get_task("imdb").default_epochs, None)
     args = parser.parse_args()
 
     extra = {"backbone_preset": os.path.abspath(args.bert_preset)} if args.bert_preset else {}

@@ -215,7 +215,12 @@ def serving_measures(model_dir: str, data_dir: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA)
-    report.add_pipeline_arguments(parser, "translation_pipeline", 10.0, "base")
+    from pipeline.tasks import get_task
+
+    task = get_task("translation")
+    report.add_pipeline_arguments(
+        parser, "translation_pipeline", task.default_epochs, task.recipe_preset
+    )
     parser.add_argument(
         "--serving",
         metavar="MODEL_DIR",

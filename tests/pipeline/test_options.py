@@ -195,6 +195,7 @@ def test_the_preset_is_the_tasks_recipe_on_your_data_and_the_familys_default_on_
 
     cifar10, imdb = get_task("cifar10"), get_task("imdb")
     assert cifar10.recipe_preset == "cct" and imdb.recipe_preset is None
+    assert get_task("translation").recipe_preset == "base"
 
     def preset(**options):
         resolved = PipelineOptions(**options).resolve()
