@@ -112,7 +112,7 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     import keras
 
     from trainer_module.vit.config import PRESETS
-    from trainer_module.vit.model import build_model
+    from trainer_module.vit.model import WHITENING_IMAGES, build_model
 
     epochs = float(overrides.pop("epochs", epochs))
     config = PRESETS["cct"].replace(**overrides)
@@ -125,6 +125,8 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     }
     steps = round(epochs * PIPELINE_TRAIN_IMAGES / config.batch_size)
     model = build_model(config, steps)
+    if config.whitening_kernel:  # as the Trainer does: from unaugmented training images
+        model.whiten(normalized["train"][0][:WHITENING_IMAGES])
     selection_x, selection_y = normalized["selection"]
     started = time.perf_counter()
     history = model.fit(

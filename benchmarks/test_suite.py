@@ -9,16 +9,19 @@ failed). Writes benchmarks/results/test_suite/<name>.json; exits non-zero when a
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 
 BUDGET_MINUTES = 8.0  # `make test` here (CONTRIBUTING.md)
+FILES = 20  # the test files with the most busy time, kept in the results
 
 
 def summary(output: str) -> dict:
@@ -30,7 +33,10 @@ def summary(output: str) -> dict:
 
 
 def run_tier(target: str) -> dict:
-    env = {**os.environ, "REQUIRE_BROWSER": "1"} if target == "test" else dict(os.environ)
+    timings = os.path.join(tempfile.mkdtemp(), "timings.json")  # written by tests/conftest.py
+    env = {**os.environ, "TEST_TIMINGS": timings}
+    if target == "test":
+        env["REQUIRE_BROWSER"] = "1"
     print(f"make {target} ...", flush=True)
     started = time.perf_counter()
     process = subprocess.run(
@@ -39,7 +45,13 @@ def run_tier(target: str) -> dict:
     minutes = (time.perf_counter() - started) / 60
     counts = summary(process.stdout + process.stderr)
     slowest = re.findall(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S+)", process.stdout, re.M)
+    busy = {"workers": {}, "files": {}}
+    if os.path.exists(timings):
+        with open(timings) as f:
+            busy = json.load(f)
+    workers = {w: round(s / 60, 2) for w, s in sorted(busy["workers"].items())}
     print(f"make {target}: {counts} in {minutes:.2f} min (exit {process.returncode})")
+    print(f"  busy minutes per worker: {workers}")
     if process.returncode:
         print((process.stdout + process.stderr)[-4000:])
     return {
@@ -48,6 +60,12 @@ def run_tier(target: str) -> dict:
         **counts,
         # pytest's --durations (pyproject.toml): the slowest phases, "12.3s setup test_id"
         "slowest": [f"{float(t):.1f}s {phase} {test}" for t, phase, test in slowest],
+        # the sums of the tests' setup, call and teardown times
+        "worker_busy_minutes": workers,
+        "file_seconds": {
+            path: round(seconds, 1)
+            for path, seconds in sorted(busy["files"].items(), key=lambda kv: -kv[1])[:FILES]
+        },
     }
 
 
@@ -59,6 +77,21 @@ def slowest_table(tiers: dict) -> dict:
             seconds, phase, test = line.split(" ", 2)
             rows.append([f"make {target}", test, phase, seconds.rstrip("s")])
     return {"title": "Slowest tests", "columns": ["tier", "test", "phase", "seconds"], "rows": rows}
+
+
+def files_table(tiers: dict) -> dict:
+    """Each tier's test files by busy time, and each xdist worker's (the critical path)."""
+    rows = []
+    for target, tier in tiers.items():
+        for worker, minutes in tier.get("worker_busy_minutes", {}).items():
+            rows.append([f"make {target}", f"worker {worker}", round(minutes * 60, 1)])
+        for path, seconds in tier.get("file_seconds", {}).items():
+            rows.append([f"make {target}", path, seconds])
+    return {
+        "title": "Busy time by worker and by file",
+        "columns": ["tier", "of", "seconds"],
+        "rows": rows,
+    }
 
 
 def main() -> int:
@@ -83,7 +116,7 @@ def main() -> int:
             "title": "The test suite, " + ", ".join(f"`make {t}`" for t in tiers),
             "measured": measured,
             "tiers": tiers,
-            "tables": [slowest_table(tiers)],
+            "tables": [slowest_table(tiers), files_table(tiers)],
             "notes": [
                 "`make test` runs with REQUIRE_BROWSER=1, as CI does: the run report's "
                 "browser test runs rather than skips."

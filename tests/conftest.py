@@ -1,6 +1,7 @@
 """Shared fixtures: tiny corpora the tests write themselves, and one real training run per model
 family (its Trainer entry point on in-memory data), shared by the session's tests."""
 
+import json
 import os
 import pathlib
 
@@ -266,3 +267,25 @@ def pytest_collection_modifyitems(config, items):
             groups = [item.module.__name__]
         if groups:
             item.add_marker(pytest.mark.xdist_group(groups[0]))
+
+
+# TEST_TIMINGS=<file> (benchmarks/test_suite.py sets it): the controller writes each worker's
+# busy seconds and each test file's, to show which worker and which file are the critical path.
+TIMINGS: dict = {"workers": {}, "files": {}}
+
+
+def pytest_runtest_logreport(report):
+    if not os.environ.get("TEST_TIMINGS"):
+        return
+    node = getattr(report, "node", None)  # the xdist worker that ran it (None without xdist)
+    worker = node.gateway.id if node is not None else "main"
+    path = report.nodeid.split("::")[0]
+    for table, key in ((TIMINGS["workers"], worker), (TIMINGS["files"], path)):
+        table[key] = table.get(key, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    path = os.environ.get("TEST_TIMINGS")
+    if path and not hasattr(session.config, "workerinput"):  # the controller, or no xdist
+        with open(path, "w") as f:
+            json.dump(TIMINGS, f, indent=1)

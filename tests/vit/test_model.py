@@ -5,7 +5,7 @@ from keras import ops
 
 from trainer_module.vit import FAMILY
 from trainer_module.vit.config import VitConfig
-from trainer_module.vit.model import VitClassifier
+from trainer_module.vit.model import VitClassifier, build_model, whitening_kernel
 
 get_preset = FAMILY.config
 
@@ -67,6 +67,45 @@ def test_hybrid_stem_gives_one_token_per_cell_of_its_feature_map(stages, grid):
     hidden, attention = model.encode(images)
     assert tuple(hidden.shape) == (2, grid * grid, 24)  # sequence pooling: no [CLS]
     assert tuple(attention[0].shape) == (2, config.num_heads, grid * grid, grid * grid)
+
+
+def correlated_images(count: int, seed: int = 0) -> np.ndarray:
+    """Smooth images whose channels share most of their signal, as photographs' do."""
+    rng = np.random.default_rng(seed)
+    gray = rng.normal(size=(count, 16, 16, 1)).cumsum(axis=1).cumsum(axis=2) / 16
+    return (gray + 0.2 * rng.normal(size=(count, 16, 16, 3))).astype("float32")
+
+
+def test_whitening_kernel_decorrelates_its_samples_patches_to_unit_variance():
+    images = correlated_images(64)
+    kernel = whitening_kernel(images, 2, eps=0.0)
+    assert kernel.shape == (2, 2, 3, 24)
+    np.testing.assert_array_equal(kernel[..., 12:], -kernel[..., :12])
+    outputs = ops.convert_to_numpy(ops.conv(images, kernel, padding="valid")).reshape(-1, 24)
+    second_moment = outputs[:, :12].T @ outputs[:, :12] / len(outputs)
+    np.testing.assert_allclose(second_moment, np.eye(12), atol=1e-3)
+    raw = images[:, 8:10, 8:10].reshape(64, -1)  # raw patches: channels far from that
+    assert np.abs(np.corrcoef(raw.T)[0, 1]) > 0.5
+
+
+def test_the_whitened_stem_stays_frozen_while_the_rest_trains():
+    config = get_preset(
+        "hybrid",
+        {"image_size": 16, "conv_layers": 2, "conv_filters": 8, "d_model": 16, "num_layers": 1}
+        | {"num_heads": 2, "mlp_dim": 16, "whitening_kernel": 2, "batch_size": 8},
+    )
+    model = build_model(config, train_steps=2)
+    images, labels = correlated_images(8), np.eye(10)[np.arange(8)]
+    model.whiten(images)
+    stem = model.tokenizer_layers[0]
+    assert stem.name == "stem_0a" and stem.filters == 24 and not stem.trainable
+    whitened = whitening_kernel(images, 2)
+    np.testing.assert_allclose(ops.convert_to_numpy(stem.kernel), whitened, atol=1e-6)
+    before = [ops.convert_to_numpy(w) for w in model.trainable_weights]
+    model.fit(images, labels, batch_size=8, epochs=2, verbose=0)
+    np.testing.assert_allclose(ops.convert_to_numpy(stem.kernel), whitened, atol=1e-6)
+    after = [ops.convert_to_numpy(w) for w in model.trainable_weights]
+    assert all(not np.allclose(b, a) for b, a in zip(before, after) if b.ndim > 1)
 
 
 def test_flip_test_time_averages_the_logits_of_the_image_and_its_mirror():
@@ -138,6 +177,7 @@ def test_config_round_trip_rebuilds_the_same_model():
         ({"pooling": "max"}, "pooling must be"),
         ({"patch_size": 5}, "not a multiple of patch_size"),
         ({"num_heads": 3}, "divisible"),
+        ({"whitening_kernel": 2}, "needs tokenizer='hybrid'"),
         ({"depth": 3}, "unknown VitConfig fields"),
         ({}, "unknown vit preset 'huge'"),
     ],

@@ -1,5 +1,6 @@
 """The ViT's Trainer entry point, run for real, and its augmentation and image dataset."""
 
+import copy
 import json
 import os
 
@@ -8,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 from trainer_module.vit import FAMILY
-from trainer_module.vit.training import augment, image_dataset
+from trainer_module.vit.model import whitening_kernel
+from trainer_module.vit.training import augment, image_dataset, prepare
 
 get_preset = FAMILY.config
 
@@ -27,6 +29,20 @@ def test_run_fn_trains_on_the_classes_transform_found_and_exports(vit_run):
     assert (history["train_examples"], history["epochs"]) == (18, 14.0)
     assert history["train_examples_per_second"] == pytest.approx(
         42 * 6 / history["fit_seconds"], rel=0.02
+    )
+
+
+def test_the_trainer_whitens_the_stem_from_the_training_images_and_keeps_it(vit_run):
+    """The run's 18 training images are fewer than WHITENING_IMAGES: all of them count."""
+    fn_args = copy.copy(vit_run.fn_args)
+    overrides = {**fn_args.custom_config["overrides"], "whitening_kernel": 2}
+    fn_args.custom_config = {**fn_args.custom_config, "overrides": overrides}
+    prepared = prepare(fn_args)
+    stem = prepared.build(prepared.config).tokenizer_layers[0]
+    assert (stem.name, stem.filters, stem.trainable) == ("stem_0a", 24, False)
+    training_images = np.stack([row["pixels"] for row in vit_run.transformed])
+    np.testing.assert_allclose(
+        stem.kernel.numpy(), whitening_kernel(training_images, 2), rtol=1e-4, atol=1e-4
     )
 
 

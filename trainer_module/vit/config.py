@@ -23,6 +23,10 @@ class VitConfig(PresetConfig):
     patch_size: int = 4  # 32x32 -> 8x8 = 64 patches
     conv_layers: int = 2  # two halvings: 32x32 -> 8x8 tokens (CCT-x/3x2)
     conv_filters: int = 64  # of the convolutions before the last (which has d_model filters)
+    # Patch whitening (airbench, Jordan 2024), hybrid only: k > 0 makes the stem's first
+    # convolution a frozen k x k one whose 2 * 3 * k^2 filters are the +/- eigenvectors of the
+    # training images' k x k patch covariance, scaled to unit variance (set by whiten()).
+    whitening_kernel: int = 0
     # Encoder: pre-norm blocks with a GELU MLP, then a final LayerNorm (the ViT paper's).
     d_model: int = 128  # ViT-Tiny's 192 scaled down for 32x32 images
     num_heads: int = 4  # 32 dimensions per head
@@ -66,6 +70,10 @@ class VitConfig(PresetConfig):
             raise ValueError(
                 f"mixup_alpha and cutmix_alpha must be >= 0, not "
                 f"{self.mixup_alpha} and {self.cutmix_alpha}"
+            )
+        if self.whitening_kernel < 0 or (self.whitening_kernel and self.tokenizer != "hybrid"):
+            raise ValueError(
+                f"whitening_kernel={self.whitening_kernel} needs tokenizer='hybrid' and k >= 0"
             )
         if self.d_model % self.num_heads:
             raise ValueError(

@@ -4,12 +4,15 @@ sequence pooling; the ViT paper's hybrid (tokens from a small CNN's feature map)
 test-time augmentation."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from trainer_module.layers import LearnedPositionalEmbedding, TransformerBlock
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupCosineDecay
 from trainer_module.vit.config import VitConfig
+
+WHITENING_IMAGES = 5_000  # training images for the patch-whitening statistics (airbench's)
 
 
 class VitClassifier(keras.Model):
@@ -50,13 +53,18 @@ class VitClassifier(keras.Model):
                 last = i == config.conv_layers - 1
                 filters = config.d_model if last else config.conv_filters * 2**i
                 for strides, part in ((1, "a"), (2, "b")):
+                    whitening = i == 0 and part == "a" and config.whitening_kernel > 0
+                    kernel, width = 3, filters
+                    if whitening:  # frozen; whiten() sets it from training images
+                        kernel, width = config.whitening_kernel, 6 * config.whitening_kernel**2
                     self.tokenizer_layers += [
                         keras.layers.Conv2D(
-                            filters,
-                            3,
+                            width,
+                            kernel,
                             strides=strides,
                             padding="same",
                             use_bias=False,
+                            trainable=not whitening,
                             name=f"stem_{i}{part}",
                         ),
                         # Moving statistics at PyTorch's rate (Keras: 0.99), so that short
@@ -102,6 +110,13 @@ class VitClassifier(keras.Model):
             self.pooling_scores = keras.layers.Dense(1, name="sequence_pooling")
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
+
+    def whiten(self, images) -> None:
+        """Sets the frozen first stem convolution from sample training images (N, S, S, 3)."""
+        if not self.config.whitening_kernel:
+            raise ValueError("whiten() needs a config with whitening_kernel > 0")
+        kernel = whitening_kernel(np.asarray(images), self.config.whitening_kernel)
+        self.tokenizer_layers[0].kernel.assign(kernel)
 
     def tokenize(self, images, training=None):
         """(B, S, S, 3) -> patch tokens (B, N, D), N = config.num_patches, row-major."""
@@ -150,6 +165,29 @@ class VitClassifier(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         return cls(VitConfig.from_dict(config.pop("config")), **config)
+
+
+def whitening_kernel(images: np.ndarray, size: int, eps: float = 5e-4) -> np.ndarray:
+    """A (size, size, C, 2 C size^2) convolution kernel that whitens size x size patches.
+
+    Its filters are the eigenvectors v of the images' (uncentred) patch covariance, each divided
+    by sqrt(eigenvalue + eps), then the same negated: over these images every output channel
+    has unit second moment and the channels are uncorrelated (airbench's initialization).
+    """
+    images = images.astype(np.float64)
+    channels = images.shape[-1]
+    dims = size * size * channels
+    covariance, count = np.zeros((dims, dims)), 0
+    for chunk in np.array_split(images, max(1, len(images) // 256)):
+        # (n, H', W', C, size, size) -> rows in the kernel's (row, column, channel) order
+        windows = np.lib.stride_tricks.sliding_window_view(chunk, (size, size), axis=(1, 2))
+        patches = windows.transpose(0, 1, 2, 4, 5, 3).reshape(-1, dims)
+        covariance += patches.T @ patches
+        count += len(patches)
+    eigenvalues, eigenvectors = np.linalg.eigh(covariance / count)
+    scaled = eigenvectors / np.sqrt(np.maximum(eigenvalues, 0.0) + eps)  # columns are filters
+    kernel = scaled.reshape(size, size, channels, dims)
+    return np.concatenate([kernel, -kernel], axis=-1).astype("float32")
 
 
 def build_model(config: VitConfig, train_steps: int) -> keras.Model:

@@ -7,6 +7,7 @@ Transform runs once, so there it would freeze one crop per image.
 """
 
 import keras
+import numpy as np
 import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
@@ -20,7 +21,7 @@ from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_poin
 from trainer_module.vit import FAMILY
 from trainer_module.vit.augment import mix_batch
 from trainer_module.vit.config import VitConfig
-from trainer_module.vit.model import build_model
+from trainer_module.vit.model import WHITENING_IMAGES, build_model
 from trainer_module.vit.preprocessing import PIXELS, class_names
 from trainer_module.vit.serving import export
 
@@ -99,6 +100,18 @@ def image_dataset(
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
+def whitening_sample(fn_args: FnArgs, tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
+    """The first WHITENING_IMAGES training images, unaugmented: (N, S, S, 3) floats."""
+    dataset = fn_args.data_accessor.tf_dataset_factory(
+        fn_args.train_files,
+        tfxio.TensorFlowDatasetOptions(batch_size=READ_BATCH, num_epochs=1, shuffle=False),
+        tf_transform_output.transformed_metadata.schema,
+    )
+    batches = -(-WHITENING_IMAGES // READ_BATCH)
+    images = [batch[PIXELS].numpy() for batch in dataset.take(batches)]
+    return np.concatenate(images)[:WHITENING_IMAGES]
+
+
 def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, FAMILY)
     names = class_names(tf_transform_output)
@@ -109,13 +122,15 @@ def prepare(fn_args: FnArgs) -> Prepared:
         image_dataset(fn_args, files, tf_transform_output, config, len(names), training, seed)
         for files, training in ((fn_args.train_files, True), (fn_args.eval_files, False))
     )
+
+    def build(config: VitConfig) -> keras.Model:
+        model = build_model(config, fn_args.train_steps)
+        if config.whitening_kernel:
+            model.whiten(whitening_sample(fn_args, tf_transform_output))
+        return model
+
     return Prepared(
-        config,
-        tf_transform_output,
-        train,
-        evaluation,
-        build=lambda c: build_model(c, fn_args.train_steps),
-        objective="val_accuracy",
+        config, tf_transform_output, train, evaluation, build=build, objective="val_accuracy"
     )
 
 
