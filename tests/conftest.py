@@ -6,11 +6,6 @@ import os
 import pathlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
-    # Under xdist (make test: one worker per core) each worker's TensorFlow runs its ops on one
-    # thread: the tests' ops are small, and a thread pool per core in every worker only
-    # oversubscribes the cores.
-    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
