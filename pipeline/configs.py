@@ -25,21 +25,19 @@ TRAINING_SEED = 0
 # every core (TFX's own examples), at the cost of worker start-up per component.
 # Both skip what only remote runners need: TFX builds and stages an sdist of itself for every
 # Beam component unless an SDK image is named (local workers import the installed packages),
-# and Beam's DirectRunner first tries the Prism runner, downloading its binary from GitHub
-# (a network request per component, then a fallback to the same in-process runner).
-_LOCAL_ONLY = [
-    "--sdk_container_image=local-workers-import-the-installed-packages",
-    "--prism_location=/dev/null/prism-is-not-used",
-]
+# and Beam's DirectRunner first tries the Prism runner, fetching its binary from GitHub, then
+# falls back to the runner pipeline/local_beam.py names directly.
+LOCAL_BEAM_RUNNER = "pipeline.local_beam.DirectRunner"
+_LOCAL_ONLY = ["--sdk_container_image=local-workers-import-the-installed-packages"]
 BEAM_MODES = {
     "in_memory": [
-        "--runner=DirectRunner",
+        f"--runner={LOCAL_BEAM_RUNNER}",
         "--direct_running_mode=in_memory",
         "--direct_num_workers=1",
         *_LOCAL_ONLY,
     ],
     "multi_processing": [
-        "--runner=DirectRunner",
+        f"--runner={LOCAL_BEAM_RUNNER}",
         "--direct_running_mode=multi_processing",
         "--direct_num_workers=0",
         *_LOCAL_ONLY,

@@ -4,9 +4,11 @@ import glob
 import os
 
 import tensorflow as tf
+from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
 from tfx.types import standard_artifacts
 
 from components.dataset_example_gen import as_exec_properties
+from pipeline import configs
 
 
 def run_executor(component, output_dir, examples=None, exec_properties=None) -> dict:
@@ -18,7 +20,10 @@ def run_executor(component, output_dir, examples=None, exec_properties=None) -> 
     exec_properties = exec_properties or as_exec_properties(component)
     examples = examples or standard_artifacts.Examples()
     examples.uri = str(output_dir)
-    component.executor_spec.executor_class().Do({}, {"examples": [examples]}, exec_properties)
+    executor = component.executor_spec.executor_class(
+        BaseBeamExecutor.Context(beam_pipeline_args=configs.BEAM_MODES["in_memory"])
+    )  # the local runs' Beam (pipeline/local_beam.py)
+    executor.Do({}, {"examples": [examples]}, exec_properties)
     splits = {}
     for split_dir in sorted(glob.glob(os.path.join(str(output_dir), "Split-*"))):
         files = sorted(glob.glob(os.path.join(split_dir, "*.gz")))

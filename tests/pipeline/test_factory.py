@@ -186,7 +186,7 @@ def test_local_paths_live_under_the_output_directory(aclimdb_dir, tmp_path):
     assert "--direct_running_mode=multi_processing" in pipeline.beam_pipeline_args
     # What only remote runners need is skipped: no staged sdist, no Prism download.
     assert any(a.startswith("--sdk_container_image=") for a in pipeline.beam_pipeline_args)
-    assert any(a.startswith("--prism_location=") for a in pipeline.beam_pipeline_args)
+    assert "--runner=pipeline.local_beam.DirectRunner" in pipeline.beam_pipeline_args
 
 
 def test_every_task_names_a_default_model_of_its_kind_and_its_gate():
