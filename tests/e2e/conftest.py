@@ -77,23 +77,26 @@ def progress_every_step():
 
 @dataclasses.dataclass
 class Reruns:
-    output: str  # a copy of the session run's output, rerun twice
+    output: str  # a copy of the next span's run's output, rerun twice
+    args: list  # that run's arguments after `--output DIR`
     second: dict  # the summaries of the two reruns
     third: dict
     third_progress: str  # what the fully cached rerun printed on stderr
 
 
 @pytest.fixture(scope="session")
-def imdb_reruns(imdb_run, tmp_path_factory) -> Reruns:
-    """The session's run rerun twice with the same options, on a copy of its output: the first
-    rerun evaluates against the newly blessed baseline, the second is served from cache."""
+def imdb_reruns(imdb_next_span, tmp_path_factory) -> Reruns:
+    """The next span's run (a window of two spans) rerun twice with the same options, on a copy
+    of its output: the first rerun evaluates against the newly blessed baseline, the second is
+    served from cache."""
     from tests.e2e.cli_util import copy_output
 
-    output = copy_output(imdb_run.output, tmp_path_factory.mktemp("reruns") / "out")
-    (second,) = run_cli("run", "--output", output, *imdb_run.args).lines
+    args = imdb_next_span.args
+    output = copy_output(imdb_next_span.output, tmp_path_factory.mktemp("reruns") / "out")
+    (second,) = run_cli("run", "--output", output, *args).lines
     with progress_every_step():
-        third = run_cli("run", "--output", output, *imdb_run.args)
-    return Reruns(output, second, *third.lines, third.stderr)
+        third = run_cli("run", "--output", output, *args)
+    return Reruns(output, args, second, *third.lines, third.stderr)
 
 
 @dataclasses.dataclass

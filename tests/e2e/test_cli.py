@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pipeline import configs
-from tests.e2e.cli_util import copy_output, only_version
+from tests.e2e.cli_util import copy_output
 
 pytestmark = pytest.mark.e2e
 BIN = os.path.dirname(sys.executable)
@@ -45,21 +45,15 @@ def test_the_console_script_predicts_and_exits_cleanly(imdb_run):
 
 
 @pytest.mark.slow
-def test_tfx_cli_pipeline_create_and_run_create(imdb_run, imdb_reruns, tmp_path):
-    """The TFX CLI's DSL file takes the same options from TFXT_* variables: the session's run,
-    rerun on a copy of its output, is served from cache."""
+def test_tfx_cli_pipeline_create_and_run_create(imdb_next_span, imdb_reruns, tmp_path):
+    """The TFX CLI's DSL file takes the same options from TFXT_* variables: the reruns' run
+    (the next span's, with its window), rerun on a copy of their output, is served from cache."""
     output = copy_output(imdb_reruns.output, tmp_path / "out")
-    args = dict(zip(imdb_run.args[::2], imdb_run.args[1::2]))
     env = {
-        "LOCAL_HOME": str(tmp_path / "tfx_home"),
-        "TFXT_OUTPUT": output,
-        "TFXT_DATA": str(args["--data"]),
-        "TFXT_PRESET": args["--preset"],
-        "TFXT_TRAIN_STEPS": args["--train-steps"],
-        "TFXT_EVAL_STEPS": args["--eval-steps"],
-        "TFXT_SCHEMA": args["--schema"],
-        "TFXT_SET": args["--set"],
+        "TFXT_" + option.lstrip("-").replace("-", "_").upper(): str(value)
+        for option, value in zip(imdb_reruns.args[::2], imdb_reruns.args[1::2])
     }
+    env.update(LOCAL_HOME=str(tmp_path / "tfx_home"), TFXT_OUTPUT=output)
     tfx = os.path.join(BIN, "tfx")
     run(
         [
@@ -80,16 +74,14 @@ def test_tfx_cli_pipeline_create_and_run_create(imdb_run, imdb_reruns, tmp_path)
         os.path.join(output, "metadata", "imdb-text-encoder", "metadata.sqlite"),
         "imdb-text-encoder",
     )
-    assert summary["run_id"] not in (imdb_run.summary["run_id"], imdb_reruns.third["run_id"])
+    first = imdb_next_span.summary
+    assert summary["run_id"] not in (first["run_id"], imdb_reruns.third["run_id"])
     # The same pipeline as `tfx-transformers run` built: data, training and evaluation cached
     # (the push destination and registry, under the copied output, differ).
     states = {name: c["state"] for name, c in summary["components"].items()}
-    assert {
-        states[name] for name in ("ReviewsExampleGen", "Transform", "Trainer", "Evaluator")
-    } == {"cached"}
-    assert summary["pushed_version"] == imdb_run.summary["pushed_version"]
-    assert summary["registered"]["version"] == "1"
-    assert (
-        only_version(os.path.join(output, "serving_model", "imdb-text-encoder"))
-        == (imdb_run.summary["pushed_version"])
-    )
+    cached = ("ReviewsExampleGen", "ReviewsExampleGenWindow", "Transform", "Trainer", "Evaluator")
+    assert {states[name] for name in cached} == {"cached"}
+    assert summary["pushed_version"] == first["pushed_version"]
+    assert summary["registered"]["version"] == "2"
+    versions = os.listdir(os.path.join(output, "serving_model", "imdb-text-encoder"))
+    assert max(versions) == first["pushed_version"] and len(versions) == 2
