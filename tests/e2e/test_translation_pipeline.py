@@ -115,6 +115,9 @@ def test_english_sources_are_stopped_as_drift_from_the_german_the_champion_learn
     assert "feature 'source_tokens'" in error, error
 
 
+# The slow tier: tests/pipeline/test_gates.py checks TFMA refuses BLEU under the bound in a
+# second, and the IMDB run checks a refused model is neither pushed nor registered.
+@pytest.mark.slow
 def test_a_model_under_the_bleu_threshold_is_refused_and_not_pushed(run, tmp_path):
     summary, root, args = run
     output = copy_output(root / "out", tmp_path / "out")

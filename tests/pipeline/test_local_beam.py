@@ -16,3 +16,36 @@ def test_local_runs_run_beam_without_trying_prism(caplog):
     # Both modes run on it (multi_processing: the same runner, on worker processes).
     for args in configs.BEAM_MODES.values():
         assert f"--runner={configs.LOCAL_BEAM_RUNNER}" in args
+
+
+class Squares(beam.DoFn):
+    def process(self, element, scale=beam.DoFn.SideInputParam):
+        yield element * element
+
+
+def test_dofn_signatures_are_read_once_per_function_and_answer_as_beams_own():
+    from apache_beam.transforms import core
+
+    from pipeline import local_beam
+
+    local_beam.remember_function_signatures()
+    local_beam.remember_function_signatures()  # idempotent: one layer
+    remembered = core.get_function_args_defaults
+    beams_own = remembered.__wrapped__
+    assert not hasattr(beams_own, "__wrapped__")
+    for f in (Squares().process, Squares.process, lambda x, y=2: x, max):
+        assert remembered(f) == beams_own(f)
+
+    reads = []
+    counted = local_beam._remembered(lambda f: reads.append(f) or beams_own(f))
+    first, second = Squares(), Squares()
+    args, defaults = counted(first.process)
+    assert (args, defaults) == (["element", "scale"], [beam.DoFn.SideInputParam])
+    args.append("mutated")  # the caller's own list
+    assert counted(second.process) == (["element", "scale"], [beam.DoFn.SideInputParam])
+    assert len(reads) == 1  # one read for every instance's bound method
+    counted(Squares.process)  # the function itself (with self): its own entry
+    assert counted(Squares.process)[0] == ["self", "element", "scale"]
+    assert len(reads) == 2
+    counted(max), counted(max)  # builtins and other callables: read each time, as Beam does
+    assert len(reads) == 4
