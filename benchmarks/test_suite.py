@@ -5,7 +5,10 @@
 
 Runs each `make` target in this checkout (run it in a fresh clone, after `make setup`, with
 nothing else on the machine), timing it and reading pytest's summary line (passed, skipped,
-failed). Writes benchmarks/results/test_suite/<name>.json; exits non-zero when a tier fails.
+failed). Before and after each tier it times a fixed workload (Python bytecode and a float32
+matmul), so that a run on a machine running slower than usual shows it: the same suite's
+minutes move with these seconds, and only runs at the same speed compare. Writes
+benchmarks/results/test_suite/<name>.json; exits non-zero when a tier fails.
 """
 
 import argparse
@@ -32,17 +35,48 @@ def summary(output: str) -> dict:
     return {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", lines[-1]) if word != "in"}
 
 
+# A fixed amount of work, timed in a fresh interpreter (best of three): the Python half stands
+# for the suite's tracing and Beam graph building, the matmul for its training steps.
+CALIBRATION = r"""
+import json, time
+import numpy as np
+a = np.random.default_rng(0).standard_normal((512, 512), dtype=np.float32)
+best = {"python": float("inf"), "matmul": float("inf")}
+for _ in range(3):
+    started = time.perf_counter()
+    total = 0
+    for i in range(2_000_000):
+        total += i % 7
+    best["python"] = min(best["python"], time.perf_counter() - started)
+    started = time.perf_counter()
+    for _ in range(100):
+        a @ a
+    best["matmul"] = min(best["matmul"], time.perf_counter() - started)
+print(json.dumps({k: round(v, 3) for k, v in best.items()}))
+"""
+
+
+def machine_speed() -> dict:
+    """Seconds of CALIBRATION's two workloads on this machine now: {python, matmul}."""
+    output = subprocess.run(
+        [sys.executable, "-c", CALIBRATION], capture_output=True, text=True, check=True
+    )
+    return json.loads(output.stdout)
+
+
 def run_tier(target: str) -> dict:
     timings = os.path.join(tempfile.mkdtemp(), "timings.json")  # written by tests/conftest.py
     env = {**os.environ, "TEST_TIMINGS": timings}
     if target == "test":
         env["REQUIRE_BROWSER"] = "1"
-    print(f"make {target} ...", flush=True)
+    before = machine_speed()
+    print(f"make {target} ... (calibration seconds before: {before})", flush=True)
     started = time.perf_counter()
     process = subprocess.run(
         ["make", target], cwd=report.REPO, env=env, capture_output=True, text=True
     )
     minutes = (time.perf_counter() - started) / 60
+    after = machine_speed()
     counts = summary(process.stdout + process.stderr)
     slowest = re.findall(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S+)", process.stdout, re.M)
     busy = {"workers": {}, "files": {}}
@@ -51,7 +85,7 @@ def run_tier(target: str) -> dict:
             busy = json.load(f)
     workers = {w: round(s / 60, 2) for w, s in sorted(busy["workers"].items())}
     print(f"make {target}: {counts} in {minutes:.2f} min (exit {process.returncode})")
-    print(f"  busy minutes per worker: {workers}")
+    print(f"  busy minutes per worker: {workers}; calibration seconds after: {after}")
     if process.returncode:
         print((process.stdout + process.stderr)[-4000:])
     return {
@@ -62,6 +96,7 @@ def run_tier(target: str) -> dict:
         "slowest": [f"{float(t):.1f}s {phase} {test}" for t, phase, test in slowest],
         # the sums of the tests' setup, call and teardown times
         "worker_busy_minutes": workers,
+        "calibration_seconds": {"before": before, "after": after},
         "file_seconds": {
             path: round(seconds, 1)
             for path, seconds in sorted(busy["files"].items(), key=lambda kv: -kv[1])[:FILES]
@@ -105,6 +140,9 @@ def main() -> int:
         label = "default tier" if target == "test" else "slow tier"
         measured[f"{label}, tests"] = tier.get("passed", 0)
         measured[f"{label}, minutes"] = tier["minutes"]
+        for when, speed in tier["calibration_seconds"].items():
+            for workload, seconds in speed.items():
+                measured[f"{label}, calibration {workload} {when}, seconds"] = seconds
     references = []
     if "test" in tiers:
         references.append(("make test, minutes", "default tier, minutes", BUDGET_MINUTES, "budget"))
