@@ -1,11 +1,13 @@
 """Beam's DirectRunner for runs on this machine, less its first try on the Prism runner, and
-with the signatures of DoFn methods read once rather than on every look."""
+with the signatures of DoFn methods and the views of pipeline options built once rather than on
+every look."""
 
 import functools
 import inspect
 import types
 import weakref
 
+from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.direct import direct_runner
 from apache_beam.transforms import core
 
@@ -21,6 +23,7 @@ class DirectRunner(direct_runner.SwitchingDirectRunner):
     def __init__(self):
         super().__init__()
         remember_function_signatures()  # before the pipeline's transforms are applied
+        remember_option_views()
 
     def run_pipeline(self, pipeline, options):
         self.is_interactive()
@@ -55,3 +58,34 @@ def _remembered(read):
         return list(args), list(defaults)  # callers own their lists
 
     return args_defaults
+
+
+def remember_option_views() -> None:
+    """Beam builds a fresh view of the pipeline's options (`options.view_as(TypeOptions)`: a
+    new argparse parser of every option the class declares, and a parse of the flags) each time
+    it applies a transform or checks a type hint: 4,700 views in a tiny IMDB run, about 5% of
+    its time. A view holds no state of its own (its values live in the dictionary that every
+    view of the options shares), so each options object keeps one view per class, and builds it
+    again only if its flags or values dictionary were replaced. Idempotent."""
+    if not hasattr(PipelineOptions.view_as, "__wrapped__"):
+        PipelineOptions.view_as = _remembered_views(PipelineOptions.view_as)
+
+
+def _remembered_views(view_as):
+    views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # options -> {class: view}
+
+    @functools.wraps(view_as)
+    def remembered(self, cls):
+        known = views.get(self)
+        if known is None:
+            known = views[self] = {}
+        view = known.get(cls)
+        if (
+            view is None
+            or view._all_options is not self._all_options
+            or (view._flags is not self._flags)
+        ):
+            view = known[cls] = view_as(self, cls)
+        return view
+
+    return remembered

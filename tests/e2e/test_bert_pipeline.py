@@ -1,6 +1,13 @@
 """The IMDB pipeline with the BERT family, from a tiny Hugging Face checkpoint (safetensors),
 end to end: its WordPiece vocabulary and the wide path's n-gram counts in a real Transform
-component, the Evaluator with tensorflow-text's ops."""
+component, the Evaluator with tensorflow-text's ops.
+
+The slow tier (about 80 s, the longest test): the default tier covers its parts faster. The
+pipeline's BERT wiring (tests/pipeline/test_factory.py), the preprocessing_fn from a Hugging Face
+checkpoint through tf.Transform's Beam implementation, both fine-tuning phases and the export
+answering raw text as the Keras model does (tests/bert/, on the session's BERT run), that export
+in a fresh process (tests/serving/test_fresh_process.py), and an Evaluator that loads
+tensorflow-text's ops through the custom-ops module (the translation pipeline's run)."""
 
 import pytest
 import tensorflow as tf
@@ -8,7 +15,7 @@ import tensorflow as tf
 from tests.conftest import NEGATIVE, POSITIVE, write_aclimdb
 from tests.e2e.cli_util import run_cli
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_bert_pipeline_pushes_a_model_that_classifies_raw_text(tiny_bert_checkpoint, tmp_path):

@@ -49,3 +49,37 @@ def test_dofn_signatures_are_read_once_per_function_and_answer_as_beams_own():
     assert len(reads) == 2
     counted(max), counted(max)  # builtins and other callables: read each time, as Beam does
     assert len(reads) == 4
+
+
+def test_option_views_are_built_once_per_class_and_share_the_options_values():
+    from apache_beam.options.pipeline_options import (
+        DirectOptions,
+        PipelineOptions,
+        StandardOptions,
+        TypeOptions,
+    )
+
+    from pipeline import local_beam
+
+    local_beam.remember_option_views()
+    local_beam.remember_option_views()  # idempotent: one layer
+    assert not hasattr(PipelineOptions.view_as.__wrapped__, "__wrapped__")
+    beams_own = PipelineOptions.view_as.__wrapped__
+
+    options = PipelineOptions(["--runner=DirectRunner", "--direct_num_workers=3"], job_name="j")
+    types = options.view_as(TypeOptions)
+    assert options.view_as(TypeOptions) is types  # built once
+    assert str(types) == str(beams_own(options, TypeOptions))  # and answering as Beam's own
+    assert options.view_as(DirectOptions).direct_num_workers == 3
+    assert options.view_as(StandardOptions).runner == "DirectRunner"
+
+    types.disable_beartype = True  # a write through one view: seen by every other, new or not
+    assert beams_own(options, TypeOptions).disable_beartype is True
+    assert options.get_all_options()["disable_beartype"] is True
+    other = PipelineOptions(["--runner=DirectRunner"])
+    assert other.view_as(TypeOptions) is not types  # each options object its own views
+    assert other.view_as(TypeOptions).disable_beartype is False
+
+    options._all_options = dict(options._all_options)  # values replaced: a view of the new ones
+    assert options.view_as(TypeOptions) is not types
+    assert options.view_as(TypeOptions)._all_options is options._all_options

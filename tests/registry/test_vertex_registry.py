@@ -5,7 +5,7 @@ import re
 import threading
 import types
 
-from google.cloud import aiplatform
+import pytest
 
 from components.model_registry.backends import from_config, vertex_config
 from components.model_registry.version import ModelVersion
@@ -13,12 +13,23 @@ from components.model_registry.version import ModelVersion
 PARENT = "projects/p/locations/europe-west4/models/123"
 
 
+@pytest.fixture
+def aiplatform():
+    """Vertex AI's SDK, imported by the tests that use it rather than when every worker collects
+    the suite (about 4 s)."""
+    from google.cloud import aiplatform
+
+    return aiplatform
+
+
 class Uploaded:
     version_id = "7"
     resource_name = PARENT
 
 
-def test_blessed_version_is_uploaded_under_the_parent_model_with_alias_and_labels(monkeypatch):
+def test_blessed_version_is_uploaded_under_the_parent_model_with_alias_and_labels(
+    monkeypatch, aiplatform
+):
     calls = []
     monkeypatch.setattr(aiplatform, "init", lambda **kw: calls.append(("init", kw)))
     monkeypatch.setattr(
@@ -67,7 +78,7 @@ def test_blessed_version_is_uploaded_under_the_parent_model_with_alias_and_label
     assert registered.uri == PARENT + "@7"
 
 
-def test_an_unblessed_version_is_neither_default_nor_aliased(monkeypatch):
+def test_an_unblessed_version_is_neither_default_nor_aliased(monkeypatch, aiplatform):
     calls = []
     monkeypatch.setattr(aiplatform, "init", lambda **kw: None)
     monkeypatch.setattr(aiplatform.Model, "upload", lambda **kw: calls.append(kw) or Uploaded())
@@ -92,6 +103,8 @@ class FakeVertex:
     by display name, their versions with labels, and aliases unique within a model."""
 
     def __init__(self, monkeypatch):
+        from google.cloud import aiplatform
+
         self.models, self.uploads = {}, []  # resource name -> {"display_name", "versions"}
         monkeypatch.setattr(aiplatform, "init", lambda **kw: None)
         monkeypatch.setattr(aiplatform.Model, "upload", self.upload)
@@ -204,7 +217,7 @@ def test_without_a_parent_the_first_push_creates_the_model_and_reruns_reuse_vers
     )  # 63 characters at most in a label
 
 
-def test_two_concurrent_first_pushes_end_as_two_versions_of_one_model(monkeypatch):
+def test_two_concurrent_first_pushes_end_as_two_versions_of_one_model(monkeypatch, aiplatform):
     vertex = FakeVertex(monkeypatch)
     both_listed = threading.Barrier(2, timeout=30)
     listings = []
