@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,11 @@ def machine_speed() -> dict:
     return json.loads(output.stdout)
 
 
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_tier(target: str) -> dict:
     timings = os.path.join(tempfile.mkdtemp(), "timings.json")  # written by tests/conftest.py
     env = {**os.environ, "TEST_TIMINGS": timings}
@@ -71,11 +77,12 @@ def run_tier(target: str) -> dict:
         env["REQUIRE_BROWSER"] = "1"
     before = machine_speed()
     print(f"make {target} ... (calibration seconds before: {before})", flush=True)
-    started = time.perf_counter()
+    started, used = time.perf_counter(), children_cpu_seconds()
     process = subprocess.run(
         ["make", target], cwd=report.REPO, env=env, capture_output=True, text=True
     )
     minutes = (time.perf_counter() - started) / 60
+    cpu_minutes = (children_cpu_seconds() - used) / 60
     after = machine_speed()
     counts = summary(process.stdout + process.stderr)
     slowest = re.findall(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S+)", process.stdout, re.M)
@@ -84,12 +91,18 @@ def run_tier(target: str) -> dict:
         with open(timings) as f:
             busy = json.load(f)
     workers = {w: round(s / 60, 2) for w, s in sorted(busy["workers"].items())}
-    print(f"make {target}: {counts} in {minutes:.2f} min (exit {process.returncode})")
+    print(
+        f"make {target}: {counts} in {minutes:.2f} min, {cpu_minutes:.2f} CPU min "
+        f"(exit {process.returncode})"
+    )
     print(f"  busy minutes per worker: {workers}; calibration seconds after: {after}")
     if process.returncode:
         print((process.stdout + process.stderr)[-4000:])
     return {
         "minutes": round(minutes, 2),
+        # user + system time of make and every process it waited for (pytest, its workers, the
+        # servers and subprocesses the tests start): the work, apart from how it was scheduled
+        "cpu_minutes": round(cpu_minutes, 2),
         "exit": process.returncode,
         **counts,
         # pytest's --durations (pyproject.toml): the slowest phases, "12.3s setup test_id"
@@ -140,6 +153,7 @@ def main() -> int:
         label = "default tier" if target == "test" else "slow tier"
         measured[f"{label}, tests"] = tier.get("passed", 0)
         measured[f"{label}, minutes"] = tier["minutes"]
+        measured[f"{label}, CPU minutes"] = tier["cpu_minutes"]
         for when, speed in tier["calibration_seconds"].items():
             for workload, seconds in speed.items():
                 measured[f"{label}, calibration {workload} {when}, seconds"] = seconds
