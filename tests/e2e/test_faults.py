@@ -99,7 +99,8 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
     in_trainer = cli(output, args)
     try:  # kill -9 as soon as the first backup is written
         wait_for(
-            lambda: glob.glob(os.path.join(backups, "*", "training_metadata.json")), in_trainer
+            lambda: glob.glob(os.path.join(backups, "*", "interval-*", "training_metadata.json")),
+            in_trainer,
         )
     finally:
         kill_group(in_trainer)

@@ -88,10 +88,59 @@ def test_a_resumed_run_reads_on_from_the_batch_the_backed_up_run_had_reached(tmp
     import tensorflow as tf
 
     folder = tmp_path / "backup"
-    folder.mkdir()
-    (folder / "training_metadata.json").write_text(json.dumps({"epoch": 2}))  # as Keras writes
+    (folder / "interval-000002").mkdir(parents=True)
+    (folder / "interval-000002" / "training_metadata.json").write_text(json.dumps({"epoch": 2}))
     batches = tf.data.Dataset.range(100).repeat()  # a repeated, seeded training dataset
     resumed = backup.continued(batches, backup.Backup(str(folder)), steps_per_interval=3)
     assert list(resumed.take(2).as_numpy_iterator()) == [6, 7]  # two intervals of 3 were read
     assert backup.continued(batches, backup.Backup(str(tmp_path / "fresh")), 3) is batches
     assert backup.continued(batches, None, 3) is batches
+
+
+def tiny_fit(directory, epochs):
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    restore = backup.Backup(str(directory))
+    x, y = np.ones((8, 3), "float32"), np.ones((8, 1), "float32")
+    model.fit(x, y, batch_size=4, epochs=epochs, callbacks=[restore], verbose=0)
+    return model, restore
+
+
+def test_each_interval_is_saved_whole_and_a_save_a_kill_interrupted_is_ignored(
+    tmp_path, monkeypatch
+):
+    """Killed -9 at any moment of a save: the interval's folder lacks its metadata (written
+    last, through a temporary name) and the rerun restores the interval before."""
+    import tensorflow as tf
+
+    folder, rename, renames = tmp_path / "backup", tf.io.gfile.rename, []
+
+    class Killed(Exception):
+        pass
+
+    def killed_in_the_third_save(source, target, overwrite=False):
+        renames.append(target)
+        if len(renames) == 3:  # interval 3's weights are written, its metadata is not
+            raise Killed()
+        rename(source, target, overwrite)
+
+    monkeypatch.setattr(tf.io.gfile, "rename", killed_in_the_third_save)
+    with pytest.raises(Killed):
+        tiny_fit(folder, epochs=4)
+    monkeypatch.setattr(tf.io.gfile, "rename", rename)
+    assert sorted(os.listdir(folder)) == ["interval-000002", "interval-000003"]
+    assert sorted(os.listdir(folder / "interval-000002")) == [
+        "latest.weights.h5",
+        "training_metadata.json",
+    ]
+    assert "training_metadata.json" not in os.listdir(folder / "interval-000003")
+    assert backup.Backup(str(folder)).finished_intervals() == 2
+
+    model, restore = tiny_fit(folder, epochs=4)
+    assert restore.resumed_from_step == 2 * 2  # two intervals of two batches
+    assert int(model.optimizer.iterations.numpy()) == 4 * 2
+    assert os.listdir(folder) == ["interval-000004"]  # the older and the interrupted removed

@@ -113,7 +113,7 @@ def test_a_killed_worker_and_its_rerun_resume_from_the_backup_on_both_workers(
     processes = start_workers(work_dir, steps, evaluations)
     backup = os.path.join(work_dir, BACKUP_DIR)
     deadline = time.time() + 480
-    while not glob.glob(os.path.join(backup, "*", "training_metadata.json")):
+    while not glob.glob(os.path.join(backup, "*", "interval-*", "training_metadata.json")):
         assert all(p.poll() is None for p in processes.values()), "a replica ended early"
         assert time.time() < deadline, "no backup was written"
         time.sleep(0.2)
@@ -121,7 +121,7 @@ def test_a_killed_worker_and_its_rerun_resume_from_the_backup_on_both_workers(
     processes["chief"].kill()
     for process in processes.values():
         process.communicate(timeout=60)
-    (metadata,) = glob.glob(os.path.join(backup, "*", "training_metadata.json"))
+    (metadata,) = glob.glob(os.path.join(backup, "*", "interval-*", "training_metadata.json"))
     done = json.loads(open(metadata).read())["epoch"]
     assert 1 <= done < evaluations
 

@@ -3,8 +3,11 @@ rerun of the same training finds.
 
 The backup (weights and optimizer state, hence the step and the learning-rate schedule's
 position, and the number of finished evaluation intervals) is written at the end of each
-evaluation interval (the Keras epochs of history.fit_with_evaluations), keeping the previous one
-as well, so that a kill while writing falls back to it. It lives beside the Trainer's executions
+evaluation interval (the Keras epochs of history.fit_with_evaluations) into a folder of its own,
+`interval-<n>/`: the weights, then `training_metadata.json` through a temporary name. A folder
+without that file is one a kill interrupted, and is ignored: a rerun restores the newest
+complete folder, so a kill at any moment of a save falls back to the interval before. Older
+folders are removed once a newer one is complete. It lives beside the Trainer's executions
 (`<pipeline root>/Trainer/backup/<key>`), keyed by everything the training depends on: its
 data, transform graph, settings and hyperparameters. A rerun after a kill (a new execution, with
 the cached inputs) restores it and trains only the remaining intervals; any other training
@@ -23,6 +26,8 @@ import tensorflow as tf
 from absl import logging
 
 BACKUP_FOLDER = "backup"
+INTERVAL_PREFIX = "interval-"
+WEIGHTS, METADATA = "latest.weights.h5", "training_metadata.json"
 # Set in custom_config by training.run_fn: the folder, and whether this worker writes it.
 BACKUP_DIR_KEY, BACKUP_WRITER_KEY = "backup_dir", "backup_writer"
 
@@ -49,55 +54,74 @@ def backup_dir(fn_args) -> str:
 
 
 class Backup(keras.callbacks.BackupAndRestore):
-    """BackupAndRestore at the end of each interval; records the optimizer step training
-    resumed from (0 for a fresh start). Every worker restores from `directory`, and every
-    worker saves (reading distributed variables is collective), but only the chief saves there:
-    the others save to a scratch folder."""
+    """BackupAndRestore at the end of each interval, each save complete or ignored (see the
+    module's docstring); records the optimizer step training resumed from (0 for a fresh
+    start). Every worker restores from `directory`, and every worker saves (reading distributed
+    variables is collective), but only the chief saves there: the others save to a scratch
+    folder."""
 
     def __init__(self, directory: str, chief: bool = True):
-        super().__init__(
-            directory, save_freq="epoch", double_checkpoint=True, delete_checkpoint=False
-        )  # run_fn removes it after the export
+        super().__init__(directory, save_freq="epoch", delete_checkpoint=False)
+        # (run_fn removes it after the export)
         self.chief = chief
         self.resumed_from_step = 0
         self.scratch = None if chief else tempfile.mkdtemp(prefix="tfx-transformers-backup-")
 
+    def latest(self) -> "str | None":
+        """The newest complete interval folder, or None."""
+        pattern = os.path.join(self.backup_dir, f"{INTERVAL_PREFIX}*", METADATA)
+        complete = sorted(tf.io.gfile.glob(pattern), key=_interval_of)
+        return os.path.dirname(complete[-1]) if complete else None
+
     def on_train_begin(self, logs=None):
+        latest = self.latest()
+        self._use(latest or os.path.join(self.backup_dir, "none"))
         super().on_train_begin(logs)
         self.resumed_from_step = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
         if self.resumed_from_step:
             logging.info(
                 "Resumed from the backup in %s at step %d (%d intervals done)",
-                self.backup_dir,
+                latest,
                 self.resumed_from_step,
                 self.model._initial_epoch,
             )
 
     def finished_intervals(self) -> int:
         """The intervals the backup says were trained (0 without one), before fit restores it."""
-        if not tf.io.gfile.exists(self._training_metadata_path):
+        latest = self.latest()
+        if not latest:
             return 0
-        with tf.io.gfile.GFile(self._training_metadata_path) as f:
+        with tf.io.gfile.GFile(os.path.join(latest, METADATA)) as f:
             return int(json.load(f).get("epoch", 0))
 
     def _save_model(self):
-        # Keras creates the folder when it does not exist yet, failing when another worker
-        # created it in between (seen with two workers on a busy machine); this tolerates it.
-        tf.io.gfile.makedirs(self.backup_dir)
-        if self.chief:
-            return super()._save_model()
-        self._use(self.scratch)
-        try:
-            super()._save_model()
-        finally:
-            self._use(self.backup_dir)
+        interval = f"{INTERVAL_PREFIX}{self._current_epoch:06d}"
+        folder = os.path.join(self.backup_dir, interval) if self.chief else self.scratch
+        # Keras would create the folder only when it does not exist yet, failing when another
+        # worker created it in between (seen with two workers on a busy machine).
+        tf.io.gfile.makedirs(folder)
+        self.model.save_weights(os.path.join(folder, WEIGHTS), overwrite=True)
+        if not self.chief:
+            return
+        metadata = os.path.join(folder, METADATA)
+        with tf.io.gfile.GFile(metadata + ".tmp", "w") as f:
+            f.write(json.dumps({"epoch": self._current_epoch, "batch": self._last_batch_seen}))
+        tf.io.gfile.rename(metadata + ".tmp", metadata, overwrite=True)  # now complete
+        for name in tf.io.gfile.listdir(self.backup_dir):
+            name = name.rstrip("/")
+            if name.startswith(INTERVAL_PREFIX) and name != interval:
+                tf.io.gfile.rmtree(os.path.join(self.backup_dir, name))
 
     def _use(self, directory: str) -> None:
         """Points the (Keras 3.12) callback's four files into `directory`."""
-        self._weights_path = os.path.join(directory, "latest.weights.h5")
-        self._training_metadata_path = os.path.join(directory, "training_metadata.json")
+        self._weights_path = os.path.join(directory, WEIGHTS)
+        self._training_metadata_path = os.path.join(directory, METADATA)
         self._prev_weights_path = f"{self._weights_path}.bkp"
         self._prev_training_metadata_path = f"{self._training_metadata_path}.bkp"
+
+
+def _interval_of(metadata_path: str) -> int:
+    return int(os.path.basename(os.path.dirname(metadata_path))[len(INTERVAL_PREFIX) :])
 
 
 def callback(fn_args, phase: str = "") -> "Backup | None":
