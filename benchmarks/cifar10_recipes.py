@@ -6,7 +6,9 @@
 The CPU budget of the pipeline (`cifar10_pipeline.py`: at most 90 minutes of training) allows
 one run of one recipe; on a GPU (JAX) this trains several at the pipeline's step count in
 minutes, to choose which one the CPU run is spent on. A recipe is `NAME[:FIELD=VALUE,...]`:
-preset `cct` with VitConfig fields replaced (`epochs=E` replaces --epochs for that recipe).
+preset `cct` with VitConfig fields replaced (`epochs=E` replaces --epochs for that recipe,
+`preset=P` starts from another preset, `precision=float32` replaces the bfloat16 policy, as
+on a CPU without bfloat16 units).
 
 Data: the tarball's `train/<class>/*.jpg`, split as ImageExampleGen splits it (seeded hash of
 the image's id, seed 42, 10% validation). The recipe is chosen on a *selection* split carved
@@ -15,7 +17,7 @@ pipeline's validation accuracy is not what picks it; both are printed. Pixels ar
 by the training split's channel statistics (as Transform does); the random crop and flip are
 numpy's (training.py's `augment` does the same in TensorFlow); mixup and CutMix are the
 trainer's own `trainer_module/vit/augment.py`; the model and its compile are the trainer's
-(`trainer_module/vit/model.py: build_model`), under `mixed_bfloat16` as on this CPU. The
+(`trainer_module/vit/model.py: build_model`), under `mixed_bfloat16` unless told otherwise. The
 schedule has the pipeline's step count: epochs x 45,000 / batch size.
 
 Writes one JSON line per recipe to stdout and `--output`.
@@ -115,8 +117,9 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     from trainer_module.vit.model import WHITENING_IMAGES, build_model
 
     epochs = float(overrides.pop("epochs", epochs))
-    config = PRESETS["cct"].replace(**overrides)
-    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    preset, precision = overrides.pop("preset", "cct"), overrides.pop("precision", "mixed_bfloat16")
+    config = PRESETS[preset].replace(**overrides)
+    keras.mixed_precision.set_global_policy(precision)
     keras.utils.set_random_seed(seed)
     mean = data["train"][0].reshape(-1, 3).mean(0) / 255.0
     std = data["train"][0].reshape(-1, 3).std(0) / 255.0

@@ -4,6 +4,8 @@ hash split, recipe strings and the command line."""
 import argparse
 import hashlib
 import json
+import os
+import sys
 
 
 def bucket(example_id: str, seed: int) -> int:
@@ -12,17 +14,24 @@ def bucket(example_id: str, seed: int) -> int:
 
 
 def parse_recipe(text: str):
-    """`NAME[:FIELD=VALUE,...]` -> (name, {field: int, float or word})."""
+    """`NAME[:FIELD=VALUE,...]` -> (name, {field: int, float, bool (true/false) or word})."""
     name, _, fields = text.partition(":")
     overrides = {}
     for field in filter(None, fields.split(",")):
         key, value = field.split("=", 1)
-        overrides[key] = (
-            int(value)
-            if value.isdigit()
-            else (value if value.replace("_", "").isalpha() else float(value))
-        )
+        overrides[key] = _value(value)
     return name, overrides
+
+
+def _value(text: str):
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def main(
@@ -55,7 +64,21 @@ def main(
         parser.add_argument("--anchor", action="store_true", help=anchor.__doc__.split("\n")[0])
     parser.add_argument("--prepare-only", action="store_true", help="decode and cache, then stop")
     parser.add_argument("--output", help="a JSON-lines file to append the results to")
+    parser.add_argument(
+        "--name",
+        help="also write the results as benchmarks/results/<benchmark>/NAME.json (a table)",
+    )
+    parser.add_argument(
+        "--results-from",
+        metavar="JSONL",
+        help="train nothing: tabulate the results an earlier run appended to JSONL (with --name)",
+    )
     args = parser.parse_args(argv)
+    benchmark = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+    if args.results_from:
+        with open(args.results_from) as f:
+            save(benchmark, args.name, [json.loads(line) for line in f if line.strip()])
+        return
     loaded = load(args.data, args.cache)
     print({split: len(labels) for split, (_, labels) in loaded.items()}, flush=True)
     if args.prepare_only:
@@ -67,8 +90,36 @@ def main(
             with open(args.output, "a") as f:
                 f.write(json.dumps(result) + "\n")
 
+    results = []
     with_anchor = anchor is not None and args.anchor
     if with_anchor:
-        emit(anchor(loaded))
+        results.append(anchor(loaded))
+        emit(results[-1])
     for text in args.recipe or ([] if with_anchor else [recipe]):
-        emit(run(*parse_recipe(text), loaded, args.epochs, args.seed))
+        results.append(run(*parse_recipe(text), loaded, args.epochs, args.seed))
+        emit(results[-1])
+    if args.name:
+        save(benchmark, args.name, results)
+
+
+def save(benchmark: str, name: str, results: list) -> None:
+    """The results as one table (a row per recipe) in a results file the docs render."""
+    import report
+
+    columns = ["recipe", "overrides", "epochs", "images/s", "selection accuracy"]
+    columns += ["selection accuracy by quarter", "val accuracy", "backend"]
+    rows = [
+        [
+            r.get("recipe"),
+            " ".join(f"{k}={v}" for k, v in r.get("overrides", {}).items()),
+            r.get("epochs"),
+            r.get("images_per_second"),
+            r.get("selection_accuracy"),
+            " / ".join(str(a) for a in r.get("selection_accuracy_by_quarter", [])),
+            r.get("val_accuracy"),
+            r.get("backend"),
+        ]
+        for r in results
+    ]
+    title = "Recipes on the selection split (chosen there; val is the pipeline's split)"
+    report.save(benchmark, name, {"tables": [{"title": title, "columns": columns, "rows": rows}]})

@@ -59,12 +59,14 @@ def translator():
     )
 
 
-def vit():
+def vit(stem_pooling: bool = False):
     from trainer_module.vit.config import PRESETS
     from trainer_module.vit.model import VitClassifier
 
     # The hybrid: its convolutional stem (with BatchNorm) and the Transformer blocks.
-    config = PRESETS["tiny"].replace(num_classes=4, tokenizer="hybrid", conv_filters=8)
+    config = PRESETS["tiny"].replace(
+        num_classes=4, tokenizer="hybrid", conv_filters=8, stem_pooling=stem_pooling
+    )
     images = np.random.default_rng(0).normal(size=(8, 16, 16, 3)).astype("float32")
     return (
         lambda: VitClassifier(config),
@@ -95,12 +97,13 @@ def bert(preset: str):
     )
 
 
-@pytest.fixture(params=["text_encoder", "translator", "vit", "bert"])
+@pytest.fixture(params=["text_encoder", "translator", "vit", "vit_pooled_stem", "bert"])
 def family(request, tiny_bert_preset):
     builders = {
         "text_encoder": text_encoder,
         "translator": translator,
         "vit": vit,
+        "vit_pooled_stem": lambda: vit(stem_pooling=True),
         "bert": lambda: bert(tiny_bert_preset),
     }
     return request.param, builders[request.param]()

@@ -69,6 +69,28 @@ def test_hybrid_stem_gives_one_token_per_cell_of_its_feature_map(stages, grid):
     assert tuple(attention[0].shape) == (2, config.num_heads, grid * grid, grid * grid)
 
 
+@pytest.mark.parametrize("whitening, grid", [(0, 4), (2, 3)])
+def test_pooled_stem_is_airbenchs_blocks_and_gives_one_token_per_cell(whitening, grid):
+    """Each stage is conv, 2x2 max-pool, norm, GELU, conv, norm, GELU; the unpadded 2x2
+    whitening convolution makes the grid 31 -> 15 -> 7 -> 3 (flooring), 32 -> 16 -> 8 -> 4
+    without it."""
+    config = get_preset(
+        "hybrid",
+        {"stem_pooling": True, "whitening_kernel": whitening, "conv_filters": 8, "d_model": 24}
+        | {"num_heads": 2, "mlp_dim": 16, "num_layers": 1},
+    )
+    model = VitClassifier(config)
+    images = np.random.default_rng(0).normal(size=(2, 32, 32, 3)).astype("float32")
+    assert config.grid_size == grid
+    assert tuple(model.tokenize(images).shape) == (2, grid * grid, 24)
+    kinds = [type(layer).__name__ for layer in model.tokenizer_layers]
+    stage = ["Conv2D", "MaxPooling2D", "BatchNormalization", "Activation"]
+    stage += ["Conv2D", "BatchNormalization", "Activation"]
+    assert kinds == ["Conv2D", "Activation"] * bool(whitening) + stage * 3
+    channels = [layer.filters for layer in model.tokenizer_layers if hasattr(layer, "filters")]
+    assert channels == [24] * bool(whitening) + [8, 8, 16, 16, 24, 24]
+
+
 def correlated_images(count: int, seed: int = 0) -> np.ndarray:
     """Smooth images whose channels share most of their signal, as photographs' do."""
     rng = np.random.default_rng(seed)
@@ -88,17 +110,19 @@ def test_whitening_kernel_decorrelates_its_samples_patches_to_unit_variance():
     assert np.abs(np.corrcoef(raw.T)[0, 1]) > 0.5
 
 
-def test_the_whitened_stem_stays_frozen_while_the_rest_trains():
+@pytest.mark.parametrize("pooling, first", [(False, "stem_0a"), (True, "whitening")])
+def test_the_whitened_stem_stays_frozen_while_the_rest_trains(pooling, first):
     config = get_preset(
         "hybrid",
         {"image_size": 16, "conv_layers": 2, "conv_filters": 8, "d_model": 16, "num_layers": 1}
-        | {"num_heads": 2, "mlp_dim": 16, "whitening_kernel": 2, "batch_size": 8},
+        | {"num_heads": 2, "mlp_dim": 16, "whitening_kernel": 2, "batch_size": 8}
+        | {"stem_pooling": pooling},
     )
     model = build_model(config, train_steps=2)
     images, labels = correlated_images(8), np.eye(10)[np.arange(8)]
     model.whiten(images)
     stem = model.tokenizer_layers[0]
-    assert stem.name == "stem_0a" and stem.filters == 24 and not stem.trainable
+    assert stem.name == first and stem.filters == 24 and not stem.trainable
     whitened = whitening_kernel(images, 2)
     np.testing.assert_allclose(ops.convert_to_numpy(stem.kernel), whitened, atol=1e-6)
     before = [ops.convert_to_numpy(w) for w in model.trainable_weights]
@@ -178,6 +202,7 @@ def test_config_round_trip_rebuilds_the_same_model():
         ({"patch_size": 5}, "not a multiple of patch_size"),
         ({"num_heads": 3}, "divisible"),
         ({"whitening_kernel": 2}, "needs tokenizer='hybrid'"),
+        ({"stem_pooling": True}, "stem_pooling needs tokenizer='hybrid'"),
         ({"depth": 3}, "unknown VitConfig fields"),
         ({}, "unknown vit preset 'huge'"),
     ],

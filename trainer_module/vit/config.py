@@ -23,9 +23,14 @@ class VitConfig(PresetConfig):
     patch_size: int = 4  # 32x32 -> 8x8 = 64 patches
     conv_layers: int = 2  # two halvings: 32x32 -> 8x8 tokens (CCT-x/3x2)
     conv_filters: int = 64  # of the convolutions before the last (which has d_model filters)
-    # Patch whitening (airbench, Jordan 2024), hybrid only: k > 0 makes the stem's first
-    # convolution a frozen k x k one whose 2 * 3 * k^2 filters are the +/- eigenvectors of the
-    # training images' k x k patch covariance, scaled to unit variance (set by whiten()).
+    # Hybrid only: stem_pooling makes each stage airbench's block (Jordan, 2024): 3x3 conv,
+    # 2x2 max-pool, BatchNorm, GELU, 3x3 conv, BatchNorm, GELU (pooling, not a strided conv,
+    # halves the grid, flooring: 32 -> 16 -> 8 -> 4, or 31 -> 15 -> 7 -> 3 after whitening).
+    stem_pooling: bool = False
+    # Patch whitening (airbench), hybrid only: k > 0 makes the stem's first convolution a
+    # frozen k x k one whose 2 * 3 * k^2 filters are the +/- eigenvectors of the training
+    # images' k x k patch covariance, scaled to unit variance (set by whiten()). With
+    # stem_pooling it is airbench's: unpadded, followed by a GELU, before the first stage.
     whitening_kernel: int = 0
     # Encoder: pre-norm blocks with a GELU MLP, then a final LayerNorm (the ViT paper's).
     d_model: int = 128  # ViT-Tiny's 192 scaled down for 32x32 images
@@ -71,6 +76,8 @@ class VitConfig(PresetConfig):
                 f"mixup_alpha and cutmix_alpha must be >= 0, not "
                 f"{self.mixup_alpha} and {self.cutmix_alpha}"
             )
+        if self.stem_pooling and self.tokenizer != "hybrid":
+            raise ValueError("stem_pooling needs tokenizer='hybrid'")
         if self.whitening_kernel < 0 or (self.whitening_kernel and self.tokenizer != "hybrid"):
             raise ValueError(
                 f"whitening_kernel={self.whitening_kernel} needs tokenizer='hybrid' and k >= 0"
@@ -86,6 +93,9 @@ class VitConfig(PresetConfig):
         if self.tokenizer == "patch":
             return self.image_size // self.patch_size
         size = self.image_size
+        if self.stem_pooling:
+            size -= max(self.whitening_kernel - 1, 0)  # the unpadded whitening convolution
+            return size // 2**self.conv_layers  # unpadded 2x2 max-pooling floors
         for _ in range(self.conv_layers):
             size = -(-size // 2)  # "same" max-pooling, or a "same" convolution, with stride 2
         return size

@@ -47,6 +47,8 @@ class VitClassifier(keras.Model):
                     name="patch_embedding",
                 )
             ]
+        elif config.tokenizer == "hybrid" and config.stem_pooling:
+            self.tokenizer_layers = pooled_stem(config)
         elif config.tokenizer == "hybrid":
             self.tokenizer_layers = []
             for i in range(config.conv_layers):
@@ -165,6 +167,34 @@ class VitClassifier(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         return cls(VitConfig.from_dict(config.pop("config")), **config)
+
+
+def pooled_stem(config: VitConfig) -> list:
+    """airbench's network up to its pooling, as the hybrid's tokenizer: [a frozen unpadded
+    whitening convolution and a GELU], then per stage conv -> max-pool -> norm -> GELU -> conv
+    -> norm -> GELU, with conv_filters * 2^i filters (d_model in the last stage)."""
+    layers = []
+    if config.whitening_kernel:  # whiten() sets it from training images
+        k = config.whitening_kernel
+        layers += [
+            keras.layers.Conv2D(6 * k * k, k, use_bias=False, trainable=False, name="whitening"),
+            keras.layers.Activation("gelu", name="whitening_gelu"),
+        ]
+    for i in range(config.conv_layers):
+        filters = config.d_model if i == config.conv_layers - 1 else config.conv_filters * 2**i
+        for part in ("a", "b"):
+            layers.append(
+                keras.layers.Conv2D(
+                    filters, 3, padding="same", use_bias=False, name=f"stem_{i}{part}"
+                )
+            )
+            if part == "a":
+                layers.append(keras.layers.MaxPooling2D(2, name=f"stem_{i}_pool"))
+            layers += [
+                keras.layers.BatchNormalization(momentum=0.9, name=f"stem_{i}{part}_norm"),
+                keras.layers.Activation("gelu", name=f"stem_{i}{part}_gelu"),
+            ]
+    return layers
 
 
 def whitening_kernel(images: np.ndarray, size: int, eps: float = 5e-4) -> np.ndarray:
