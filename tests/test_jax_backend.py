@@ -60,7 +60,7 @@ report["vit"] = step(vit, images, np.eye(10)[[0, 1, 2, 3]],
                      keras.losses.CategoricalCrossentropy(from_logits=True))
 report["vit"]["logits"] = list(ops.shape(vit(images)))
 hybrid = VitClassifier(VIT["tiny"].replace(tokenizer="hybrid", conv_filters=8, whitening_kernel=2,
-                                           flip_test_time=True))
+                                           stem_pooling=True, flip_test_time=True))
 hybrid(images)
 hybrid.whiten(images)  # patch whitening's kernel from these images (numpy), then frozen
 report["vit_hybrid"] = step(hybrid, images, np.eye(10)[[0, 1, 2, 3]],

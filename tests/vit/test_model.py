@@ -56,7 +56,8 @@ def test_conv_tokenizer_grid_and_sequence_pooling():
 def test_hybrid_stem_gives_one_token_per_cell_of_its_feature_map(stages, grid):
     """Each stage halves the 32x32 grid (its second convolution has stride 2)."""
     config = get_preset(
-        "hybrid", {"conv_layers": stages, "conv_filters": 8, "d_model": 24, "num_layers": 1}
+        "hybrid_strided",
+        {"conv_layers": stages, "conv_filters": 8, "d_model": 24, "num_layers": 1},
     )
     model = VitClassifier(config)
     images = np.random.default_rng(0).normal(size=(2, 32, 32, 3)).astype("float32")
