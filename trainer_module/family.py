@@ -32,6 +32,50 @@ class PresetConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class WidePathConfig:
+    """Mixed into a text classifier's config: the wide path (NBSVM, Wang and Manning, 2012), a
+    logistic regression over each review's distinct hashed word n-grams scaled by their
+    naive-Bayes log-count ratios, beside the deep model; the served logit combines the two
+    (trainer_module/training/wide_path.py)."""
+
+    # Hashed buckets of the n-grams: IMDB's 20k training reviews hold 4.2 M distinct uni-, bi-
+    # and trigrams, most seen once; 2^22 (32 MB of weights and ratios) keeps the collisions
+    # among the rare ones. 0: no wide path.
+    ngram_buckets: int = 2**22
+    ngram_order: int = 3  # up to trigrams (Mesnil et al., 2014: NBSVM-uni-bi-tri)
+    # Distinct n-grams kept per review, unigrams first: 98% of IMDB's reviews hold fewer.
+    max_ngrams: int = 2048
+    # The wide path trains alone, to convergence: plain SGD (the ratios scale each weight's
+    # step, as NBSVM's features do), cosine-decayed from this rate over these epochs.
+    ngram_epochs: float = 2.0
+    ngram_learning_rate: float = 1.0
+    # Training reviews held out from both paths (by a hash of each review's n-grams) to fit
+    # the combination of their logits, so that the served probabilities stay calibrated.
+    holdout_percent: int = 10
+
+    def check_wide_path(self, num_classes: int) -> None:
+        if self.ngram_buckets and num_classes != 2:
+            raise ValueError(
+                f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
+                f"not num_classes={num_classes}"
+            )
+        if self.ngram_buckets and not 0 < self.holdout_percent < 100:
+            raise ValueError(
+                f"holdout_percent must be between 1 and 99, not {self.holdout_percent}"
+            )
+        if self.ngram_order < 1:
+            raise ValueError(f"ngram_order must be 1 or more, not {self.ngram_order}")
+
+    def wide_transform_config(self) -> dict:
+        """What the preprocessing_fn reads of the wide path from Transform's custom_config."""
+        return {
+            "ngram_buckets": self.ngram_buckets,
+            "ngram_order": self.ngram_order,
+            "max_ngrams": self.max_ngrams,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
 class Axis:
     """One dimension of the Tuner's search space, and the config fields a value sets.
 

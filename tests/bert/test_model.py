@@ -5,7 +5,6 @@ from keras import ops
 from trainer_module.bert import FAMILY
 from trainer_module.bert.model import bert_classifier, example_inputs
 from trainer_module.bert.tiny_preset import write_tiny_checkpoint
-from trainer_module.layers import naive_bayes_ratios
 
 get_preset = FAMILY.config
 
@@ -43,37 +42,39 @@ def trainable(model) -> set:
 
 def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 2})
-    model = bert_classifier(config, np.ones((2, config.ngram_buckets + 1)))
+    model = bert_classifier(config, np.ones(config.ngram_buckets + 1))
     model.train_phase("head")
     assert trainable(model) == {"logits/kernel", "logits/bias"}
     model.train_phase("full")
     names = trainable(model)
-    assert "ngram_logit/coefficients" in names and "logits/kernel" in names
+    assert "logits/kernel" in names and not any(n.startswith("ngram_logit") for n in names)
     blocks = {n.split("/")[0] for n in names if n.startswith("transformer_layer")}
     assert blocks == {"transformer_layer_2"}  # the bottom two frozen
     assert not any("embedding" in n for n in names)
     assert {"pooled_dense/kernel", "pooled_dense/bias"} <= names
-    unfrozen = bert_classifier(
-        config.replace(frozen_layers=0), np.ones((2, config.ngram_buckets + 1))
-    )
+    unfrozen = bert_classifier(config.replace(frozen_layers=0), np.ones(config.ngram_buckets + 1))
     unfrozen.train_phase("full")
-    assert len(unfrozen.trainable_weights) == len(unfrozen.weights) - 1  # but the ratios
+    # All but the wide path (which trains apart) and the combination.
+    wide = len(unfrozen.ngram_logit.weights) + len(unfrozen.combination.weights)
+    assert len(unfrozen.trainable_weights) == len(unfrozen.weights) - wide
 
 
-def test_the_wide_path_adds_half_its_logit_to_each_class(hf_checkpoint):
+def test_the_wide_path_adds_its_logit_to_berts_until_the_combination_is_fitted(hf_checkpoint):
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "dropout": 0.0})
-    counts = np.zeros((2, config.ngram_buckets + 1), np.int64)
-    counts[1, 5], counts[0, 9] = 30, 30
-    model = bert_classifier(config, counts)
+    ratios = np.zeros(config.ngram_buckets + 1, "float32")
+    ratios[5], ratios[9] = 0.8, -0.3
+    model = bert_classifier(config, ratios)
     model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
     inputs = example_inputs(config)
     without = ops.convert_to_numpy(model(inputs))
     inputs["ngram_ids"][0, :2] = [5, 9]
-    ratios = naive_bayes_ratios(counts)
-    wide = config.ngram_rate_scale * 0.5 * (ratios[5] + ratios[9])
+    with_grams = ops.convert_to_numpy(model(inputs))
+    evidence = lambda logits: logits[:, 1] - logits[:, 0]  # noqa: E731
     np.testing.assert_allclose(
-        ops.convert_to_numpy(model(inputs)) - without, [[-wide / 2, wide / 2]], rtol=1e-5, atol=1e-6
+        evidence(with_grams) - evidence(without), [0.5 * (0.8 - 0.3)], rtol=1e-5
     )
+    model.paths = True  # in training: the combination, BERT's and the wide path's logits
+    assert tuple(model(inputs).shape) == (1, 3, 2)
 
 
 def test_impossible_settings_are_refused(hf_checkpoint, tiny_bert_preset):
@@ -86,7 +87,7 @@ def test_impossible_settings_are_refused(hf_checkpoint, tiny_bert_preset):
         )
     with pytest.raises(ValueError, match="frozen_layers=4 exceeds the backbone's 3 layers"):
         bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 4}))
-    with pytest.raises(ValueError, match="n-gram class counts"):
+    with pytest.raises(ValueError, match="n-gram ratios"):
         bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint}))
 
 

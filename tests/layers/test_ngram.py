@@ -1,32 +1,81 @@
+import keras
 import numpy as np
+import pytest
 from keras import ops
 
-from trainer_module.layers import NgramLogit, naive_bayes_ratios
+from trainer_module.layers import NgramLogit, PathCombination, WideAndDeep
 
 
-def test_ngram_logit_sums_ratio_times_coefficient_over_the_ids():
+def test_ngram_logit_sums_ratio_times_coefficient_over_the_ids_plus_its_bias():
     layer = NgramLogit(4)
     layer.build((None, 3))
     layer.set_ratios([0.0, 1.0, -2.0, 0.5, 3.0])
     layer.coefficients.assign([9.0, 2.0, 1.0, 4.0, 0.0])
+    layer.bias.assign(0.25)
     ids = np.array([[1, 2, 0], [3, 3, 0], [0, 0, 0]])
     out = ops.convert_to_numpy(layer(ids))
-    np.testing.assert_allclose(out, [1 * 2 - 2 * 1, 2 * 0.5 * 4, 0.0])
-    scaled = NgramLogit(4, rate_scale=3.0)
-    scaled.build((None, 3))
-    for weight, source in zip(scaled.weights, layer.weights):
-        weight.assign(source)
-    np.testing.assert_allclose(ops.convert_to_numpy(scaled(ids)), 3 * out)
+    np.testing.assert_allclose(out, [1 * 2 - 2 * 1 + 0.25, 2 * 0.5 * 4 + 0.25, 0.25])
 
 
-def test_naive_bayes_ratios_are_smoothed_log_count_ratios_with_padding_at_zero():
-    counts = np.array(
-        [
-            [7, 1, 0, 3],  # class 0: reviews holding ids 0..3
-            [7, 3, 1, 0],
-        ]
-    )  # class 1
-    p, q = np.array([8, 4, 2, 1.0]), np.array([8, 2, 1, 4.0])
-    expected = np.log(p / p.sum()) - np.log(q / q.sum())
-    expected[0] = 0
-    np.testing.assert_allclose(naive_bayes_ratios(counts), expected, rtol=1e-6)
+def test_ngram_logit_refuses_ratios_of_another_size():
+    layer = NgramLogit(4)
+    layer.build((None, 3))
+    with pytest.raises(ValueError, match="4 buckets take 5 ratios, not \\(9,\\)"):
+        layer.set_ratios(np.zeros(9))
+
+
+def test_path_combination_starts_as_the_sum_and_applies_its_weights():
+    combination = PathCombination()
+    deep = np.array([[0.5, 2.0], [1.0, -1.0]], "float32")  # evidence 1.5, -2.0
+    wide = np.array([1.0, 0.5], "float32")
+    out = ops.convert_to_numpy(combination(deep, wide))
+    np.testing.assert_allclose(out[:, 1] - out[:, 0], [2.5, -1.5])  # 1 x deep + 1 x wide
+    np.testing.assert_allclose(out.sum(axis=1), [0.0, 0.0])  # split evenly
+    combination.weighting.assign([2.0, 0.5, -1.0])
+    out = ops.convert_to_numpy(combination(deep, wide))
+    np.testing.assert_allclose(out[:, 1] - out[:, 0], [2 * 1.5 + 0.5 - 1, 2 * -2.0 + 0.25 - 1])
+
+
+class TinyWideAndDeep(WideAndDeep, keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.head = keras.layers.Dense(2)
+        self.init_wide_path(8)
+
+    def call(self, inputs):
+        return self.wide_and_deep(self.head(inputs["features"]), inputs)
+
+
+def test_wide_and_deep_returns_each_path_while_training_and_the_combination_when_served():
+    model = TinyWideAndDeep()
+    inputs = {"features": np.ones((3, 4), "float32"), "ngram_ids": np.ones((3, 5), "int32")}
+    assert tuple(model(inputs).shape) == (3, 2)  # served: the combination
+    model.paths = True
+    assert tuple(model(inputs).shape) == (3, 3, 2)  # combination, deep, wide
+    model.ngram_logit.set_ratios(np.full(9, 0.5))
+    model.ngram_logit.coefficients.assign(np.ones(9, "float32"))
+    paths = ops.convert_to_numpy(model(inputs))
+    np.testing.assert_allclose(paths[:, 2, 1] - paths[:, 2, 0], [2.5] * 3)  # 5 ids x 0.5
+    evidence = paths[:, :, 1] - paths[:, :, 0]  # (B, path)
+    np.testing.assert_allclose(evidence[:, 0], evidence[:, 1] + evidence[:, 2], rtol=1e-6)
+    model.paths = False
+    np.testing.assert_allclose(ops.convert_to_numpy(model(inputs)), paths[:, 0], rtol=1e-6)
+    with pytest.raises(ValueError, match="a dict with ngram_ids"):
+        model({"features": inputs["features"]})
+
+
+def test_wide_and_deep_trains_the_deep_path_on_its_own_loss_and_reports_each_path():
+    model = TinyWideAndDeep()
+    model.ngram_logit.trainable, model.paths = False, True
+    model.compile(
+        optimizer="sgd",
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+    )
+    inputs = {"features": np.ones((4, 4), "float32"), "ngram_ids": np.ones((4, 5), "int32")}
+    labels = np.eye(2, dtype="float32")[[1, 1, 1, 1]]
+    metrics = model.evaluate(inputs, labels, verbose=0, return_dict=True)
+    assert {"accuracy", "deep_accuracy", "wide_accuracy"} <= set(metrics)
+    deep = ops.convert_to_numpy(model(inputs))[:, 1]
+    expected = keras.losses.CategoricalCrossentropy(from_logits=True)(labels, deep)
+    assert metrics["loss"] == pytest.approx(float(expected), rel=1e-5)

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 from keras import ops
 
-from trainer_module.layers import naive_bayes_ratios
 from trainer_module.text_encoder.config import PRESETS, TextEncoderConfig
 from trainer_module.text_encoder.model import TextEncoderClassifier, build_model, example_inputs
 
@@ -18,6 +17,7 @@ def tiny(**overrides) -> TextEncoderClassifier:
         ff_dim=16,
         num_layers=2,
         dropout=0.0,
+        ngram_buckets=0,
     )
     return TextEncoderClassifier(config.replace(**overrides))
 
@@ -110,6 +110,7 @@ def test_tiny_model_overfits_a_handful_of_sequences():
             ff_dim=32,
             num_layers=1,
             dropout=0.0,
+            ngram_buckets=0,
         )
     )
     model.compile(
@@ -145,12 +146,13 @@ def test_an_unknown_decay_is_refused():
         PRESETS["tiny"].replace(decay="step")
 
 
-def test_the_wide_path_adds_half_its_logit_to_each_class():
+def test_the_wide_path_adds_its_logit_to_the_encoders_until_the_combination_is_fitted():
     config = PRESETS["tiny"].replace(vocab_size=20, dropout=0.0)
-    counts = np.zeros((2, config.ngram_buckets + 1), np.int64)
-    counts[1, 5], counts[0, 9] = 30, 30
-    model = build_model(config, train_steps=10, ngram_counts=counts)
-    ratios = naive_bayes_ratios(counts)
+    ratios = np.zeros(config.ngram_buckets + 1, "float32")
+    ratios[5], ratios[9] = 0.8, -0.3
+    model = build_model(config, train_steps=10, ngram_ratios=ratios)
+    assert model.paths and not model.ngram_logit.trainable  # the encoder trains alone
+    model.paths = False
     model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
     token_ids = np.array([[3, 4] + [0] * 30])
     without = ops.convert_to_numpy(
@@ -158,21 +160,17 @@ def test_the_wide_path_adds_half_its_logit_to_each_class():
     )
     grams = np.zeros((1, 32), "int32")
     grams[0, :2] = [5, 9]
-    wide = 0.5 * (ratios[5] + ratios[9])
-    assert ratios[5] > 0 > ratios[9]
-    np.testing.assert_allclose(
-        ops.convert_to_numpy(model({"token_ids": token_ids, "ngram_ids": grams})) - without,
-        [[-wide / 2, wide / 2]],
-        rtol=1e-5,
-        atol=1e-6,
-    )
+    wide = 0.5 * (0.8 - 0.3)
+    with_grams = ops.convert_to_numpy(model({"token_ids": token_ids, "ngram_ids": grams}))
+    evidence = lambda logits: logits[:, 1] - logits[:, 0]  # noqa: E731
+    np.testing.assert_allclose(evidence(with_grams) - evidence(without), [wide], rtol=1e-5)
 
 
-def test_the_wide_path_needs_its_inputs_and_counts():
+def test_the_wide_path_needs_its_inputs_and_ratios():
     config = PRESETS["tiny"].replace(vocab_size=20)
-    with pytest.raises(ValueError, match="dict of token_ids and ngram_ids"):
+    with pytest.raises(ValueError, match="a dict with ngram_ids"):
         TextEncoderClassifier(config)(np.ones((1, config.max_length), "int32"))
-    with pytest.raises(ValueError, match="n-gram class counts"):
+    with pytest.raises(ValueError, match="n-gram ratios"):
         build_model(config, train_steps=10)
     with pytest.raises(ValueError, match="two classes"):
         config.replace(num_classes=3)

@@ -3,11 +3,11 @@
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import PresetConfig
+from trainer_module.family import PresetConfig, WidePathConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class BertConfig(PresetConfig):
+class BertConfig(WidePathConfig, PresetConfig):
     """Fine-tuning in two phases: the head alone on a frozen backbone, then everything."""
 
     # A KerasHub preset (a name, downloaded at run time, or a save_to_preset folder) or a
@@ -41,17 +41,7 @@ class BertConfig(PresetConfig):
     # backward pass stops above them (N = 3 of 6: steps about 1.5x faster on a CPU).
     frozen_layers: int = 3
     evaluations: int = 1  # validation passes in phase 2 (phase 1 has none)
-    # The wide path, as the text encoder's (its config says more): NBSVM's logistic regression
-    # over each review's distinct hashed word uni- and bigrams, whole reviews, its logit added
-    # to BERT's. 0: off. It trains in phase 2 only, at learning_rate x ngram_rate_scale.
-    ngram_buckets: int = 2**20  # the text encoder's
-    max_ngrams: int = 1024  # distinct n-grams kept per review, as the text encoder's
-    ngram_rate_scale: float = 100.0  # 1e-4 x 100 = 1e-2
-    # How the two paths learn: "joint", one loss on the sum of their logits (the text
-    # encoder's way); or "separate", each path on its own loss, side by side, an ensemble whose
-    # served logit is the sum. Jointly, the n-gram regression, at its far higher rate, explains
-    # the easy reviews first and the pretrained encoder learns little beside it.
-    wide_loss: str = "separate"
+    # The wide path's fields (ngram_buckets, ...) are WidePathConfig's: trainer_module/family.py.
 
     def __post_init__(self):
         if not 0.0 <= self.head_fraction < 1.0:
@@ -65,15 +55,9 @@ class BertConfig(PresetConfig):
             )
         if self.pooling not in ("cls", "mean"):
             raise ValueError(f"pooling must be 'cls' or 'mean', not {self.pooling!r}")
-        if self.wide_loss not in ("joint", "separate"):
-            raise ValueError(f"wide_loss must be 'joint' or 'separate', not {self.wide_loss!r}")
         if self.frozen_layers < 0:
             raise ValueError(f"frozen_layers must be 0 or more, not {self.frozen_layers}")
-        if self.ngram_buckets and self.num_classes != 2:
-            raise ValueError(
-                f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
-                f"not num_classes={self.num_classes}"
-            )
+        self.check_wide_path(self.num_classes)
 
 
 PRESETS: Mapping[str, BertConfig] = {
@@ -86,12 +70,11 @@ PRESETS: Mapping[str, BertConfig] = {
         learning_rate=1e-3,
         ngram_buckets=256,
         max_ngrams=32,
-        ngram_rate_scale=3.0,
-        # The tiny checkpoints have 2 blocks; the pooler and the joint loss, which the default
-        # recipe does not use, stay covered end to end.
+        ngram_learning_rate=0.3,
+        # The tiny checkpoints have 2 blocks; the pooler, which the default recipe does not
+        # use, stays covered end to end.
         frozen_layers=0,
         pooling="cls",
-        wide_loss="joint",
     ),
     # The best measured recipe (docs/benchmarks.md#bert): all-MiniLM-L6-v2, 128 pieces (head 32
     # + tail), mean pooling, bottom 3 of 6 blocks frozen, the wide path on its own loss.
@@ -108,6 +91,5 @@ def transform_config(config: BertConfig) -> dict:
         "backbone_preset": config.backbone_preset,
         "sequence_length": config.sequence_length,
         "truncation_head": config.truncation_head,
-        "ngram_buckets": config.ngram_buckets,
-        "max_ngrams": config.max_ngrams,
+        **config.wide_transform_config(),
     }

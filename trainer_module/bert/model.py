@@ -1,5 +1,5 @@
 """A pretrained BERT backbone with a classification head (token ids in, class logits out), and
-optionally the wide n-gram path (NBSVM) whose logit is added to BERT's."""
+optionally the wide n-gram path (NBSVM) whose logit is combined with BERT's."""
 
 import keras
 import numpy as np
@@ -7,8 +7,8 @@ from keras import ops
 
 from trainer_module.bert.checkpoint import load_backbone
 from trainer_module.bert.config import BertConfig
-from trainer_module.layers import NgramLogit, masked_mean, naive_bayes_ratios
-from trainer_module.layers.ngram import add_to_logits
+from trainer_module.layers import masked_mean
+from trainer_module.layers.ngram import WideAndDeep
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # The layers below the first encoder block, frozen with `frozen_layers`.
@@ -20,24 +20,21 @@ EMBEDDING_LAYERS = (
 )
 
 
-class BertClassifier(keras.Model):
+class BertClassifier(WideAndDeep, keras.Model):
     """BERT's pooled output -> dropout -> dense logits, as KerasHub's BertTextClassifier; with
-    config.ngram_buckets, plus the wide path's logit.
+    config.ngram_buckets, combined with the wide path's logit (layers/ngram.py: WideAndDeep).
 
     Args:
         backbone: a keras_hub BertBackbone (checkpoint.load_backbone).
-        config: BertConfig: pooling, dropout, num_classes, the wide path's buckets, rate scale
-            and loss.
+        config: BertConfig: pooling, dropout, num_classes, the wide path.
 
     Call arguments:
         inputs: a dict of `token_ids`, `segment_ids`, `padding_mask` (B, T) ints, and with the
             wide path `ngram_ids` (B, M), each review's distinct hashed n-grams, 0 pads.
 
     Returns:
-        Logits (B, num_classes), float32: the sum of both paths'. While `self.paths` is set (in
-        training, with config.wide_loss "separate"), (B, 3, num_classes): the sum, BERT's and
-        the wide path's, which `compute_loss` trains on their own and `compute_metrics` reports
-        (`accuracy` of the sum, `bert_accuracy`, `wide_accuracy`).
+        Logits (B, num_classes), float32; (B, 3, num_classes) while `paths` is set: the
+        combination, BERT's and the wide path's (WideAndDeep).
     """
 
     def __init__(self, backbone, config: BertConfig, **kwargs):
@@ -50,17 +47,7 @@ class BertClassifier(keras.Model):
             name="logits",
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
         )
-        self.ngram_logit = (
-            NgramLogit(config.ngram_buckets, config.ngram_rate_scale, name="ngram_logit")
-            if config.ngram_buckets
-            else None
-        )
-        self.paths = bool(config.ngram_buckets) and config.wide_loss == "separate"
-        if self.paths:
-            self.path_accuracy = {
-                path: keras.metrics.CategoricalAccuracy(name=f"{path}_accuracy")
-                for path in ("bert", "wide")
-            }
+        self.init_wide_path(config.ngram_buckets)
 
     def call(self, inputs, training=None):
         backbone_inputs = {k: inputs[k] for k in BACKBONE_INPUTS}
@@ -70,38 +57,18 @@ class BertClassifier(keras.Model):
         else:
             pooled = ops.cast(outputs["pooled_output"], "float32")  # (B, H)
         logits = self.head(self.head_dropout(pooled, training=training))  # (B, C)
-        if self.ngram_logit is None:
-            return logits
-        wide = add_to_logits(ops.zeros_like(logits), self.ngram_logit(inputs["ngram_ids"]))
-        if self.paths:
-            return ops.stack([logits + wide, logits, wide], axis=1)  # (B, 3, C)
-        return logits + wide
-
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        if y_pred is None or len(y_pred.shape) != 3:
-            return super().compute_loss(x, y, y_pred, sample_weight, training)
-        # Each path on its own loss: an ensemble trained side by side.
-        return sum(
-            super(BertClassifier, self).compute_loss(x, y, y_pred[:, path], sample_weight, training)
-            for path in (1, 2)
-        )
-
-    def compute_metrics(self, x, y, y_pred, sample_weight=None):
-        if len(y_pred.shape) != 3:
-            return super().compute_metrics(x, y, y_pred, sample_weight)
-        for index, path in enumerate(("bert", "wide"), start=1):
-            self.path_accuracy[path].update_state(y, y_pred[:, index], sample_weight)
-        return super().compute_metrics(x, y, y_pred[:, 0], sample_weight)
+        return self.wide_and_deep(logits, inputs)
 
     def train_phase(self, phase: str) -> None:
         """What trains in a phase: "head" the head alone; "full" everything but the embeddings
-        and the bottom config.frozen_layers blocks (with frozen_layers > 0)."""
+        and the bottom config.frozen_layers blocks (with frozen_layers > 0). The wide path
+        trains in neither (training/wide_path.py)."""
         if phase not in ("head", "full"):
             raise ValueError(f"phase must be 'head' or 'full', not {phase!r}")
         full = phase == "full"
         self.backbone.trainable = full
         if self.ngram_logit is not None:
-            self.ngram_logit.trainable = full
+            self.ngram_logit.trainable = False
         if full and self.config.frozen_layers:
             for name in EMBEDDING_LAYERS:
                 self.backbone.get_layer(name).trainable = False
@@ -109,9 +76,9 @@ class BertClassifier(keras.Model):
                 block.trainable = False
 
 
-def bert_classifier(config: BertConfig, ngram_counts: np.ndarray = None) -> BertClassifier:
+def bert_classifier(config: BertConfig, ngram_ratios: np.ndarray = None) -> BertClassifier:
     """The classifier over `config.backbone_preset`'s pretrained backbone, built; with
-    config.ngram_buckets, `ngram_counts` (Transform's, preprocessing/ngrams.py) set the wide
+    config.ngram_buckets, `ngram_ratios` (Transform's, preprocessing/ngrams.py) set the wide
     path's naive-Bayes ratios."""
     backbone = load_backbone(config.backbone_preset)
     if backbone.max_sequence_length < config.sequence_length:
@@ -127,9 +94,9 @@ def bert_classifier(config: BertConfig, ngram_counts: np.ndarray = None) -> Bert
     model = BertClassifier(backbone, config)
     model(example_inputs(config))  # build the weights
     if config.ngram_buckets:
-        if ngram_counts is None:
-            raise ValueError("ngram_buckets needs Transform's n-gram class counts")
-        model.ngram_logit.set_ratios(naive_bayes_ratios(ngram_counts))
+        if ngram_ratios is None:
+            raise ValueError("ngram_buckets needs Transform's n-gram ratios")
+        model.ngram_logit.set_ratios(ngram_ratios)
     return model
 
 

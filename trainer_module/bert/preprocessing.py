@@ -18,7 +18,7 @@ import tensorflow_transform as tft
 
 from trainer_module import features
 from trainer_module.bert.checkpoint import load_tokenizer
-from trainer_module.preprocessing.ngrams import NGRAM_IDS, ngram_features
+from trainer_module.preprocessing.ngrams import wide_path_features
 from trainer_module.preprocessing.text import (
     as_vector,
     review_length_bucket,
@@ -67,7 +67,8 @@ def _vocabulary_asset(tokenizer: keras_hub.models.BertTokenizer) -> str:
 @tf.autograph.experimental.do_not_convert  # TF ops alone (trainer_module/preprocessing)
 def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str, Any]) -> dict:
     """custom_config (config.transform_config): `backbone_preset` (checkpoint.py),
-    `sequence_length`, `truncation_head`, `ngram_buckets` (0: no wide path), `max_ngrams`."""
+    `sequence_length`, `truncation_head`, and the wide path's `ngram_buckets` (0: none),
+    `ngram_order` and `max_ngrams`."""
     tokenizer = load_tokenizer(custom_config["backbone_preset"])
     vocabulary_file = _vocabulary_asset(tokenizer)
     tft.annotate_asset(VOCABULARY_NAME, vocabulary_file)
@@ -92,9 +93,5 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
     }
     if features.LABEL in inputs:
         outputs[features.LABEL] = tf.cast(as_vector(inputs[features.LABEL]), tf.int64)
-    buckets = int(custom_config.get("ngram_buckets", 0))
-    if buckets:
-        outputs[NGRAM_IDS] = ngram_features(
-            words, outputs.get(features.LABEL), buckets, int(custom_config["max_ngrams"])
-        )
+    outputs.update(wide_path_features(words, outputs.get(features.LABEL), custom_config))
     return outputs

@@ -14,8 +14,8 @@ from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import bert_classifier
 from trainer_module.bert.preprocessing import VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export
-from trainer_module.preprocessing.ngrams import ngram_counts
-from trainer_module.training import backup
+from trainer_module.preprocessing.ngrams import ngram_ratios
+from trainer_module.training import backup, wide_path
 from trainer_module.training.history import LogEvaluations, throughput, write_history
 from trainer_module.training.inputs import make_dataset, start_run
 from trainer_module.training.optimizers import adamw
@@ -44,8 +44,9 @@ def phases(config: BertConfig, train_steps: int) -> list:
 
 def train_and_export(fn_args: FnArgs) -> keras.Model:
     config, tf_transform_output = start_run(fn_args, FAMILY)
-    train, evaluation = (
-        make_dataset(
+
+    def datasets(shuffle, epochs=None, files=fn_args.train_files):
+        return make_dataset(
             fn_args,
             files,
             tf_transform_output,
@@ -53,12 +54,15 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
             config.batch_size,
             config.num_classes,
             shuffle,
+            epochs,
         )
-        for files, shuffle in ((fn_args.train_files, True), (fn_args.eval_files, False))
-    )
-    model = bert_classifier(
-        config, ngram_counts(tf_transform_output) if config.ngram_buckets else None
-    )
+
+    train, evaluation = datasets(True), datasets(False, files=fn_args.eval_files)
+    ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
+    if config.ngram_buckets:  # BERT trains outside the held-out slice
+        train = wide_path.split(train, config.holdout_percent, config.batch_size, holdout=False)
+    model = bert_classifier(config, ratios)
+    model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
     vocabulary = tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
     if vocabulary > model.backbone.vocabulary_size:
         raise ValueError(
@@ -108,18 +112,29 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
         for key, values in result.history.items():
             history.setdefault(key, []).extend(float(v) for v in values)
 
+    fit_seconds, paths = time.perf_counter() - started, {}
+    if config.ngram_buckets:
+        paths = wide_path.train_and_combine(
+            model,
+            config,
+            datasets,
+            evaluation,
+            fn_args.eval_steps,
+            fn_args.custom_config["train_examples"],
+            ratios,
+        )
     write_history(
         fn_args.model_run_dir,
         config.to_dict(),
         history,
+        paths=paths or None,
         **throughput(
-            time.perf_counter() - started,
+            fit_seconds,
             fn_args,
             config.batch_size,
             resumed_from_step=resumed_from_step,
         ),
     )
-    model.paths = False  # the served model answers with the sum of the paths' logits
     export(model, tf_transform_output, fn_args.serving_model_dir)
     return model
 

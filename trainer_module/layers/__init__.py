@@ -3,7 +3,7 @@ TensorFlow imports)."""
 
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import FeedForward, TransformerBlock, causal_mask
-from trainer_module.layers.ngram import NgramLogit, naive_bayes_ratios
+from trainer_module.layers.ngram import NgramLogit, PathCombination, WideAndDeep
 from trainer_module.layers.pooling import masked_mean
 from trainer_module.layers.positional import (
     LearnedPositionalEmbedding,
@@ -19,13 +19,14 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "NgramLogit",
+    "PathCombination",
     "SinusoidalPositionalEncoding",
     "TokenDropout",
     "TokenEmbedding",
     "TransformerBlock",
+    "WideAndDeep",
     "causal_mask",
     "masked_mean",
-    "naive_bayes_ratios",
     "position_layer",
     "sinusoidal_table",
 ]

@@ -1,6 +1,8 @@
 """The wide path's model side (NBSVM, Wang and Manning, 2012): a logistic regression over each
-review's distinct hashed n-grams, weighted by naive-Bayes log-count ratios. Its ids and counts come
-from tf.Transform (trainer_module/preprocessing/ngrams.py)."""
+review's distinct hashed n-grams, weighted by naive-Bayes log-count ratios, and the combination of
+its logit with a deep model's. Its ids and ratios come from tf.Transform
+(trainer_module/preprocessing/ngrams.py); how the paths train, trainer_module/training/wide_path.py.
+"""
 
 import keras
 import numpy as np
@@ -9,15 +11,14 @@ from keras import ops
 
 class NgramLogit(keras.layers.Layer):
     """NBSVM's logistic regression (Wang and Manning, 2012): (B, M) n-gram ids -> (B,) logits
-    sum_j r[id_j] * s * w[id_j] over each review's distinct ids (s: `rate_scale`, which scales
-    the weights' learning rate under Adam). r (`ratios`, not trained) holds
-    the naive-Bayes log-count ratios, set once from Transform's counts (`set_ratios`); w starts
-    at zero, so the scaling makes the trained weights move most for the n-grams whose counts
-    already separate the classes. Id 0 (padding) has ratio 0. Kept in float32."""
+    b + sum_j r[id_j] * w[id_j] over each review's distinct ids. r (`ratios`, not trained) holds
+    the naive-Bayes log-count ratios, set once from Transform's (`set_ratios`); w starts at
+    zero, so plain gradient descent moves the weights of the n-grams whose counts already
+    separate the classes most. Id 0 (padding) has ratio 0. Kept in float32."""
 
-    def __init__(self, buckets: int, rate_scale: float = 1.0, **kwargs):
+    def __init__(self, buckets: int, **kwargs):
         super().__init__(dtype="float32", **kwargs)
-        self.buckets, self.rate_scale = buckets, rate_scale
+        self.buckets = buckets
 
     def build(self, input_shape):
         self.ratios = self.add_weight(
@@ -26,29 +27,101 @@ class NgramLogit(keras.layers.Layer):
         self.coefficients = self.add_weight(
             name="coefficients", shape=(self.buckets + 1,), initializer="zeros"
         )
+        self.bias = self.add_weight(name="bias", shape=(), initializer="zeros")
 
     def set_ratios(self, ratios: np.ndarray) -> None:
-        self.ratios.assign(np.asarray(ratios, "float32"))
+        ratios = np.asarray(ratios, "float32")
+        if ratios.shape != (self.buckets + 1,):
+            raise ValueError(
+                f"{self.buckets} buckets take {self.buckets + 1} ratios, not {ratios.shape}: "
+                "the model and Transform's n-gram ratios disagree on ngram_buckets"
+            )
+        self.ratios.assign(ratios)
 
     def call(self, ngram_ids):
         ngram_ids = ops.cast(ngram_ids, "int32")  # Keras builds a model on float inputs
-        weights = ops.take(self.coefficients, ngram_ids) * self.rate_scale
-        return ops.sum(ops.take(self.ratios, ngram_ids) * weights, axis=1)
+        weights = ops.take(self.coefficients, ngram_ids)
+        return ops.sum(ops.take(self.ratios, ngram_ids) * weights, axis=1) + self.bias
 
     def get_config(self):
-        return {**super().get_config(), "buckets": self.buckets, "rate_scale": self.rate_scale}
+        return {**super().get_config(), "buckets": self.buckets}
 
 
-def naive_bayes_ratios(counts: np.ndarray, alpha: float = 1.0) -> np.ndarray:
-    """(2, V) reviews per class holding each id -> (V,) log(p / |p|) - log(q / |q|) with
-    p = alpha + the class-1 counts, q = alpha + the class-0 counts; id 0 (padding) gets 0."""
-    positive, negative = counts[1] + alpha, counts[0] + alpha
-    ratios = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
-    ratios[0] = 0.0
-    return ratios.astype("float32")
+class PathCombination(keras.layers.Layer):
+    """(B, 2) deep logits and the wide path's (B,) logit -> the served (B, 2) logits: the
+    evidence for class 1, z = a * (deep[:, 1] - deep[:, 0]) + b * wide + c, split evenly between
+    the two classes. a, b and c are fitted on held-out reviews after both paths trained
+    (training/wide_path.py: a logistic regression, so the mean prediction matches the label
+    mean); until then (1, 1, 0): the sum of the two paths' logits. Not trained by gradient."""
+
+    def __init__(self, **kwargs):
+        super().__init__(dtype="float32", **kwargs)
+
+    def build(self, deep_shape, wide_shape=None):
+        self.weighting = self.add_weight(
+            name="weighting",
+            shape=(3,),
+            initializer=keras.initializers.Constant([1.0, 1.0, 0.0]),
+            trainable=False,
+        )
+
+    def call(self, deep, wide):
+        deep = ops.cast(deep, "float32")
+        evidence = (
+            self.weighting[0] * (deep[:, 1] - deep[:, 0])
+            + self.weighting[1] * wide
+            + self.weighting[2]
+        )
+        return evidence_logits(evidence)
 
 
-def add_to_logits(logits, wide):
-    """(B, 2) logits + the wide path's (B,) evidence for class 1, split evenly between the two
-    classes (their difference, which the softmax sees, moves by `wide`)."""
-    return logits + ops.stack([-wide / 2, wide / 2], axis=-1)
+def evidence_logits(evidence):
+    """(B,) evidence for class 1 -> (B, 2) logits [-e / 2, e / 2] (their difference, which the
+    softmax sees, is e)."""
+    return ops.stack([-evidence / 2, evidence / 2], axis=-1)
+
+
+class WideAndDeep:
+    """Mixed into a classifier with a deep path and, with config.ngram_buckets, the wide path:
+    `self.ngram_logit`, `self.combination` and `self.paths` (`init_wide_path`), and the
+    classifier's call ending in `self.wide_and_deep(deep_logits, inputs)`.
+
+    While `self.paths` is set (by the trainer, with the wide path), the model returns (B, 3, C):
+    the combination, the deep path's and the wide path's logits; `compute_loss` trains the deep
+    path on its own loss (the wide one trains alone, before or after: training/wide_path.py)
+    and `compute_metrics` reports `accuracy` of the combination, `deep_accuracy` and
+    `wide_accuracy`."""
+
+    def init_wide_path(self, buckets: int) -> None:
+        self.ngram_logit = NgramLogit(buckets, name="ngram_logit") if buckets else None
+        self.combination = PathCombination(name="combination") if buckets else None
+        self.paths = False
+        if buckets:
+            self.path_accuracy = {
+                path: keras.metrics.CategoricalAccuracy(name=f"{path}_accuracy")
+                for path in ("deep", "wide")
+            }
+
+    def wide_and_deep(self, deep_logits, inputs):
+        if self.ngram_logit is None:
+            return deep_logits
+        if not isinstance(inputs, dict) or "ngram_ids" not in inputs:
+            raise ValueError("with ngram_buckets the model takes a dict with ngram_ids")
+        wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1
+        combined = self.combination(deep_logits, wide)
+        if self.paths:
+            deep = ops.cast(deep_logits, "float32")
+            return ops.stack([combined, deep, evidence_logits(wide)], axis=1)  # (B, 3, C)
+        return combined
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        if y_pred is not None and len(y_pred.shape) == 3:
+            y_pred = y_pred[:, 1]  # the deep path alone
+        return super().compute_loss(x, y, y_pred, sample_weight, training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        if len(y_pred.shape) != 3:
+            return super().compute_metrics(x, y, y_pred, sample_weight)
+        for index, path in enumerate(("deep", "wide"), start=1):
+            self.path_accuracy[path].update_state(y, y_pred[:, index], sample_weight)
+        return super().compute_metrics(x, y, y_pred[:, 0], sample_weight)

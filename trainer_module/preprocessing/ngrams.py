@@ -1,6 +1,7 @@
 """The wide path's preprocessing (NBSVM, Wang and Manning, 2012), shared by the text families:
-each review's distinct hashed word uni- and bigrams, and a tf.Transform analyzer counting, over
-the training split, how many reviews of each class hold each hashed id. The model's side is
+each review's distinct hashed word n-grams (uni-, bi- and trigrams), and a tf.Transform analyzer
+that counts, over the training split, how many reviews of each class hold each hashed id and
+turns the counts into naive-Bayes log-count ratios. The model's side is
 trainer_module/layers/ngram.py."""
 
 import io
@@ -13,15 +14,19 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tensorflow_transform.beam as tft_beam
 
-NGRAM_IDS = "ngram_ids"  # int64 (B, max_ngrams): hashed uni- and bigrams, 1..buckets; 0 pads
-NGRAM_COUNTS = "ngram_class_counts"  # asset: (2, buckets + 1) training reviews per class and id
+NGRAM_IDS = "ngram_ids"  # int64 (B, max_ngrams): hashed word n-grams, 1..buckets; 0 pads
+NGRAM_RATIOS = "ngram_nb_ratios"  # asset: (buckets + 1,) float32 naive-Bayes log-count ratios
+SMOOTHING = 1.0  # the ratios' additive smoothing (alpha), Wang and Manning's
 
 
-def distinct_ngram_ids(tokens: tf.RaggedTensor, buckets: int, max_ngrams: int) -> tf.Tensor:
+def distinct_ngram_ids(
+    tokens: tf.RaggedTensor, buckets: int, max_ngrams: int, order: int = 3
+) -> tf.Tensor:
     """(B, None) words -> (B, max_ngrams) int64: each review's distinct word unigrams, then
-    bigrams, hashed into 1..buckets (`tf.strings.to_hash_bucket_fast`), in order of first
-    appearance, the first max_ngrams kept; 0 pads."""
-    grams = tf.strings.ngrams(tokens, ngram_width=(1, 2), separator=" ")
+    bigrams, and so on up to `order`-grams, hashed into 1..buckets
+    (`tf.strings.to_hash_bucket_fast`), in order of first appearance, the first max_ngrams
+    kept; 0 pads."""
+    grams = tf.strings.ngrams(tokens, ngram_width=tuple(range(1, order + 1)), separator=" ")
     ids = tf.strings.to_hash_bucket_fast(grams.flat_values, buckets) + 1
     # One key per (review, id); tf.unique keeps first appearances in order, so rows stay sorted
     # (and the ragged constructor's checks, most of this function's tracing time, are skipped).
@@ -32,10 +37,20 @@ def distinct_ngram_ids(tokens: tf.RaggedTensor, buckets: int, max_ngrams: int) -
     return distinct.to_tensor(default_value=0, shape=[None, max_ngrams])
 
 
-class CountNgramClasses(tft_beam.experimental.PTransformAnalyzer):
-    """Beam: batches of (n-gram ids (B, M), labels (B,)) -> the path of an .npy file of
-    (2, buckets + 1) counts: how many training reviews of each class hold each id. Fixed-size
-    accumulators, summed across workers like tf.Transform's own analyzers."""
+def naive_bayes_ratios(counts: np.ndarray, alpha: float = SMOOTHING) -> np.ndarray:
+    """(2, V + 1) reviews per class holding each id -> (V + 1,) float32 log(p / |p|_1) -
+    log(q / |q|_1) with p = alpha + the class-1 counts, q = alpha + the class-0 counts over
+    ids 1..V (Wang and Manning, 2012, section 2.1); id 0 (padding) gets 0."""
+    positive, negative = counts[1, 1:] + alpha, counts[0, 1:] + alpha
+    ratios = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
+    return np.concatenate([[0.0], ratios]).astype("float32")
+
+
+class NaiveBayesRatios(tft_beam.experimental.PTransformAnalyzer):
+    """Beam: batches of (n-gram ids (B, M), labels (B,)) -> the path of an .npy file of the
+    (buckets + 1,) naive-Bayes log-count ratios (`naive_bayes_ratios`) of the counts of training
+    reviews of each class that hold each id. Fixed-size count accumulators, summed across
+    workers like tf.Transform's own analyzers; the ratios are taken once, from the sums."""
 
     def __init__(self, buckets: int):
         super().__init__()
@@ -46,6 +61,7 @@ class CountNgramClasses(tft_beam.experimental.PTransformAnalyzer):
             batches
             | "Count" >> beam.Map(self._count)
             | "Sum" >> beam.CombineGlobally(_SumCounts((2, self.buckets + 1)))
+            | "Ratios" >> beam.Map(naive_bayes_ratios)
             | "Write" >> beam.Map(self._write)
         )
 
@@ -60,11 +76,11 @@ class CountNgramClasses(tft_beam.experimental.PTransformAnalyzer):
         counts[:, 0] = 0  # padding
         return counts
 
-    def _write(self, counts: np.ndarray) -> np.ndarray:
+    def _write(self, ratios: np.ndarray) -> np.ndarray:
         tf.io.gfile.makedirs(self.base_temp_dir)
-        path = os.path.join(self.base_temp_dir, NGRAM_COUNTS)
+        path = os.path.join(self.base_temp_dir, NGRAM_RATIOS)
         buffer = io.BytesIO()
-        np.save(buffer, counts)
+        np.save(buffer, ratios)
         with tf.io.gfile.GFile(path, "wb") as f:
             f.write(buffer.getvalue())
         return np.array(path.encode("utf-8"), dtype=object)
@@ -91,44 +107,66 @@ class _SumCounts(beam.CombineFn):
         return total
 
 
-def ngram_class_counts(ngram_ids: tf.Tensor, labels: tf.Tensor, buckets: int) -> tf.Tensor:
-    """A tf.Transform analyzer: the path of the NGRAM_COUNTS asset (CountNgramClasses)."""
+def ngram_ratio_analyzer(ngram_ids: tf.Tensor, labels: tf.Tensor, buckets: int) -> tf.Tensor:
+    """A tf.Transform analyzer: the path of the NGRAM_RATIOS asset (NaiveBayesRatios)."""
     (path,) = tft.experimental.ptransform_analyzer(
         [ngram_ids, labels],
-        CountNgramClasses(buckets),
+        NaiveBayesRatios(buckets),
         [tf.string],
         [[]],
         output_asset_default_values=[b""],
-        name=NGRAM_COUNTS,
+        name=NGRAM_RATIOS,
     )
     return path
 
 
-def ngram_counts(tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
-    """The (2, buckets + 1) class counts of the n-gram ids Transform wrote (NGRAM_COUNTS)."""
-    path = tf_transform_output.vocabulary_file_by_name(NGRAM_COUNTS)
+def ngram_ratios(tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
+    """The (buckets + 1,) naive-Bayes ratios of the n-gram ids Transform wrote (NGRAM_RATIOS)."""
+    path = tf_transform_output.vocabulary_file_by_name(NGRAM_RATIOS)
     if path is None:
         raise FileNotFoundError(
-            f"no {NGRAM_COUNTS} asset in {tf_transform_output.transform_savedmodel_dir}: "
-            "was Transform run with ngram_buckets?"
+            f"no {NGRAM_RATIOS} asset in {tf_transform_output.transform_savedmodel_dir}: "
+            "was Transform run with ngram_buckets (by this version)?"
         )
     with tf.io.gfile.GFile(path, "rb") as f:
         return np.load(io.BytesIO(f.read()))
 
 
 def ngram_features(
-    tokens: tf.RaggedTensor, labels: Optional[tf.Tensor], buckets: int, max_ngrams: int
+    tokens: tf.RaggedTensor,
+    labels: Optional[tf.Tensor],
+    buckets: int,
+    max_ngrams: int,
+    order: int = 3,
 ) -> tf.Tensor:
-    """(B, None) words -> NGRAM_IDS (B, max_ngrams); with `labels` (B,) (the training graph,
-    not serving) the NGRAM_COUNTS analyzer runs over them.
+    """(B, None) words -> NGRAM_IDS (B, max_ngrams), n-grams up to `order` words; with `labels`
+    (B,) (the training graph, not serving) the NGRAM_RATIOS analyzer runs over them.
 
     In a preprocessing_fn, call it before any other analyzer's output is used: created after a
     vocabulary's lookup table, tf.Transform puts this analyzer in a second analysis phase, whose
     deep copy of the input fails with this Beam version (tests/e2e catch it)."""
-    ngram_ids = distinct_ngram_ids(tokens, buckets, max_ngrams)
+    ngram_ids = distinct_ngram_ids(tokens, buckets, max_ngrams, order)
     if labels is not None:
-        path = ngram_class_counts(ngram_ids, labels, buckets)
+        path = ngram_ratio_analyzer(ngram_ids, labels, buckets)
         # Ties the analyzer to an output, so that tf.Transform runs it (nothing in the graph
-        # reads the counts: the trainer does).
+        # reads the ratios: the trainer sets them in the model).
         ngram_ids += 0 * tf.cast(tf.strings.length(path), tf.int64)
     return ngram_ids
+
+
+def wide_path_features(tokens: tf.RaggedTensor, labels: Optional[tf.Tensor], custom_config) -> dict:
+    """A text family's preprocessing_fn's wide-path outputs: {NGRAM_IDS: ...} (ngram_features)
+    as custom_config sets them (WidePathConfig.wide_transform_config), or {} with
+    `ngram_buckets` 0 or absent."""
+    buckets = int(custom_config.get("ngram_buckets", 0))
+    if not buckets:
+        return {}
+    return {
+        NGRAM_IDS: ngram_features(
+            tokens,
+            labels,
+            buckets,
+            int(custom_config["max_ngrams"]),
+            int(custom_config.get("ngram_order", 3)),
+        )
+    }

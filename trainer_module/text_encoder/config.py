@@ -4,7 +4,7 @@ data: no TensorFlow, no Keras)."""
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import Axis, PresetConfig
+from trainer_module.family import Axis, PresetConfig, WidePathConfig
 
 # Ids below the vocabulary: 0 pads, and one out-of-vocabulary bucket sits after the words.
 PAD_ID = 0
@@ -13,7 +13,7 @@ DECAYS = ("inverse_sqrt", "linear", "cosine")
 
 
 @dataclasses.dataclass(frozen=True)
-class TextEncoderConfig(PresetConfig):
+class TextEncoderConfig(WidePathConfig, PresetConfig):
     """Every knob of the text encoder classifier and its training, with why it has its value."""
 
     # Vocabulary and input: shared by tf.Transform (which builds the ids) and the model.
@@ -34,15 +34,7 @@ class TextEncoderConfig(PresetConfig):
     positional: str = "sinusoidal"  # "sinusoidal" (fixed, no parameters) or "learned"
     pooling: str = "mean"  # "mean" (masked mean over tokens) or "cls" (a learned [CLS] vector)
     num_classes: int = 2  # negative, positive
-    # The wide path (NBSVM, Wang and Manning, 2012): a logistic regression over each review's
-    # distinct word uni- and bigrams, the whole review (not truncated), hashed into
-    # `ngram_buckets` buckets and weighted by their naive-Bayes log-count ratios, which
-    # Transform counts over the training split; its logit is added to the encoder's. 0: off.
-    ngram_buckets: int = 0
-    max_ngrams: int = 1024  # distinct n-grams kept per review, in order; 2% of IMDB's have more
-    # The wide weights enter the logit times this: with Adam, their learning rate times this.
-    # The logistic regression converges in 2 epochs at about 3x the encoder's rate.
-    ngram_rate_scale: float = 1.0
+    # The wide path's fields (ngram_buckets, ...) are WidePathConfig's: trainer_module/family.py.
     # Optimisation: AdamW with linear warmup, then a decay.
     batch_size: int = 32  # per replica; small batches regularise this small model
     peak_learning_rate: float = 1e-3  # reached at the end of warmup
@@ -73,11 +65,7 @@ class TextEncoderConfig(PresetConfig):
             raise ValueError(
                 f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}"
             )
-        if self.ngram_buckets and self.num_classes != 2:
-            raise ValueError(
-                f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
-                f"not num_classes={self.num_classes}"
-            )
+        self.check_wide_path(self.num_classes)
 
     @property
     def embedding_rows(self) -> int:
@@ -100,14 +88,12 @@ PRESETS: Mapping[str, TextEncoderConfig] = {
         evaluations=1,
         ngram_buckets=256,
         max_ngrams=32,
+        ngram_learning_rate=0.3,
     ),
-    # The default: the embedded corpus in seconds, real IMDB at 0.914 in under 4 minutes on a
-    # 2-core CPU (README): the wide path (2^20 buckets, 4 MB of weights: 4x as many were no
-    # better), its weights at 3x the encoder's rate, the rate annealed to zero, and one
-    # encoder block (with the wide path a second was no better, at twice the Trainer's time).
-    "small": TextEncoderConfig(
-        ngram_buckets=2**20, ngram_rate_scale=3.0, decay="cosine", num_layers=1
-    ),
+    # The default: the embedded corpus in seconds, real IMDB on a 2-core CPU in minutes
+    # (docs/benchmarks.md): one encoder block beside the wide path (with it a second block was
+    # no better, at twice the Trainer's time), the rate annealed to zero.
+    "small": TextEncoderConfig(decay="cosine", num_layers=1),
     # Longer inputs and more layers, for a GPU.
     "base": TextEncoderConfig(
         max_length=512,
@@ -118,6 +104,7 @@ PRESETS: Mapping[str, TextEncoderConfig] = {
         num_layers=4,
         norm_first=True,
         warmup_steps=1000,
+        ngram_buckets=0,
     ),
 }
 
@@ -137,6 +124,5 @@ def transform_config(config: TextEncoderConfig) -> dict:
         "vocab_size": config.vocab_size,
         "max_length": config.max_length,
         "truncation_head": config.truncation_head,
-        "ngram_buckets": config.ngram_buckets,
-        "max_ngrams": config.max_ngrams,
+        **config.wide_transform_config(),
     }

@@ -1,20 +1,18 @@
 """A from-scratch Transformer encoder classifier (token ids in, class logits out), with an
-optional wide path over hashed word n-grams (NBSVM) whose logit is added to the encoder's."""
+optional wide path over hashed word n-grams (NBSVM) whose logit is combined with the encoder's."""
 
 import keras
 import numpy as np
 from keras import ops
 
 from trainer_module.layers import (
-    NgramLogit,
     TokenDropout,
     TokenEmbedding,
     TransformerBlock,
     masked_mean,
-    naive_bayes_ratios,
     position_layer,
 )
-from trainer_module.layers.ngram import add_to_logits
+from trainer_module.layers.ngram import WideAndDeep
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import (
@@ -24,8 +22,9 @@ from trainer_module.training.schedules import (
 )
 
 
-class TextEncoderClassifier(keras.Model):
-    """Embedding -> positions -> N encoder blocks -> pooling -> classification head.
+class TextEncoderClassifier(WideAndDeep, keras.Model):
+    """Embedding -> positions -> N encoder blocks -> pooling -> classification head; with the
+    wide path, its logit and the head's combined (layers/ngram.py: WideAndDeep).
 
     Args:
         config: TextEncoderConfig. The vocabulary (`embedding_rows` ids), the encoder's shape
@@ -38,11 +37,11 @@ class TextEncoderClassifier(keras.Model):
             review's distinct hashed uni- and bigrams, 0 pads (preprocessing.py).
 
     Returns:
-        Logits (B, num_classes).
+        Logits (B, num_classes); (B, 3, num_classes) while `paths` is set (WideAndDeep).
 
     Example:
     >>> from trainer_module.text_encoder.config import PRESETS
-    >>> model = TextEncoderClassifier(PRESETS["tiny"].replace(vocab_size=10))
+    >>> model = TextEncoderClassifier(PRESETS["tiny"].replace(vocab_size=10, ngram_buckets=0))
     >>> tuple(model(ops.convert_to_tensor([[3, 4, 0, 0, 0]])).shape)
     (1, 2)
     """
@@ -77,11 +76,7 @@ class TextEncoderClassifier(keras.Model):
         self.head_dropout = keras.layers.Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
-        self.ngram_logit = (
-            NgramLogit(config.ngram_buckets, config.ngram_rate_scale, name="ngram_logit")
-            if config.ngram_buckets
-            else None
-        )
+        self.init_wide_path(config.ngram_buckets)
 
     def build(self, input_shape):
         if self.config.pooling == "cls":
@@ -125,12 +120,7 @@ class TextEncoderClassifier(keras.Model):
         else:
             pooled = masked_mean(hidden, padding_mask)
         logits = self.head(self.head_dropout(pooled, training=training))  # (B, C)
-        if self.ngram_logit is None:
-            return logits
-        if not isinstance(inputs, dict) or "ngram_ids" not in inputs:
-            raise ValueError("with ngram_buckets the model takes a dict of token_ids and ngram_ids")
-        wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1
-        return add_to_logits(logits, wide)
+        return self.wide_and_deep(logits, inputs)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -142,13 +132,16 @@ class TextEncoderClassifier(keras.Model):
 
 
 def build_model(
-    config: TextEncoderConfig, train_steps: int, ngram_counts: np.ndarray = None
+    config: TextEncoderConfig, train_steps: int, ngram_ratios: np.ndarray = None
 ) -> keras.Model:
     """The classifier, built and compiled with its training recipe: AdamW after a linear
-    warmup with config.decay over train_steps, cross-entropy on one-hot labels. With
-    config.ngram_buckets, `ngram_counts` (Transform's, preprocessing.ngram_counts) set the
-    wide path's ratios."""
+    warmup with config.decay over train_steps, cross-entropy on one-hot labels (of the encoder
+    alone, with the wide path: WideAndDeep). With config.ngram_buckets, `ngram_ratios`
+    (Transform's, preprocessing.ngrams.ngram_ratios) set the wide path's ratios; the wide path
+    itself is trained apart (training/wide_path.py)."""
     model = TextEncoderClassifier(config)
+    if model.ngram_logit is not None:
+        model.ngram_logit.trainable = False
     # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
     # quarter of the steps.
     warmup = min(config.warmup_steps, max(1, train_steps // 4))
@@ -166,9 +159,10 @@ def build_model(
     )
     model(example_inputs(config))  # build the weights
     if config.ngram_buckets:
-        if ngram_counts is None:
-            raise ValueError("ngram_buckets needs Transform's n-gram class counts")
-        model.ngram_logit.set_ratios(naive_bayes_ratios(ngram_counts))
+        if ngram_ratios is None:
+            raise ValueError("ngram_buckets needs Transform's n-gram ratios")
+        model.ngram_logit.set_ratios(ngram_ratios)
+        model.paths = True  # trains the encoder on its own loss, reports each path
     return model
 
 

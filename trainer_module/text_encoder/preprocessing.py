@@ -1,6 +1,6 @@
 """tf.Transform preprocessing for the text encoder: normalise, tokenise, vocabulary, pad; and
-for the wide path, each review's distinct hashed word uni- and bigrams, with their counts per
-class over the training split (trainer_module/preprocessing/ngrams.py).
+for the wide path, each review's distinct hashed word n-grams, with their naive-Bayes ratios
+over the training split (trainer_module/preprocessing/ngrams.py).
 
 The same graph runs in the Transform component (over the whole training split, where the
 analyzers see every review) and inside the served model.
@@ -12,7 +12,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
-from trainer_module.preprocessing.ngrams import NGRAM_IDS, ngram_features
+from trainer_module.preprocessing.ngrams import wide_path_features
 from trainer_module.preprocessing.text import as_vector, review_length_bucket, tokenize, truncate
 from trainer_module.text_encoder.config import NUM_OOV_BUCKETS, PAD_ID
 
@@ -32,7 +32,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
 
     custom_config (config.transform_config): `vocab_size` (top-k words kept), `max_length`
     (tokens per review), `truncation_head` (how many of those come from the beginning),
-    `ngram_buckets` (0: no wide path) and `max_ngrams`.
+    and the wide path's `ngram_buckets` (0: none), `ngram_order` and `max_ngrams`.
     """
     text = as_vector(inputs[features.TEXT])
     tokens = tokenize(text)
@@ -40,11 +40,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
     if features.LABEL in inputs:  # absent when serving raw text
         outputs[features.LABEL] = tf.cast(as_vector(inputs[features.LABEL]), tf.int64)
     # The n-gram analyzer comes before the vocabulary's (ngrams.ngram_features says why).
-    buckets = int(custom_config.get("ngram_buckets", 0))
-    if buckets:
-        outputs[NGRAM_IDS] = ngram_features(
-            tokens, outputs.get(features.LABEL), buckets, int(custom_config["max_ngrams"])
-        )
+    outputs.update(wide_path_features(tokens, outputs.get(features.LABEL), custom_config))
     ids = tft.compute_and_apply_vocabulary(
         tokens,
         top_k=int(custom_config["vocab_size"]),

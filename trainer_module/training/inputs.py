@@ -2,7 +2,7 @@
 
 import dataclasses
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import keras
 import tensorflow as tf
@@ -24,8 +24,10 @@ def make_dataset(
     batch_size: int,
     num_classes: int,
     shuffle: bool,
+    num_epochs: Optional[int] = None,
 ) -> tf.data.Dataset:
-    """Batches of (model_inputs(transformed features), one-hot labels (B, C)), repeated."""
+    """Batches of (model_inputs(transformed features), one-hot labels (B, C)), repeated (or
+    `num_epochs` passes)."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(
@@ -33,6 +35,7 @@ def make_dataset(
             label_key=features.LABEL,
             shuffle=shuffle,
             shuffle_seed=0 if shuffle else None,
+            num_epochs=num_epochs,
         ),
         tf_transform_output.transformed_metadata.schema,
     )
@@ -105,3 +108,6 @@ class Prepared:
     evaluation: tf.data.Dataset
     build: Callable[[Any], keras.Model]  # config -> compiled, built model
     objective: str  # the validation metric the Tuner maximises
+    # (shuffle, epochs or None: repeated) -> batches of the training split, unsplit.
+    datasets: Optional[Callable[..., tf.data.Dataset]] = None
+    ngram_ratios: Any = None  # the wide path's, from Transform (preprocessing/ngrams.py)

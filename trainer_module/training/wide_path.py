@@ -1,0 +1,170 @@
+"""How a text classifier's two paths train (layers/ngram.py: WideAndDeep): the deep path on the
+training reviews less a held-out slice; the wide path (NBSVM's regression) alone on the same
+reviews, to convergence; then the combination of their logits, fitted on the held-out slice that
+neither path trained on, so that the served probabilities stay calibrated.
+
+The slice is chosen by a hash of each review's first n-gram ids (the same review always lands
+on the same side, whatever the order of the files), `holdout_percent` of the training split.
+"""
+
+import math
+import time
+from typing import Callable, Optional
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from trainer_module.training.progress import Progress
+
+KEY_NGRAMS = 16  # n-gram ids hashed to place a review in or out of the held-out slice
+
+
+def held_out(inputs: dict, percent: int) -> tf.Tensor:
+    """One review's inputs -> whether it is in the held-out slice (a scalar bool)."""
+    key = tf.strings.reduce_join(
+        tf.strings.as_string(inputs["ngram_ids"][:KEY_NGRAMS]), separator=" "
+    )
+    return tf.strings.to_hash_bucket_fast(key, 100) < percent
+
+
+def split(dataset: tf.data.Dataset, percent: int, batch_size: int, holdout: bool):
+    """Batches of (inputs, labels) -> the same re-batched, kept to the held-out slice
+    (`holdout`) or to the rest."""
+    rows = dataset.unbatch()
+    if holdout:
+        rows = rows.filter(lambda x, y: held_out(x, percent))
+    else:
+        rows = rows.filter(lambda x, y: tf.logical_not(held_out(x, percent)))
+    return rows.batch(batch_size, drop_remainder=not holdout).prefetch(tf.data.AUTOTUNE)
+
+
+class WidePathModel(keras.Model):
+    """The wide path alone: n-gram ids -> its (B,) logit (the classifier's own layer)."""
+
+    def __init__(self, ngram_logit, **kwargs):
+        super().__init__(**kwargs)
+        self.ngram_logit = ngram_logit
+
+    def call(self, ngram_ids):
+        return self.ngram_logit(ngram_ids)
+
+
+def fit_wide_path(model, train: tf.data.Dataset, steps: int, config, ratios: np.ndarray) -> dict:
+    """Trains `model.ngram_logit` alone from zero, with Transform's `ratios`: plain SGD at
+    config.ngram_learning_rate, cosine-decayed to zero over `steps` batches of `train`, on the
+    logistic loss. Then freezes it. Returns its last training loss and accuracy."""
+    layer = model.ngram_logit
+    layer.set_ratios(ratios)  # Transform's, whatever a warm start loaded
+    layer.coefficients.assign(np.zeros(layer.coefficients.shape, "float32"))
+    layer.bias.assign(0.0)
+    layer.trainable = True
+    wide = WidePathModel(layer)
+    wide.compile(
+        optimizer=keras.optimizers.SGD(
+            keras.optimizers.schedules.CosineDecay(config.ngram_learning_rate, steps)
+        ),
+        loss=keras.losses.BinaryCrossentropy(from_logits=True),
+        metrics=[keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)],
+    )
+    result = wide.fit(
+        train.map(lambda x, y: (x["ngram_ids"], y[:, 1])),
+        steps_per_epoch=steps,
+        epochs=1,
+        verbose=0,
+        callbacks=[Progress("wide path", steps, config.batch_size)],
+    )
+    layer.trainable = False
+    return {key: round(float(values[-1]), 4) for key, values in result.history.items()}
+
+
+def logistic_regression(
+    features: np.ndarray, labels: np.ndarray, prior: np.ndarray, l2: float = 1.0
+) -> np.ndarray:
+    """(N, K) features, (N,) 0/1 labels -> (K + 1,) weights and intercept of the logistic
+    regression, by Newton's method, with an L2 penalty (`l2`) pulling the K weights toward
+    `prior` (which keeps a few separable examples from sending them to infinity). With an
+    intercept, its mean prediction equals the labels' mean at the optimum."""
+    x = np.concatenate([features, np.ones((len(features), 1))], axis=1).astype("float64")
+    y = labels.astype("float64")
+    center = np.append(np.asarray(prior, "float64"), 0.0)
+    penalty = np.diag([l2] * features.shape[1] + [0.0])
+    w = center.copy()
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        gradient = x.T @ (p - y) + penalty @ (w - center)
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + penalty + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def fit_combination(model, holdout: tf.data.Dataset) -> dict:
+    """Sets `model.combination` to the logistic regression of the held-out reviews' labels on
+    the deep path's evidence and the wide path's logit. Returns the weights, the slice's size
+    and its mean label and prediction."""
+    model.paths = True
+    deep, wide, labels = [], [], []
+    for inputs, y in holdout:
+        paths = keras.ops.convert_to_numpy(model.predict_on_batch(inputs))  # (B, 3, 2)
+        deep.append(paths[:, 1, 1] - paths[:, 1, 0])
+        wide.append(paths[:, 2, 1] - paths[:, 2, 0])
+        labels.append(np.asarray(y)[:, 1])
+    if not labels:
+        logging.warning("No held-out reviews: the paths' logits are summed as they are")
+        return {"holdout_examples": 0, "weights": [1.0, 1.0, 0.0]}
+    features = np.stack([np.concatenate(deep), np.concatenate(wide)], axis=1)
+    labels = np.concatenate(labels)
+    weights = logistic_regression(features, labels, prior=np.ones(2))
+    model.combination.weighting.assign(weights.astype("float32"))
+    predictions = 1.0 / (1.0 + np.exp(-(features @ weights[:2] + weights[2])))
+    return {
+        "holdout_examples": int(len(labels)),
+        "weights": [round(float(w), 4) for w in weights],  # deep, wide, intercept
+        "holdout_mean_label": round(float(labels.mean()), 4),
+        "holdout_mean_prediction": round(float(predictions.mean()), 4),
+    }
+
+
+def train_and_combine(
+    model,
+    config,
+    datasets: Callable[[bool, Optional[int]], tf.data.Dataset],
+    evaluation: tf.data.Dataset,
+    eval_steps: int,
+    train_examples: int,
+    ratios: np.ndarray,
+) -> dict:
+    """After the deep path trained: the wide path (fit_wide_path, config.ngram_epochs over the
+    training reviews outside the held-out slice), the combination (fit_combination), and each
+    path's and the combination's validation metrics. `datasets(shuffle, epochs)` gives batches
+    of the training split (epochs None: repeated). Returns what history.json records."""
+    started, percent = time.perf_counter(), config.holdout_percent
+    fit_examples = max(1, round(train_examples * (100 - percent) / 100))
+    steps = max(1, math.ceil(config.ngram_epochs * fit_examples / config.batch_size))
+    logging.info("Wide path: %d steps of SGD over ~%d reviews", steps, fit_examples)
+    trained = fit_wide_path(
+        model, split(datasets(True, None), percent, config.batch_size, False), steps, config, ratios
+    )
+    combination = fit_combination(
+        model, split(datasets(False, 1), percent, config.batch_size, True)
+    )
+    logging.info("Paths combined on held-out reviews: %s", combination)
+    metrics = model.evaluate(evaluation, steps=max(1, eval_steps), verbose=0, return_dict=True)
+    model.paths = False  # the served model answers with the combination
+    validation = {
+        key: round(float(metrics[key]), 4)
+        for key in ("accuracy", "deep_accuracy", "wide_accuracy")
+        if key in metrics
+    }
+    logging.info("Validation accuracy of the combination and of each path: %s", validation)
+    return {
+        "wide_path_steps": steps,
+        "wide_path_training": trained,
+        "combination": combination,
+        "validation": validation,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
