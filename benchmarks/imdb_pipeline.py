@@ -115,8 +115,10 @@ def main() -> int:
     )
     from pipeline.tasks import get_task
 
-    report.add_pipeline_arguments(parser, "imdb_pipeline", get_task("imdb").default_epochs, None)
+    report.add_pipeline_arguments(parser, "imdb_pipeline", None, None)
     args = parser.parse_args()
+    if args.epochs is None:  # the family's recipe, as `run --task imdb --model M` trains it
+        args.epochs = get_task("imdb").recipe_epochs(args.model)
 
     extra = {"backbone_preset": os.path.abspath(args.bert_preset)} if args.bert_preset else {}
     overrides = report.overrides(args)
@@ -127,12 +129,16 @@ def main() -> int:
     summary, history = report.run_pipeline(args, "imdb", data, eval_steps, args.model, extra)
 
     train_steps = history.get("train_steps")
-    last = {key: values[-1] for key, values in (history.get("history") or {}).items() if values}
+    paths = history.get("paths") or {}
+    validation = paths.get("validation", {})
     measured = {
         "accuracy": summary["metrics"].get("binary_accuracy"),
-        # BERT with wide_loss=separate: each path's own validation accuracy (Keras).
-        "bert_alone_accuracy": last.get("val_bert_accuracy"),
-        "wide_alone_accuracy": last.get("val_wide_accuracy"),
+        "calibration": summary["metrics"].get("calibration"),
+        # With the wide path: each path's own validation accuracy (Keras), the weights of the
+        # combination fitted on the held-out training reviews, and the wide path's seconds.
+        "deep_alone_accuracy": validation.get("deep_accuracy"),
+        "wide_alone_accuracy": validation.get("wide_accuracy"),
+        "wide_path_seconds": paths.get("seconds"),
         "train_examples_per_second": history.get("train_examples_per_second"),
         "fit_seconds": history.get("fit_seconds"),
         **efficiency_of(args.model, history),
@@ -149,6 +155,7 @@ def main() -> int:
         "metrics": summary["metrics"],
         "components": summary["components"],
         "history": history.get("history"),
+        "paths": paths or None,
         "blessed": summary["blessed"],
     }
     measured = {key: value for key, value in measured.items() if value is not None}

@@ -19,9 +19,10 @@ and their class counts (`encode`); the model and its compile are the
 trainer's (`trainer_module/text_encoder/model.py: build_model`), under `mixed_bfloat16` as on
 this CPU. Steps: epochs x the pipeline's 19,963 training reviews / batch size.
 
-`--anchor` also fits the classic non-neural anchor on the same splits (scikit-learn, no
-backend): logistic regression over binary word uni- and bigrams (seen at least twice) scaled
-by their naive-Bayes log-count ratios (Wang and Manning, 2012, "NBSVM"; a logistic loss here).
+`--anchor` also fits the classic non-neural anchor, NBSVM (Wang and Manning, 2012: binarized
+word uni-, bi- and trigrams scaled by their naive-Bayes log-count ratios, a linear SVM, C 0.1;
+scikit-learn, no backend), on the pipeline's whole training split, and scores it on the
+pipeline's validation split, beside which the pipeline's wide path alone is measured.
 
 Writes one JSON line per recipe to stdout and `--output`.
 """
@@ -195,36 +196,44 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     }
 
 
-def ngram_anchor(data: dict, c: float = 1.0) -> dict:
-    """Also fit NBSVM's logistic regression over binary uni- and bigrams (scikit-learn).
+def ngram_anchor(data: dict, c: float = 0.1) -> dict:
+    """Also fit NBSVM (Wang and Manning, 2012) on the pipeline's training split (scikit-learn).
 
-    Returns its selection and validation accuracy."""
+    Binarized word uni-, bi- and trigrams (every one seen in training), scaled by their
+    naive-Bayes log-count ratios (smoothing 1), then an L2-regularised linear SVM with the
+    squared hinge loss (C 0.1), as the issue's anchor: 0.917 on IMDB's test reviews. Trained
+    on the pipeline's whole training split (this benchmark's train and selection splits), so
+    that its validation accuracy compares with the pipeline's. Returns it."""
     from scipy.sparse import diags
     from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+
+    def grams(t):
+        return (
+            t
+            + [f"{a} {b}" for a, b in zip(t, t[1:])]
+            + [f"{a} {b} {c}" for a, b, c in zip(t, t[1:], t[2:])]
+        )
 
     started = time.perf_counter()
-    vectorizer = CountVectorizer(
-        analyzer=lambda t: t + [f"{a} {b}" for a, b in zip(t, t[1:])], binary=True, min_df=2
-    )
-    features = vectorizer.fit_transform(data["train"][0])
-    labels = data["train"][1]
+    tokens = data["train"][0] + data["selection"][0]
+    labels = np.concatenate([data["train"][1], data["selection"][1]])
+    vectorizer = CountVectorizer(analyzer=grams, binary=True, dtype=np.float32)
+    features = vectorizer.fit_transform(tokens)
     positive = 1 + np.asarray(features[labels == 1].sum(0)).ravel()
     negative = 1 + np.asarray(features[labels == 0].sum(0)).ravel()
     ratios = diags(np.log(positive / positive.sum()) - np.log(negative / negative.sum()))
-    model = LogisticRegression(C=c, solver="liblinear", dual=True, max_iter=1000)
+    model = LinearSVC(C=c, loss="squared_hinge", max_iter=5000)
     model.fit(features @ ratios, labels)
-
-    def accuracy(split):
-        tokens, split_labels = data[split]
-        return round(float(model.score(vectorizer.transform(tokens) @ ratios, split_labels)), 4)
-
+    val_tokens, val_labels = data["val"]
+    accuracy = model.score(vectorizer.transform(val_tokens) @ ratios, val_labels)
     return {
         "recipe": "ngram_anchor",
+        "anchor": "NBSVM, binarized uni-, bi- and trigrams, linear SVM",
         "features": features.shape[1],
         "C": c,
-        "selection_accuracy": accuracy("selection"),
-        "val_accuracy": accuracy("val"),
+        "train_reviews": len(labels),
+        "val_accuracy": round(float(accuracy), 4),
         "fit_seconds": round(time.perf_counter() - started, 1),
     }
 

@@ -102,7 +102,9 @@ class PipelineOptions:
         "passes over the training split; the Trainer computes its steps from the number "
         "of training examples (default on your data: the task's benchmark recipe, "
         + "; ".join(
-            f"{t.name}: {t.default_epochs:g}" for t in sorted(TASKS.values(), key=lambda t: t.name)
+            f"{t.name}: {t.default_epochs:g}"
+            + "".join(f", {t.name} --model {m}: {e:g}" for m, e in sorted(t.family_epochs.items()))
+            for t in sorted(TASKS.values(), key=lambda t: t.name)
         )
         + "; on the embedded corpus: the "
         "task's steps)",
@@ -201,7 +203,7 @@ class PipelineOptions:
             return self.epochs
         task = self.task_spec
         embedded = os.path.abspath(data_dir) == os.path.abspath(task.default_data_dir)
-        return None if embedded else task.default_epochs
+        return None if embedded else task.recipe_epochs(self.family.name)
 
     @property
     def preset_name(self) -> str:

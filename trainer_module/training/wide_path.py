@@ -83,21 +83,32 @@ def logistic_regression(
     features: np.ndarray, labels: np.ndarray, prior: np.ndarray, l2: float = 1.0
 ) -> np.ndarray:
     """(N, K) features, (N,) 0/1 labels -> (K + 1,) weights and intercept of the logistic
-    regression, by Newton's method, with an L2 penalty (`l2`) pulling the K weights toward
-    `prior` (which keeps a few separable examples from sending them to infinity). With an
-    intercept, its mean prediction equals the labels' mean at the optimum."""
+    regression, by Newton's method with a backtracking line search, with an L2 penalty (`l2`)
+    pulling the K weights toward `prior` (which keeps a few separable examples from sending
+    them to infinity). With an intercept, its mean prediction equals the labels' mean at the
+    optimum."""
     x = np.concatenate([features, np.ones((len(features), 1))], axis=1).astype("float64")
-    y = labels.astype("float64")
+    signs = 2.0 * labels.astype("float64") - 1.0
     center = np.append(np.asarray(prior, "float64"), 0.0)
     penalty = np.diag([l2] * features.shape[1] + [0.0])
+
+    def objective(w):
+        return np.logaddexp(0.0, -signs * (x @ w)).sum() + 0.5 * (w - center) @ penalty @ (
+            w - center
+        )
+
     w = center.copy()
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        gradient = x.T @ (p - y) + penalty @ (w - center)
+        p = 0.5 * (1.0 + np.tanh(0.5 * (x @ w)))  # the sigmoid, without overflow
+        gradient = x.T @ (p - (signs + 1) / 2) + penalty @ (w - center)
         hessian = (x * (p * (1 - p))[:, None]).T @ x + penalty + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
+        step, size, current = np.linalg.solve(hessian, gradient), 1.0, objective(w)
+        while objective(w - size * step) > current - 1e-4 * size * gradient @ step:
+            size /= 2
+            if size < 1e-10:
+                return w
+        w = w - size * step
+        if np.abs(size * step).max() < 1e-9:
             break
     return w
 
@@ -120,7 +131,7 @@ def fit_combination(model, holdout: tf.data.Dataset) -> dict:
     labels = np.concatenate(labels)
     weights = logistic_regression(features, labels, prior=np.ones(2))
     model.combination.weighting.assign(weights.astype("float32"))
-    predictions = 1.0 / (1.0 + np.exp(-(features @ weights[:2] + weights[2])))
+    predictions = 0.5 * (1.0 + np.tanh(0.5 * (features @ weights[:2] + weights[2])))
     return {
         "holdout_examples": int(len(labels)),
         "weights": [round(float(w), 4) for w in weights],  # deep, wide, intercept
