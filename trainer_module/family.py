@@ -49,8 +49,9 @@ class WidePathConfig:
     # step, as NBSVM's features do), cosine-decayed from this rate over these epochs.
     ngram_epochs: float = 2.0
     ngram_learning_rate: float = 1.0
-    # Training reviews held out from both paths (by a hash of each review's n-grams) to fit
-    # the combination of their logits, so that the served probabilities stay calibrated.
+    # Training reviews held out from both paths and from the naive-Bayes counts (by a hash of
+    # each review's n-grams) to fit the combination of their logits on, so that the served
+    # probabilities stay calibrated.
     holdout_percent: int = 10
 
     def check_wide_path(self, num_classes: int) -> None:
@@ -72,6 +73,7 @@ class WidePathConfig:
             "ngram_buckets": self.ngram_buckets,
             "ngram_order": self.ngram_order,
             "max_ngrams": self.max_ngrams,
+            "holdout_percent": self.holdout_percent,
         }
 
 

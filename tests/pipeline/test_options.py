@@ -207,3 +207,25 @@ def test_the_preset_is_the_tasks_recipe_on_your_data_and_the_familys_default_on_
     assert preset(task="cifar10") == "small"  # the family's default, sized for the shapes
     assert preset(task="cifar10", data="/cifar", preset="base") == "base"
     assert preset(task="imdb", data="/aclImdb") == "small"  # no recipe preset: the family's
+
+
+def test_each_family_trains_its_own_recipes_epochs_on_your_data(monkeypatch):
+    from pipeline import tasks
+    from pipeline.tasks import get_task
+
+    imdb = get_task("imdb")
+    assert imdb.recipe_epochs("bert") == imdb.family_epochs["bert"]
+    assert imdb.recipe_epochs() == imdb.recipe_epochs("text_encoder") == imdb.default_epochs
+    # Epochs that differ by family reach each family's run (and only on your data).
+    monkeypatch.setitem(
+        tasks.TASKS,
+        "imdb",
+        dataclasses.replace(imdb, default_epochs=2.0, family_epochs={"bert": 3.0}),
+    )
+
+    def epochs(model, data="/reviews"):
+        return PipelineOptions(task="imdb", model=model).training_epochs(data)
+
+    assert epochs("bert") == 3.0 and epochs("text_encoder") == 2.0 and epochs(None) == 2.0
+    assert epochs("bert", data=imdb.default_data_dir) is None  # the embedded corpus: steps
+    assert PipelineOptions(task="imdb", model="bert", epochs=1.0).training_epochs("/r") == 1.0

@@ -5,7 +5,7 @@ import tensorflow as tf
 from tests.conftest import review_spec
 from tests.preprocessing.test_ngrams import hashed
 from trainer_module.preprocessing.local import analyze_and_transform
-from trainer_module.preprocessing.ngrams import ngram_ratios
+from trainer_module.preprocessing.ngrams import held_out, ngram_ratios
 from trainer_module.preprocessing.text import normalize, review_length_bucket, tokenize, truncate
 from trainer_module.text_encoder.config import TextEncoderConfig
 from trainer_module.text_encoder.preprocessing import (
@@ -75,7 +75,8 @@ def test_exact_ids_padding_truncation_and_oov(tmp_path):
     assert config.embedding_rows == 5 == ids.max() + 1
 
 
-def test_ngram_ids_and_their_naive_bayes_ratios_come_out_of_transform(tmp_path):
+@pytest.mark.parametrize("holdout_percent", [0, 60])
+def test_ngram_ids_and_their_naive_bayes_ratios_come_out_of_transform(tmp_path, holdout_percent):
     rows = [
         {"text": "Great movie!", "label": 1},
         {"text": "great<br />MOVIE, great bad", "label": 0},
@@ -92,6 +93,7 @@ def test_ngram_ids_and_their_naive_bayes_ratios_come_out_of_transform(tmp_path):
             "ngram_buckets": buckets,
             "ngram_order": 3,
             "max_ngrams": 16,
+            "holdout_percent": holdout_percent,
         },
         str(tmp_path),
         review_spec(),
@@ -106,19 +108,24 @@ def test_ngram_ids_and_their_naive_bayes_ratios_come_out_of_transform(tmp_path):
     ids = np.array([row["ngram_ids"] for row in transformed])
     for row, review in zip(ids, grams):
         assert row.tolist() == hashed(review, buckets) + [0] * (16 - len(review))
-    # The analyzer's ratios, by hand: n1 and n0, the reviews of each class holding an id; then
-    # log((1 + n1) / |1 + n1|) - log((1 + n0) / |1 + n0|), sums over every bucket but 0.
+    # The analyzer's ratios, by hand: n1 and n0, the reviews of each class holding an id (but
+    # the held-out ones); then log((1 + n1) / |1 + n1|) - log((1 + n0) / |1 + n0|), sums over
+    # every bucket but 0.
     ratios = ngram_ratios(output)
     assert ratios.shape == (buckets + 1,) and ratios.dtype == np.float32 and ratios[0] == 0
+    held = held_out(tf.constant(ids), holdout_percent).numpy().tolist()
+    assert held == ([False] * 3 if holdout_percent == 0 else [True, False, True])
     n1, n0 = np.zeros(buckets + 1), np.zeros(buckets + 1)
-    for review, label in zip(ids, (1, 0, 0)):
-        (n1 if label else n0)[review[review > 0]] += 1
+    for review, label, out in zip(ids, (1, 0, 0), held):
+        if not out:
+            (n1 if label else n0)[review[review > 0]] += 1
     p, q = 1 + n1[1:], 1 + n0[1:]
     great, bad, great_movie = hashed(["great", "bad", "great movie"], buckets)
-    assert (n1[great], n0[great], n1[bad], n0[bad]) == (1, 1, 0, 2)
-    assert ratios[great] == pytest.approx(np.log(2 / p.sum()) - np.log(2 / q.sum()), rel=1e-5)
-    assert ratios[bad] == pytest.approx(np.log(1 / p.sum()) - np.log(3 / q.sum()), rel=1e-5)
+    if holdout_percent == 0:
+        assert (n1[great], n0[great], n1[bad], n0[bad]) == (1, 1, 0, 2)
+        assert ratios[great] == pytest.approx(np.log(2 / p.sum()) - np.log(2 / q.sum()), rel=1e-5)
+        assert ratios[bad] == pytest.approx(np.log(1 / p.sum()) - np.log(3 / q.sum()), rel=1e-5)
     expected = np.log((1 + n1) / p.sum()) - np.log((1 + n0) / q.sum())
     expected[0] = 0
     np.testing.assert_allclose(ratios, expected, rtol=1e-5, atol=1e-6)
-    assert ratios[great_movie] == ratios[great]  # both in one review of each class
+    assert ratios[great_movie] == ratios[great]  # always in the same reviews

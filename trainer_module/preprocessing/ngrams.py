@@ -17,6 +17,7 @@ import tensorflow_transform.beam as tft_beam
 NGRAM_IDS = "ngram_ids"  # int64 (B, max_ngrams): hashed word n-grams, 1..buckets; 0 pads
 NGRAM_RATIOS = "ngram_nb_ratios"  # asset: (buckets + 1,) float32 naive-Bayes log-count ratios
 SMOOTHING = 1.0  # the ratios' additive smoothing (alpha), Wang and Manning's
+KEY_NGRAMS = 16  # n-gram ids hashed to place a review in or out of the held-out slice
 
 
 def distinct_ngram_ids(
@@ -47,7 +48,8 @@ def naive_bayes_ratios(counts: np.ndarray, alpha: float = SMOOTHING) -> np.ndarr
 
 
 class NaiveBayesRatios(tft_beam.experimental.PTransformAnalyzer):
-    """Beam: batches of (n-gram ids (B, M), labels (B,)) -> the path of an .npy file of the
+    """Beam: batches of (n-gram ids (B, M), labels (B,): 0, 1, or -1 for a review not to
+    count) -> the path of an .npy file of the
     (buckets + 1,) naive-Bayes log-count ratios (`naive_bayes_ratios`) of the counts of training
     reviews of each class that hold each id. Fixed-size count accumulators, summed across
     workers like tf.Transform's own analyzers; the ratios are taken once, from the sums."""
@@ -132,22 +134,36 @@ def ngram_ratios(tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
         return np.load(io.BytesIO(f.read()))
 
 
+def held_out(ngram_ids: tf.Tensor, percent: int) -> tf.Tensor:
+    """(..., M) n-gram ids -> (...) bool: whether each review is in the held-out slice of the
+    training split that trains neither path, by a hash of its first KEY_NGRAMS ids (the same
+    review lands on the same side wherever it is read: here and in the Trainer)."""
+    key = tf.strings.reduce_join(
+        tf.strings.as_string(ngram_ids[..., :KEY_NGRAMS]), axis=-1, separator=" "
+    )
+    return tf.strings.to_hash_bucket_fast(key, 100) < percent
+
+
 def ngram_features(
     tokens: tf.RaggedTensor,
     labels: Optional[tf.Tensor],
     buckets: int,
     max_ngrams: int,
     order: int = 3,
+    holdout_percent: int = 0,
 ) -> tf.Tensor:
     """(B, None) words -> NGRAM_IDS (B, max_ngrams), n-grams up to `order` words; with `labels`
-    (B,) (the training graph, not serving) the NGRAM_RATIOS analyzer runs over them.
+    (B,) (the training graph, not serving) the NGRAM_RATIOS analyzer runs over them, less the
+    reviews of the held-out slice (`held_out`): the ratios of the reviews on which the paths'
+    combination is fitted must not have seen their labels.
 
     In a preprocessing_fn, call it before any other analyzer's output is used: created after a
     vocabulary's lookup table, tf.Transform puts this analyzer in a second analysis phase, whose
     deep copy of the input fails with this Beam version (tests/e2e catch it)."""
     ngram_ids = distinct_ngram_ids(tokens, buckets, max_ngrams, order)
     if labels is not None:
-        path = ngram_ratio_analyzer(ngram_ids, labels, buckets)
+        counted = tf.where(held_out(ngram_ids, holdout_percent), tf.constant(-1, tf.int64), labels)
+        path = ngram_ratio_analyzer(ngram_ids, counted, buckets)
         # Ties the analyzer to an output, so that tf.Transform runs it (nothing in the graph
         # reads the ratios: the trainer sets them in the model).
         ngram_ids += 0 * tf.cast(tf.strings.length(path), tf.int64)
@@ -168,5 +184,6 @@ def wide_path_features(tokens: tf.RaggedTensor, labels: Optional[tf.Tensor], cus
             buckets,
             int(custom_config["max_ngrams"]),
             int(custom_config.get("ngram_order", 3)),
+            int(custom_config.get("holdout_percent", 0)),
         )
     }

@@ -3,8 +3,9 @@ training reviews less a held-out slice; the wide path (NBSVM's regression) alone
 reviews, to convergence; then the combination of their logits, fitted on the held-out slice that
 neither path trained on, so that the served probabilities stay calibrated.
 
-The slice is chosen by a hash of each review's first n-gram ids (the same review always lands
-on the same side, whatever the order of the files), `holdout_percent` of the training split.
+The slice is chosen by a hash of each review's first n-gram ids (preprocessing/ngrams.py:
+`held_out`; the same review always lands on the same side, whatever the order of the files),
+`holdout_percent` of the training split; Transform's naive-Bayes counts leave it out too.
 """
 
 import math
@@ -16,17 +17,9 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from trainer_module.layers.ngram import NgramLogit
+from trainer_module.preprocessing.ngrams import held_out
 from trainer_module.training.progress import Progress
-
-KEY_NGRAMS = 16  # n-gram ids hashed to place a review in or out of the held-out slice
-
-
-def held_out(inputs: dict, percent: int) -> tf.Tensor:
-    """One review's inputs -> whether it is in the held-out slice (a scalar bool)."""
-    key = tf.strings.reduce_join(
-        tf.strings.as_string(inputs["ngram_ids"][:KEY_NGRAMS]), separator=" "
-    )
-    return tf.strings.to_hash_bucket_fast(key, 100) < percent
 
 
 def split(dataset: tf.data.Dataset, percent: int, batch_size: int, holdout: bool):
@@ -34,9 +27,9 @@ def split(dataset: tf.data.Dataset, percent: int, batch_size: int, holdout: bool
     (`holdout`) or to the rest."""
     rows = dataset.unbatch()
     if holdout:
-        rows = rows.filter(lambda x, y: held_out(x, percent))
+        rows = rows.filter(lambda x, y: held_out(x["ngram_ids"], percent))
     else:
-        rows = rows.filter(lambda x, y: tf.logical_not(held_out(x, percent)))
+        rows = rows.filter(lambda x, y: tf.logical_not(held_out(x["ngram_ids"], percent)))
     return rows.batch(batch_size, drop_remainder=not holdout).prefetch(tf.data.AUTOTUNE)
 
 
@@ -52,15 +45,15 @@ class WidePathModel(keras.Model):
 
 
 def fit_wide_path(model, train: tf.data.Dataset, steps: int, config, ratios: np.ndarray) -> dict:
-    """Trains `model.ngram_logit` alone from zero, with Transform's `ratios`: plain SGD at
+    """Trains the wide path alone from zero, with Transform's `ratios`: plain SGD at
     config.ngram_learning_rate, cosine-decayed to zero over `steps` batches of `train`, on the
-    logistic loss. Then freezes it. Returns its last training loss and accuracy."""
-    layer = model.ngram_logit
-    layer.set_ratios(ratios)  # Transform's, whatever a warm start loaded
-    layer.coefficients.assign(np.zeros(layer.coefficients.shape, "float32"))
-    layer.bias.assign(0.0)
-    layer.trainable = True
-    wide = WidePathModel(layer)
+    logistic loss; then sets `model.ngram_logit` (frozen) to the result. A fresh layer trains
+    (the model's was built frozen, and TensorFlow fixes a variable's trainability when it is
+    made). Returns its last training loss and accuracy."""
+    fresh = NgramLogit(model.ngram_logit.buckets, name="ngram_logit")
+    wide = WidePathModel(fresh)
+    wide(np.zeros((1, 1), "int64"))  # build
+    fresh.set_ratios(ratios)
     wide.compile(
         optimizer=keras.optimizers.SGD(
             keras.optimizers.schedules.CosineDecay(config.ngram_learning_rate, steps)
@@ -75,7 +68,9 @@ def fit_wide_path(model, train: tf.data.Dataset, steps: int, config, ratios: np.
         verbose=0,
         callbacks=[Progress("wide path", steps, config.batch_size)],
     )
-    layer.trainable = False
+    model.ngram_logit.set_ratios(ratios)  # Transform's, whatever a warm start loaded
+    model.ngram_logit.coefficients.assign(fresh.coefficients)
+    model.ngram_logit.bias.assign(fresh.bias)
     return {key: round(float(values[-1]), 4) for key, values in result.history.items()}
 
 

@@ -1,0 +1,103 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests.layers.test_ngram import TinyWideAndDeep
+from trainer_module.text_encoder.config import PRESETS
+from trainer_module.training import wide_path
+
+
+def rows_dataset(ngram_ids: np.ndarray, labels: np.ndarray, batch_size: int):
+    inputs = {"features": np.ones((len(labels), 4), "float32"), "ngram_ids": ngram_ids}
+    onehot = np.eye(2, dtype="float32")[labels]
+    return tf.data.Dataset.from_tensor_slices((inputs, onehot)).batch(batch_size)
+
+
+def test_the_held_out_slice_is_a_stable_share_of_the_reviews_whatever_their_order():
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1, 10_000, size=(2_000, 24)).astype("int64")
+    labels = rng.integers(0, 2, size=2_000)
+
+    def keys(dataset):
+        return {
+            tuple(row[:4])
+            for inputs, _ in dataset.as_numpy_iterator()
+            for row in inputs["ngram_ids"]
+        }
+
+    held = keys(wide_path.split(rows_dataset(ids, labels, 32), 10, 32, holdout=True))
+    rest = keys(wide_path.split(rows_dataset(ids, labels, 32), 10, 32, holdout=False))
+    order = rng.permutation(2_000)
+    shuffled = keys(wide_path.split(rows_dataset(ids[order], labels[order], 7), 10, 32, True))
+    assert held == shuffled and not held & rest
+    assert 140 < len(held) < 260  # about 10% of 2,000
+    assert len(held) + len(rest) > 2_000 - 32  # the rest drops its last partial batch only
+
+
+def test_logistic_regression_matches_scikit_learn_and_is_calibrated():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 3_000)
+    # Evidence on very different scales, far from the prior (1, 1, 0).
+    features = np.stack(
+        [
+            40 * ((2 * labels - 1) * 1.5 + rng.normal(0, 2, 3_000)),
+            30 * ((2 * labels - 1) + rng.normal(0, 1.5, 3_000)) - 20,
+        ],
+        axis=1,
+    )
+    weights = wide_path.logistic_regression(features, labels, prior=np.ones(2), l2=1e-6)
+    reference = LogisticRegression(C=1e6, max_iter=1000).fit(features, labels)
+    np.testing.assert_allclose(weights[:2], reference.coef_[0], rtol=1e-3)
+    assert weights[2] == pytest.approx(reference.intercept_[0], rel=1e-3)
+    predictions = 1 / (1 + np.exp(-(features @ weights[:2] + weights[2])))
+    assert predictions.mean() == pytest.approx(labels.mean(), abs=1e-6)
+
+
+def test_logistic_regression_stays_near_the_prior_on_a_few_separable_reviews():
+    features = np.array([[10.0, 12.0], [-9.0, -11.0], [8.0, 9.0]])
+    weights = wide_path.logistic_regression(features, np.array([1, 0, 1]), prior=np.ones(2))
+    np.testing.assert_allclose(weights[:2], [1.0, 1.0], atol=1e-3)
+    assert np.isfinite(weights).all()
+
+
+def test_the_wide_path_trains_alone_then_the_combination_is_fitted_on_held_out_reviews():
+    # Ids 1-10 mark positive reviews, 11-20 negative ones; the deep path sees nothing useful.
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 400)
+    ids = np.where(
+        labels[:, None] == 1, rng.integers(1, 11, (400, 6)), rng.integers(11, 21, (400, 6))
+    )
+    ids = np.concatenate([ids, rng.integers(21, 60, (400, 10))], axis=1).astype("int64")
+    config = PRESETS["tiny"].replace(ngram_buckets=64, ngram_epochs=3, ngram_learning_rate=0.3)
+    model = TinyWideAndDeep()
+    model.init_wide_path(64)
+    model.compile(
+        optimizer="sgd",
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+    )
+    model.ngram_logit.trainable, model.paths = False, True
+    model({"features": np.ones((1, 4), "float32"), "ngram_ids": ids[:1]})
+    counts = np.stack([np.bincount(ids[labels == c].ravel(), minlength=65) for c in (0, 1)])
+    from trainer_module.preprocessing.ngrams import naive_bayes_ratios
+
+    def datasets(shuffle, epochs=None):
+        data = rows_dataset(ids, labels, config.batch_size)
+        return data if epochs == 1 else data.repeat()
+
+    record = wide_path.train_and_combine(
+        model, config, datasets, rows_dataset(ids, labels, 50), 8, 400, naive_bayes_ratios(counts)
+    )
+    assert record["validation"]["wide_accuracy"] > 0.95
+    assert record["validation"]["accuracy"] > 0.95
+    assert not model.paths and not model.ngram_logit.trainable  # served: the combination
+    combination = record["combination"]
+    assert 20 < combination["holdout_examples"] < 80
+    deep_weight, wide_weight, _ = combination["weights"]
+    assert abs(wide_weight) > abs(deep_weight)  # the informative path carries the weight
+    assert combination["holdout_mean_prediction"] == pytest.approx(
+        combination["holdout_mean_label"], abs=1e-3
+    )
