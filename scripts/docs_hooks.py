@@ -342,8 +342,53 @@ def plot_serving() -> bytes:
     return _png(plt, figure)
 
 
+def plot_imdb_frontier() -> bytes:
+    """IMDB: validation accuracy against the whole pipeline's minutes, one point per results
+    file of the machine named in its file (a name ending in a machine tag), by family."""
+    plt, figure, axes = _figure()
+    for model, marker in (("text_encoder", "o"), ("bert", "s")):
+        points = [
+            (r["measured"]["wall_seconds"] / 60, r["measured"]["accuracy"], r["name"])
+            for r in load_results("imdb_pipeline")
+            if r.get("model") == model
+            and (r.get("measured") or {}).get("accuracy")
+            and (r.get("measured") or {}).get("wall_seconds")
+            and (r.get("machine") or {}).get("cpu_family")  # the machine is identified
+        ]
+        if points:
+            axes.scatter([p[0] for p in points], [p[1] for p in points], marker=marker, label=model)
+            for x, y, name in points:
+                axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    axes.axhline(0.9077, color="gray", linestyle="--", linewidth=1)
+    axes.annotate("NBSVM anchor, this split", (1, 0.9077), fontsize=7, color="gray")
+    axes.set_xlabel("whole pipeline (minutes)")
+    axes.set_ylabel("validation accuracy (TFMA)")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    return _png(plt, figure)
+
+
+def plot_label_sizes() -> bytes:
+    """IMDB: validation accuracy against labelled training reviews, one line per family."""
+    plt, figure, axes = _figure()
+    for record in load_results("imdb_label_sizes")[:1]:
+        for model in sorted({p["model"] for p in record["points"]}):
+            points = sorted(
+                (p["train_reviews"], p["accuracy"]) for p in record["points"] if p["model"] == model
+            )
+            axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=model)
+    axes.set_xscale("log")
+    axes.set_xlabel("labelled training reviews (log scale)")
+    axes.set_ylabel("validation accuracy (TFMA)")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    return _png(plt, figure)
+
+
 PLOTS = {
     "accuracy_against_time": plot_accuracy_against_time,
+    "imdb_frontier": plot_imdb_frontier,
+    "label_sizes": plot_label_sizes,
     "scaling": plot_scaling,
     "serving": plot_serving,
 }

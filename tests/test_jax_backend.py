@@ -73,7 +73,7 @@ from trainer_module.bert.model import bert_classifier
 
 config = BERT["tiny"].replace(backbone_preset=sys.argv[1], sequence_length=8,
                               truncation_head=2)
-bert = bert_classifier(config, np.ones((2, config.ngram_buckets + 1)))  # the wide path too
+bert = bert_classifier(config, np.ones(config.ngram_buckets + 1))  # the wide path too
 tokens = {"token_ids": np.random.randint(5, 50, size=(4, 8)),
           "segment_ids": np.zeros((4, 8), "int32"), "padding_mask": np.ones((4, 8), "int32"),
           "ngram_ids": np.random.randint(0, 257, size=(4, 32))}

@@ -86,8 +86,8 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     assert checks["text_words"].jensen_shannon_divergence.threshold == 0.25
     assert checks["text_tokens"].infinity_norm.threshold == 0.05
     assert nodes["Transform"].exec_properties["custom_config"] == (
-        '{"max_length": 32, "max_ngrams": 32, "ngram_buckets": 256, "truncation_head": 8, '
-        '"vocab_size": 500}'
+        '{"holdout_percent": 10, "max_length": 32, "max_ngrams": 32, "ngram_buckets": 256, '
+        '"ngram_order": 3, "truncation_head": 8, "vocab_size": 500}'
     )
     trainer = nodes["Trainer"]
     assert trainer.exec_properties["run_fn"] == "trainer_module.text_encoder.training.run_fn"
@@ -215,7 +215,9 @@ def test_bert_family_brings_its_preprocessing_and_custom_ops(aclimdb_dir, tmp_pa
         "sequence_length": 48,
         "truncation_head": 8,
         "ngram_buckets": 256,
+        "ngram_order": 3,
         "max_ngrams": 32,
+        "holdout_percent": 10,
     }
     assert json.loads(nodes["Trainer"].exec_properties["custom_config"])["model"] == "bert"
     assert nodes["Evaluator"].exec_properties["module_path"] == "trainer_module.serving.custom_ops"
