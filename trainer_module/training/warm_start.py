@@ -19,10 +19,10 @@ from absl import logging
 
 FOLDER = "warm_start"
 WEIGHTS, VOCABULARIES = "model.weights.h5", "vocabularies.json"
-# Assets that are statistics of the data rather than what ids mean: the text encoder's n-gram
-# class counts (hashed ids mean the same n-grams whatever the data). A warm-started model keeps
-# its base's naive-Bayes ratios, with the weights that were trained against them.
-STATISTICS = ("ngram_class_counts",)
+# Assets that are statistics of the data rather than what ids mean: the wide path's naive-Bayes
+# ratios (hashed ids mean the same n-grams whatever the data). The wide path itself is trained
+# anew after the deep one, from this run's ratios (training/wide_path.py).
+STATISTICS = ("ngram_nb_ratios",)
 
 
 def _folder(serving_model_dir: str) -> str:

@@ -145,13 +145,27 @@ def train_and_combine(
     ratios: np.ndarray,
 ) -> dict:
     """After the deep path trained: the wide path (fit_wide_path, config.ngram_epochs over the
-    training reviews outside the held-out slice), the combination (fit_combination), and each
-    path's and the combination's validation metrics. `datasets(shuffle, epochs)` gives batches
-    of the training split (epochs None: repeated). Returns what history.json records."""
+    training reviews outside the held-out slice), the combination (fit_combination), then the
+    wide path trained again the same way on every training review (the held-out ones too: a
+    tenth more data, with the combination's weights kept), and each path's and the
+    combination's validation metrics before and after that refit. `datasets(shuffle, epochs)`
+    gives batches of the training split (epochs None: repeated). Returns what history.json
+    records."""
     started, percent = time.perf_counter(), config.holdout_percent
-    fit_examples = max(1, round(train_examples * (100 - percent) / 100))
-    steps = max(1, math.ceil(config.ngram_epochs * fit_examples / config.batch_size))
-    logging.info("Wide path: %d steps of SGD over ~%d reviews", steps, fit_examples)
+
+    def steps_over(examples):
+        return max(1, math.ceil(config.ngram_epochs * examples / config.batch_size))
+
+    def validate():
+        metrics = model.evaluate(evaluation, steps=max(1, eval_steps), verbose=0, return_dict=True)
+        return {
+            key: round(float(metrics[key]), 4)
+            for key in ("accuracy", "deep_accuracy", "wide_accuracy")
+            if key in metrics
+        }
+
+    steps = steps_over(max(1, round(train_examples * (100 - percent) / 100)))
+    logging.info("Wide path: %d steps of SGD outside the held-out slice", steps)
     trained = fit_wide_path(
         model, split(datasets(True, None), percent, config.batch_size, False), steps, config, ratios
     )
@@ -159,18 +173,19 @@ def train_and_combine(
         model, split(datasets(False, 1), percent, config.batch_size, True)
     )
     logging.info("Paths combined on held-out reviews: %s", combination)
-    metrics = model.evaluate(evaluation, steps=max(1, eval_steps), verbose=0, return_dict=True)
+    before_refit = validate()
+    refit_steps = steps_over(train_examples)
+    logging.info("Wide path again: %d steps of SGD over every training review", refit_steps)
+    fit_wide_path(model, datasets(True, None), refit_steps, config, ratios)
+    validation = validate()
     model.paths = False  # the served model answers with the combination
-    validation = {
-        key: round(float(metrics[key]), 4)
-        for key in ("accuracy", "deep_accuracy", "wide_accuracy")
-        if key in metrics
-    }
     logging.info("Validation accuracy of the combination and of each path: %s", validation)
     return {
         "wide_path_steps": steps,
         "wide_path_training": trained,
         "combination": combination,
+        "validation_before_refit": before_refit,
+        "wide_path_refit_steps": refit_steps,
         "validation": validation,
         "seconds": round(time.perf_counter() - started, 1),
     }
