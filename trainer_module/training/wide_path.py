@@ -22,6 +22,11 @@ from trainer_module.preprocessing.ngrams import held_out
 from trainer_module.training.progress import Progress
 
 
+# Plain SGD needs more passes over a small training split to converge than over IMDB's 20,000
+# reviews: the wide path trains for at least this many steps (a second or two).
+MIN_STEPS = 200
+
+
 def split(dataset: tf.data.Dataset, percent: int, batch_size: int, holdout: bool):
     """Batches of (inputs, labels) -> the same re-batched, kept to the held-out slice
     (`holdout`) or to the rest."""
@@ -79,13 +84,14 @@ def logistic_regression(
 ) -> np.ndarray:
     """(N, K) features, (N,) 0/1 labels -> (K + 1,) weights and intercept of the logistic
     regression, by Newton's method with a backtracking line search, with an L2 penalty (`l2`)
-    pulling the K weights toward `prior` (which keeps a few separable examples from sending
-    them to infinity). With an intercept, its mean prediction equals the labels' mean at the
-    optimum."""
+    pulling the K weights toward `prior` and the intercept toward 0 (which keeps a few
+    separable examples from sending them to infinity). Its mean prediction equals the labels'
+    mean at the optimum, but for the penalty's pull on the intercept (l2 against the number
+    of examples: nothing on thousands)."""
     x = np.concatenate([features, np.ones((len(features), 1))], axis=1).astype("float64")
     signs = 2.0 * labels.astype("float64") - 1.0
     center = np.append(np.asarray(prior, "float64"), 0.0)
-    penalty = np.diag([l2] * features.shape[1] + [0.0])
+    penalty = np.diag([l2] * (features.shape[1] + 1))
 
     def objective(w):
         return np.logaddexp(0.0, -signs * (x @ w)).sum() + 0.5 * (w - center) @ penalty @ (
@@ -154,7 +160,7 @@ def train_and_combine(
     started, percent = time.perf_counter(), config.holdout_percent
 
     def steps_over(examples):
-        return max(1, math.ceil(config.ngram_epochs * examples / config.batch_size))
+        return max(MIN_STEPS, math.ceil(config.ngram_epochs * examples / config.batch_size))
 
     def validate():
         metrics = model.evaluate(evaluation, steps=max(1, eval_steps), verbose=0, return_dict=True)
