@@ -58,11 +58,11 @@ def test_the_trainer_reports_its_steps_under_its_line(imdb_run):
     trainer = lines.index(next(line for line in lines if line.endswith("] Trainer ...")))
     done = lines.index(next(line for line in lines if "] Trainer done in " in line))
     under = [line.strip() for line in lines[trainer + 1 : done]]
-    # The encoder's steps, then the wide path's (trained alone, then again on every review).
+    # The encoder's steps, then the wide path's (trained alone: on so few reviews, once, on
+    # every review, with no held-out slice).
     reported = [line for line in under if line.startswith("training: step ")]
     wide = [line for line in under if line.startswith("wide path: step ")]
     assert under == reported + wide and wide[-1].endswith(" in all"), under
-    assert sum(line.endswith(" in all") for line in wide) == 2
     steps = [int(line.split()[2].split("/")[0]) for line in reported]
     assert steps == sorted(steps) and steps[0] < steps[-1] == 60, steps
     assert all(line.split()[2].endswith("/60") for line in reported)

@@ -66,11 +66,10 @@ def test_logistic_regression_stays_near_the_prior_on_a_few_separable_reviews():
 def test_the_wide_path_trains_alone_then_the_combination_is_fitted_on_held_out_reviews():
     # Ids 1-10 mark positive reviews, 11-20 negative ones; the deep path sees nothing useful.
     rng = np.random.default_rng(0)
-    labels = rng.integers(0, 2, 400)
-    ids = np.where(
-        labels[:, None] == 1, rng.integers(1, 11, (400, 6)), rng.integers(11, 21, (400, 6))
-    )
-    ids = np.concatenate([ids, rng.integers(21, 60, (400, 10))], axis=1).astype("int64")
+    n = 2_000
+    labels = rng.integers(0, 2, n)
+    ids = np.where(labels[:, None] == 1, rng.integers(1, 11, (n, 6)), rng.integers(11, 21, (n, 6)))
+    ids = np.concatenate([ids, rng.integers(21, 60, (n, 10))], axis=1).astype("int64")
     config = PRESETS["tiny"].replace(ngram_buckets=64, ngram_epochs=3, ngram_learning_rate=0.3)
     model = TinyWideAndDeep()
     model.init_wide_path(64)
@@ -89,15 +88,25 @@ def test_the_wide_path_trains_alone_then_the_combination_is_fitted_on_held_out_r
         return data if epochs == 1 else data.repeat()
 
     record = wide_path.train_and_combine(
-        model, config, datasets, rows_dataset(ids, labels, 50), 8, 400, naive_bayes_ratios(counts)
+        model, config, datasets, rows_dataset(ids, labels, 50), 8, n, naive_bayes_ratios(counts)
     )
     assert record["validation"]["wide_accuracy"] > 0.95
     assert record["validation"]["accuracy"] > 0.95
     assert not model.paths and not model.ngram_logit.trainable  # served: the combination
     combination = record["combination"]
-    assert 20 < combination["holdout_examples"] < 80
+    assert 140 < combination["holdout_examples"] < 260
     deep_weight, wide_weight, _ = combination["weights"]
     assert abs(wide_weight) > abs(deep_weight)  # the informative path carries the weight
     assert combination["holdout_mean_prediction"] == pytest.approx(
         combination["holdout_mean_label"], abs=1e-3
     )
+
+
+def test_a_handful_of_held_out_reviews_fits_no_combination():
+    model = TinyWideAndDeep()
+    model.combination.build((None, 2))
+    model.combination.weighting.assign([3.0, -1.0, 2.0])  # as a warm start might load them
+    ids = np.ones((40, 16), "int64")
+    record = wide_path.fit_combination(model, rows_dataset(ids, np.arange(40) % 2, 8))
+    assert record == {"holdout_examples": 40, "weights": [1.0, 1.0, 0.0]}
+    np.testing.assert_allclose(model.combination.weighting.numpy(), [1.0, 1.0, 0.0])

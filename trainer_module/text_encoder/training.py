@@ -35,7 +35,8 @@ def prepare(fn_args: FnArgs) -> Prepared:
 
     train, evaluation = datasets(True), datasets(False, files=fn_args.eval_files)
     ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
-    if config.ngram_buckets:  # the deep path trains outside the held-out slice
+    if wide_path.holds_out(config, fn_args.custom_config["train_examples"]):
+        # The deep path trains outside the held-out slice.
         train = wide_path.split(train, config.holdout_percent, config.batch_size, holdout=False)
     return Prepared(
         config,

@@ -21,10 +21,19 @@ from trainer_module.layers.ngram import NgramLogit
 from trainer_module.preprocessing.ngrams import held_out
 from trainer_module.training.progress import Progress
 
-
+# Fewer held-out reviews than this fit no combination: the paths' logits are summed.
+MIN_HOLDOUT = 100
 # Plain SGD needs more passes over a small training split to converge than over IMDB's 20,000
 # reviews: the wide path trains for at least this many steps (a second or two).
 MIN_STEPS = 200
+
+
+def holds_out(config, train_examples: int) -> bool:
+    """Whether the training split is large enough for a held-out slice of MIN_HOLDOUT reviews
+    or more; on a smaller one, both paths train on every review and their logits are summed."""
+    return bool(config.ngram_buckets) and (
+        train_examples * config.holdout_percent / 100 >= MIN_HOLDOUT
+    )
 
 
 def split(dataset: tf.data.Dataset, percent: int, batch_size: int, holdout: bool):
@@ -116,8 +125,9 @@ def logistic_regression(
 
 def fit_combination(model, holdout: tf.data.Dataset) -> dict:
     """Sets `model.combination` to the logistic regression of the held-out reviews' labels on
-    the deep path's evidence and the wide path's logit. Returns the weights, the slice's size
-    and its mean label and prediction."""
+    the deep path's evidence and the wide path's logit (a path whose weight comes out negative
+    is left out; with fewer than MIN_HOLDOUT reviews the weights stay (1, 1, 0), the sum).
+    Returns the weights, the slice's size and its mean label and prediction."""
     model.paths = True
     deep, wide, labels = [], [], []
     for inputs, y in holdout:
@@ -125,12 +135,24 @@ def fit_combination(model, holdout: tf.data.Dataset) -> dict:
         deep.append(paths[:, 1, 1] - paths[:, 1, 0])
         wide.append(paths[:, 2, 1] - paths[:, 2, 0])
         labels.append(np.asarray(y)[:, 1])
-    if not labels:
-        logging.warning("No held-out reviews: the paths' logits are summed as they are")
-        return {"holdout_examples": 0, "weights": [1.0, 1.0, 0.0]}
+    count = sum(len(batch) for batch in labels)
+    if count < MIN_HOLDOUT:
+        logging.info(
+            "%d held-out reviews, fewer than %d: the paths' logits are summed as they are",
+            count,
+            MIN_HOLDOUT,
+        )
+        model.combination.weighting.assign([1.0, 1.0, 0.0])  # whatever a warm start loaded
+        return {"holdout_examples": count, "weights": [1.0, 1.0, 0.0]}
     features = np.stack([np.concatenate(deep), np.concatenate(wide)], axis=1)
     labels = np.concatenate(labels)
     weights = logistic_regression(features, labels, prior=np.ones(2))
+    keep = weights[:2] > 0
+    if keep.any() and not keep.all():  # a path that counts against its evidence: left out
+        weights = np.zeros(3)
+        weights[np.append(keep, True)] = logistic_regression(
+            features[:, keep], labels, prior=np.ones(int(keep.sum()))
+        )
     model.combination.weighting.assign(weights.astype("float32"))
     predictions = 0.5 * (1.0 + np.tanh(0.5 * (features @ weights[:2] + weights[2])))
     return {
@@ -170,18 +192,32 @@ def train_and_combine(
             if key in metrics
         }
 
-    steps = steps_over(max(1, round(train_examples * (100 - percent) / 100)))
-    logging.info("Wide path: %d steps of SGD outside the held-out slice", steps)
-    trained = fit_wide_path(
-        model, split(datasets(True, None), percent, config.batch_size, False), steps, config, ratios
-    )
-    combination = fit_combination(
-        model, split(datasets(False, 1), percent, config.batch_size, True)
-    )
-    logging.info("Paths combined on held-out reviews: %s", combination)
-    before_refit = validate()
+    trained, combination, before_refit = None, None, None
+    if holds_out(config, train_examples):
+        steps = steps_over(max(1, round(train_examples * (100 - percent) / 100)))
+        logging.info("Wide path: %d steps of SGD outside the held-out slice", steps)
+        trained = fit_wide_path(
+            model,
+            split(datasets(True, None), percent, config.batch_size, False),
+            steps,
+            config,
+            ratios,
+        )
+        combination = fit_combination(
+            model, split(datasets(False, 1), percent, config.batch_size, True)
+        )
+        logging.info("Paths combined on held-out reviews: %s", combination)
+        before_refit = validate()
+    else:
+        logging.info(
+            "%d training reviews: no held-out slice of %d or more, the paths' logits are summed",
+            train_examples,
+            MIN_HOLDOUT,
+        )
+        model.combination.weighting.assign([1.0, 1.0, 0.0])  # whatever a warm start loaded
+        steps, combination = 0, {"holdout_examples": 0, "weights": [1.0, 1.0, 0.0]}
     refit_steps = steps_over(train_examples)
-    logging.info("Wide path again: %d steps of SGD over every training review", refit_steps)
+    logging.info("Wide path: %d steps of SGD over every training review", refit_steps)
     fit_wide_path(model, datasets(True, None), refit_steps, config, ratios)
     validation = validate()
     model.paths = False  # the served model answers with the combination
