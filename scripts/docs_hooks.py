@@ -90,6 +90,8 @@ def lookup(root: Any, path: List[str]) -> Any:
             if part not in value:
                 raise KeyError(f"no {part!r} in {sorted(value)}")
             value = value[part]
+        elif isinstance(value, list) and part.isdigit():  # a table's row or cell, by index
+            value = value[int(part)]
         elif hasattr(value, part):
             value = getattr(value, part)
         else:
@@ -109,13 +111,17 @@ def show(value: Any) -> str:
 
 
 def field_comments(config_class) -> Dict[str, str]:
-    """Each dataclass field's comment: the comment lines just above it and the one after it."""
+    """Each dataclass field's comment: the comment lines just above it and the one after it, in
+    the class that declares it (a config's own, or a mixin's such as WidePathConfig)."""
     import dataclasses
     import inspect
 
-    lines = inspect.getsource(config_class).splitlines()
     comments = {}
     for field in dataclasses.fields(config_class):
+        owner = next(
+            c for c in config_class.__mro__ if field.name in getattr(c, "__annotations__", {})
+        )
+        lines = inspect.getsource(owner).splitlines()
         index = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{field.name}:"))
         above = []
         for line in reversed(lines[:index]):

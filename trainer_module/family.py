@@ -48,7 +48,7 @@ class WidePathConfig:
     # The wide path trains alone, to convergence: plain SGD (the ratios scale each weight's
     # step, as NBSVM's features do), cosine-decayed from this rate over these epochs.
     ngram_epochs: float = 2.0
-    ngram_learning_rate: float = 1.0
+    ngram_learning_rate: float = 1.0  # the SGD rate: the scaled features are about unit size
     # Training reviews held out from both paths and from the naive-Bayes counts (by a hash of
     # each review's n-grams) to fit the combination of their logits on, so that the served
     # probabilities stay calibrated.
