@@ -104,9 +104,9 @@ def main() -> int:
                 preset=None,
                 overrides=[],
             )
-            extra = (
-                {"backbone_preset": os.path.abspath(args.bert_preset)} if args.bert_preset else {}
-            )
+            extra = {}
+            if model == "bert" and args.bert_preset:
+                extra = {"backbone_preset": os.path.abspath(args.bert_preset)}
             summary, _ = report.run_pipeline(run, "imdb", data, 5_000 // 32, model, extra)
             points.append(
                 {
