@@ -25,14 +25,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 from imdb_pipeline import DEFAULT_TARBALL, extract  # noqa: E402
+from recipes import bucket  # noqa: E402
 
 SPLIT_SEED, EVAL_PERCENT = 42, 20  # pipeline/configs.py: SPLIT_SEED, EVAL_PERCENT
 ORDER_SEED = 11  # the training reviews' order, of which the first N are kept
-
-
-def bucket(review_id: str, seed: int) -> int:
-    """components/seeded_split.py's bucket of a review id, out of 100."""
-    return int(hashlib.sha256(f"{seed}:".encode() + review_id.encode()).hexdigest(), 16) % 100
 
 
 def order(review_id: str) -> str:

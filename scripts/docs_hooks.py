@@ -286,6 +286,14 @@ def _png(plt, figure) -> bytes:
     return buffer.getvalue()
 
 
+def _named_points(axes, points, **scatter) -> None:
+    """(x, y, name) points, each labelled with its name (a results file's)."""
+    if points:
+        axes.scatter([p[0] for p in points], [p[1] for p in points], **scatter)
+        for x, y, name in points:
+            axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+
+
 def plot_accuracy_against_time() -> bytes:
     """Validation accuracy against training minutes, one point per pipeline results file."""
     plt, figure, axes = _figure()
@@ -299,10 +307,7 @@ def plot_accuracy_against_time() -> bytes:
             )
             if minutes and measured.get(key):
                 points.append((minutes, measured[key], record["name"]))
-        if points:
-            axes.scatter([p[0] for p in points], [p[1] for p in points], label=label)
-            for x, y, name in points:
-                axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        _named_points(axes, points, label=label)
     axes.set_xscale("log")
     axes.set_xlabel("training time (minutes, log scale)")
     axes.set_ylabel("validation accuracy (TFMA)")
@@ -361,10 +366,7 @@ def plot_imdb_frontier() -> bytes:
             and (r.get("measured") or {}).get("wall_seconds")
             and (r.get("machine") or {}).get("cpu_family")  # the machine is identified
         ]
-        if points:
-            axes.scatter([p[0] for p in points], [p[1] for p in points], marker=marker, label=model)
-            for x, y, name in points:
-                axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        _named_points(axes, points, label=model, marker=marker)
     for record in load_results("imdb_recipes"):  # the NBSVM anchor (imdb_recipes.py --anchor)
         for table in record.get("tables", []):
             if "val accuracy" not in table["columns"]:
