@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup browser lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report clean
+.PHONY: setup browser services test-services lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report clean
 
 # Installs with bytecode compiled, as pip does and uv does not by default: without it every
 # process compiles the stack's ~9,000 modules on import where PYTHONDONTWRITEBYTECODE is set
@@ -29,6 +29,12 @@ browser:
 	  || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }
 	@chromium --version 2>/dev/null
 
+# A team's servers for the services tier: PostgreSQL (the MLflow tracking server's backend
+# store) and MariaDB (ML Metadata) from Debian's packages, private instances on loopback ports
+# (scripts/services.sh; `scripts/services.sh stop` stops them).
+services:
+	@scripts/services.sh
+
 lock: setup
 	scripts/lock.sh
 
@@ -42,6 +48,12 @@ test: setup
 # few minutes; CI runs it after `make test`).
 test-slow: setup
 	$(PY) -m pytest -n 2 --dist loadgroup -m slow $(PYTEST_ARGS)
+
+# The services tier: the registry on an MLflow tracking server backed by PostgreSQL, pipelines
+# started together against it, ML Metadata on MariaDB (after `make services`; without the
+# servers these tests skip, unless REQUIRE_SERVICES=1, as in CI).
+test-services: setup
+	$(PY) -m pytest -n 2 -m services $(PYTEST_ARGS)
 
 # Without the end-to-end pipeline runs (a few minutes).
 test-fast: setup

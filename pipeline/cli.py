@@ -10,7 +10,8 @@ query a pushed model.
   tfx-transformers predict --model PATH --input FILE.jsonl|-   (one answer line per input line)
   tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
   tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
-                            promote NAME VERSION [--alias A] [--force]
+                            promote NAME VERSION [--alias A] [--force] |
+                            copy --to TRACKING_URI [--name NAME]
   tfx-transformers serve [--output DIR] [--name NAME] [--alias A | --version V] [--port P]
                          [--max-request-mb M] [--max-rows N] [--timeout S]
 """
@@ -111,6 +112,14 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     infer.add_argument(
         "--beam-mode", default=configs.DEFAULT_BEAM_MODE, choices=sorted(configs.BEAM_MODES)
     )
+    infer.add_argument(
+        "--metadata-uri",
+        default="",
+        type=configs.check_metadata_uri,
+        metavar="URI",
+        help="the run's ML Metadata on a MySQL server, as `run --metadata-uri` gave it "
+        "(default: the SQLite file under the output)",
+    )
     infer.add_argument("--no-cache", action="store_true", help="score the folder again")
     infer.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
     infer.add_argument(
@@ -205,6 +214,16 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     promote.add_argument(
         "--force", action="store_true", help="also for a version the Evaluator did not bless"
     )
+    copy = actions.add_parser(
+        "copy",
+        parents=[output],
+        help="copy every version, with its metrics, tags and aliases, into another registry "
+        "(a team's tracking server); versions already there are not copied again",
+    )
+    copy.add_argument(
+        "--to", required=True, metavar="TRACKING_URI", help="e.g. http://mlflow.internal:5000"
+    )
+    copy.add_argument("--name", help="one registered model (default: every model)")
 
     serve = commands.add_parser(
         "serve",
@@ -276,11 +295,12 @@ def command_infer(args) -> int:
             output=args.output,
             beam_mode=args.beam_mode,
             no_cache=args.no_cache,
+            metadata_uri=args.metadata_uri,
         )
         return (options, *build_local_inference(options, args.data))
 
-    def summarize(metadata_path: str, name: str) -> dict:
-        summary = summarize_inference(metadata_path, name)
+    def summarize(metadata: str, name: str) -> dict:
+        summary = summarize_inference(metadata, name)
         for line in summary["skew"] or []:  # reported, not a gate: the answers are written
             print(
                 f"warning: the inputs differ from the champion's training data: {line}",
@@ -457,6 +477,9 @@ def command_registry(args) -> int:
                 if args.version
                 else registry.by_alias(args.name, args.alias)
             ]
+        elif args.action == "copy":
+            target = from_config(mlflow_config("", tracking_uri=args.to))
+            rows = registry.copy_to(target, args.name)
         else:
             rows = [registry.promote(args.name, args.version, args.alias, force=args.force)]
     except Exception as error:  # MLflow's errors name the model and version

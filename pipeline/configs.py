@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import re
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 EMBEDDED_DATA_DIR = REPO_ROOT / "data"  # the corpora the project writes itself
@@ -51,17 +52,57 @@ REGISTRIES = ("mlflow", "none")
 DEFAULT_REGISTRY = "mlflow"
 
 
-def output_paths(output_dir: str, pipeline_name: str) -> dict:
-    """Where one pipeline keeps its artifacts, its MLMD database and its pushed models."""
+def output_paths(output_dir: str, pipeline_name: str, metadata_uri: str = "") -> dict:
+    """Where one pipeline keeps its artifacts, its MLMD database and its pushed models.
+    "metadata" is what `metadata_connection` opens: `metadata_uri` (a MySQL server), else the
+    SQLite file "metadata_path" (beside which the run's lock lives either way)."""
     output_dir = os.path.abspath(output_dir)
+    metadata_path = os.path.join(output_dir, "metadata", pipeline_name, "metadata.sqlite")
     return {
         "pipeline_root": os.path.join(output_dir, "pipelines", pipeline_name),
-        "metadata_path": os.path.join(output_dir, "metadata", pipeline_name, "metadata.sqlite"),
+        "metadata_path": metadata_path,
+        "metadata": metadata_uri or metadata_path,
         "serving_model_dir": os.path.join(output_dir, "serving_model", pipeline_name),
         "log_dir": os.path.join(output_dir, "logs"),
         # The local MLflow registry (all pipelines; a model per pipeline name).
         "registry_dir": os.path.join(output_dir, "mlflow"),
     }
+
+
+MYSQL_URI = re.compile(
+    r"mysql://(?P<user>[^:@/]+)(:(?P<password>[^@/]*))?@(?P<host>[^:/]+)(:(?P<port>\d+))?"
+    r"/(?P<database>[A-Za-z0-9_$]+)$"
+)
+
+
+def check_metadata_uri(uri: str) -> str:
+    """`uri` if it is empty (the SQLite file under the output) or a MySQL server's
+    mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE; else a ValueError that shows the form."""
+    if uri and not MYSQL_URI.match(uri):
+        shown = re.sub(r"(//[^:@/]+:)[^@/]*@", r"\1***@", uri)  # never echo a password
+        raise ValueError(
+            f"--metadata-uri {shown}: expected mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE "
+            "(ML Metadata on a MySQL or MariaDB server), or nothing for the SQLite file under "
+            "--output"
+        )
+    return uri
+
+
+def metadata_connection(metadata: str):
+    """ML Metadata's connection config for output_paths(...)["metadata"]: a mysql:// URI
+    (check_metadata_uri; the database is created if missing) or a SQLite file path."""
+    from tfx.orchestration import metadata as tfx_metadata
+
+    match = MYSQL_URI.match(metadata)
+    if not match:
+        return tfx_metadata.sqlite_metadata_connection_config(metadata)
+    return tfx_metadata.mysql_metadata_connection_config(
+        host=match["host"],
+        port=int(match["port"] or 3306),
+        database=match["database"],
+        username=match["user"],
+        password=match["password"] or "",
+    )
 
 
 def flag(text: str) -> bool:

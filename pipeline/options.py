@@ -180,6 +180,14 @@ class PipelineOptions:
         "local registry under the output) or not: mlflow, none",
         local=True,
     )
+    metadata_uri: str = _field(
+        "",
+        "ML Metadata on a MySQL or MariaDB server, mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE "
+        "(default: a SQLite file under the output)",
+        configs.check_metadata_uri,
+        local=True,
+        metavar="URI",
+    )
 
     def __post_init__(self):
         object.__setattr__(self, "overrides", dict(self.overrides or {}))
@@ -436,7 +444,7 @@ def add_arguments(parser: argparse.ArgumentParser, local: bool) -> None:
             parser.add_argument(name, action="store_true", default=None, help=help_text)
             continue
         default = field.default if meta["local"] else None
-        if default is not None:
+        if default is not None and default != "" and "(default:" not in help_text:
             help_text += f" (default: {default})"
         parser.add_argument(
             name,

@@ -7,11 +7,11 @@ from typing import Optional
 import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
-from tfx.orchestration import metadata
 
 from components.dataset_example_gen import WINDOW
 from components.evaluation_results import blessing_failures, overall_metrics
 from components.run_report.executor import REPORT_PATH
+from pipeline import configs
 
 _STATES = metadata_store_pb2.Execution.State
 # Recorded on the ExampleGen's Examples: the layout found, the span and version TFX's driver
@@ -64,9 +64,10 @@ def _property(artifact, name):
     return getattr(value, value.WhichOneof("value"))
 
 
-def summarize(metadata_path: str, pipeline_name: str) -> dict:
-    """The summary of the newest run of `pipeline_name` recorded in the SQLite MLMD store."""
-    store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
+def summarize(metadata: str, pipeline_name: str) -> dict:
+    """The summary of the newest run of `pipeline_name` recorded in the MLMD store `metadata`
+    (a SQLite file or a mysql:// URI: configs.metadata_connection)."""
+    store = mlmd.MetadataStore(configs.metadata_connection(metadata))
     run = latest_run(store, pipeline_name)
     summary = {
         "pipeline_name": pipeline_name,
@@ -138,7 +139,7 @@ def training_length(model_run_uri: str) -> Optional[dict]:
     }
 
 
-def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
+def summarize_inference(metadata: str, pipeline_name: str) -> dict:
     """The newest run's bulk inference: the model it used (and the version pushed from it),
     the inputs scored, the JSON lines files and the skew check's findings (None: no check or
     nothing to compare with; []: within every threshold) (pipeline/factory.py:
@@ -146,7 +147,7 @@ def summarize_inference(metadata_path: str, pipeline_name: str) -> dict:
     from components.predictions_writer.executor import COUNT_PROPERTY, FILE_PREFIX
     from components.resolvers import lineage
 
-    store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
+    store = mlmd.MetadataStore(configs.metadata_connection(metadata))
     run = latest_run(store, pipeline_name)
     summary = {
         "pipeline_name": pipeline_name,

@@ -13,7 +13,6 @@ from typing import Mapping, Optional, TextIO
 
 from absl import logging as absl_logging
 from tfx.components.example_gen.driver import FileBasedDriver
-from tfx.orchestration import metadata
 from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
 from components.dataset_example_gen import SPAN, LayoutExecutor, as_exec_properties
@@ -73,16 +72,14 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
     """
     run = options.local_paths().resolve()
     options = run.options
-    paths = configs.output_paths(options.output, options.pipeline_name)
-    os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)
+    paths = configs.output_paths(options.output, options.pipeline_name, options.metadata_uri)
+    os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)  # the run's lock
     pipeline = create_pipeline(
         run,
         pipeline_root=paths["pipeline_root"],
         data_dir=options.data,
         serving_model_dir=paths["serving_model_dir"],
-        metadata_connection_config=metadata.sqlite_metadata_connection_config(
-            paths["metadata_path"]
-        ),
+        metadata_connection_config=configs.metadata_connection(paths["metadata"]),
         beam_pipeline_args=configs.BEAM_MODES[options.beam_mode],
         registry_config=(
             mlflow_config(paths["registry_dir"]) if options.registry == "mlflow" else None
@@ -99,7 +96,7 @@ def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
     from pipeline.predict import resolve_model_dir
 
     run = options.resolve()
-    paths = configs.output_paths(options.output, options.pipeline_name)
+    paths = configs.output_paths(options.output, options.pipeline_name, options.metadata_uri)
     try:
         resolve_model_dir(paths["serving_model_dir"])
     except FileNotFoundError:
@@ -114,9 +111,7 @@ def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
         run,
         pipeline_root=paths["pipeline_root"],
         data_dir=data_dir,
-        metadata_connection_config=metadata.sqlite_metadata_connection_config(
-            paths["metadata_path"]
-        ),
+        metadata_connection_config=configs.metadata_connection(paths["metadata"]),
         beam_pipeline_args=configs.BEAM_MODES[options.beam_mode],
     )
     return pipeline, paths
@@ -263,7 +258,7 @@ def run_local(
     started = time.monotonic()
     with _logging_to(log_file, len(pipeline.components), verbose, stream):
         LocalDagRunner().run(pipeline)
-        summary = summarize(paths["metadata_path"], pipeline.pipeline_info.pipeline_name)
+        summary = summarize(paths["metadata"], pipeline.pipeline_info.pipeline_name)
     summary["wall_seconds"] = round(time.monotonic() - started, 2)
     summary["log_file"] = log_file
     return summary

@@ -69,6 +69,7 @@ def _sys_path() -> None:
 
 def code_roots() -> Dict[str, Any]:
     _sys_path()
+    from components.model_registry import mlflow_registry
     from pipeline import configs
     from pipeline.tasks import TASKS
     from trainer_module.families import FAMILIES
@@ -79,6 +80,7 @@ def code_roots() -> Dict[str, Any]:
         "families": FAMILIES,
         "configs": configs,
         "contract": contract,
+        "mlflow_registry": mlflow_registry,
         "presets": {name: family.presets for name, family in FAMILIES.items()},
     }
 

@@ -1,11 +1,14 @@
 """MLflow Model Registry backend: a local SQLite store under the output directory by default,
-or the tracking server MLFLOW_TRACKING_URI names."""
+or the tracking server MLFLOW_TRACKING_URI names (docs/team.md: a team's server, its
+database, and what happens when it is down)."""
 
 import contextlib
+import logging
 import logging.config
 import os
 import tempfile
-from typing import List, Optional
+import time
+from typing import Callable, List, Optional, TypeVar
 
 from components.model_registry import mlflow_model
 from components.model_registry.version import CHAMPION, FINGERPRINT_TAG, ModelVersion, Registered
@@ -16,6 +19,69 @@ SAVED_MODEL_TAG = "saved_model"  # the pushed SavedModel the MLflow Model holds 
 
 
 SQLITE = "sqlite:///"
+# How long a registration keeps retrying a tracking server that does not answer (down,
+# restarting, overloaded) before it fails with an error naming the server.
+RETRY_SECONDS = 120.0
+RETRY_ENV = "TFXT_REGISTRY_RETRY_SECONDS"  # overrides RETRY_SECONDS (tests: a few seconds)
+# MLflow's own retries of each HTTP request (default 7, about 4 minutes) are cut to this, so that
+# RETRY_SECONDS bounds the whole registration; MLFLOW_HTTP_REQUEST_MAX_RETRIES overrides it.
+REQUEST_RETRIES = "2"
+
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
+
+
+class RegistryUnavailable(RuntimeError):
+    """The tracking server did not answer within the retry budget."""
+
+
+def unavailable(error: BaseException) -> bool:
+    """Whether `error` means the tracking server did not answer (refused or dropped the
+    connection, timed out, or answered 5xx/429), as against refusing the request itself."""
+    import requests
+    from mlflow.exceptions import MlflowException, RestException
+
+    while error is not None:
+        if isinstance(error, (requests.ConnectionError, requests.Timeout)):
+            return True
+        if isinstance(error, requests.HTTPError) and error.response is not None:
+            return error.response.status_code >= 500 or error.response.status_code == 429
+        if isinstance(error, RestException):
+            return error.get_http_status_code() >= 500
+        if isinstance(error, MlflowException) and str(error).startswith("API request to"):
+            text = str(error)
+            return any(
+                mark in text
+                for mark in ("failed with exception", "failed with timeout", "Max retries")
+            )
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def with_retries(call: Callable[[], T], server: str, seconds: float) -> T:
+    """call(), retried with exponential backoff (1 s, doubling, at most 15 s) while the server
+    is `unavailable`, for at most `seconds`; then RegistryUnavailable naming the server."""
+    started, delay, attempt = time.monotonic(), 1.0, 1
+    while True:
+        try:
+            return call()
+        except Exception as error:
+            if not unavailable(error):
+                raise
+            waited = time.monotonic() - started
+            if waited + delay > seconds:
+                raise RegistryUnavailable(
+                    f"the MLflow tracking server {server} did not answer for {waited:.0f} s "
+                    f"({attempt} attempts; {RETRY_ENV} sets the limit). Last error: {error}"
+                ) from error
+            _log.warning(
+                "MLflow tracking server %s did not answer (attempt %d): retrying in %.0f s",
+                server,
+                attempt,
+                delay,
+            )
+            time.sleep(delay)
+            delay, attempt = min(2 * delay, 15.0), attempt + 1
 
 
 def local_tracking_uri(registry_dir: str) -> str:
@@ -35,6 +101,25 @@ def _logging_untouched():
         logging.config.fileConfig = file_config
 
 
+@contextlib.contextmanager
+def _artifacts_through(tracking_uri: str):
+    """MLflow resolves a proxied artifact URI (mlflow-artifacts:/...) against the process's
+    tracking URI, not the client's: this sets it to the registry's while the block runs, then
+    restores it and MLFLOW_TRACKING_URI as they were."""
+    from mlflow.tracking._tracking_service import utils
+
+    saved, saved_env = utils._tracking_uri, os.environ.get("MLFLOW_TRACKING_URI")
+    utils._tracking_uri = tracking_uri
+    try:
+        yield
+    finally:
+        utils._tracking_uri = saved
+        if saved_env is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = saved_env
+
+
 class MlflowRegistry:
     """Each version is a complete MLflow Model (mlflow_model.py: pyfunc code, a copy of the
     pushed SavedModel, signature, input example, requirements) logged to an MLflow run that
@@ -42,17 +127,28 @@ class MlflowRegistry:
     after the model is wholly logged, so what it points at is never partial."""
 
     def __init__(
-        self, tracking_uri: str, artifact_root: Optional[str] = None, alias: str = CHAMPION
+        self,
+        tracking_uri: str,
+        artifact_root: Optional[str] = None,
+        alias: str = CHAMPION,
+        retry_seconds: Optional[float] = None,
     ):
         from mlflow import MlflowClient
 
         self.tracking_uri, self.artifact_root, self.alias = tracking_uri, artifact_root, alias
+        self.retry_seconds = float(
+            retry_seconds if retry_seconds is not None else os.environ.get(RETRY_ENV, RETRY_SECONDS)
+        )
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", REQUEST_RETRIES)
         if tracking_uri.startswith(SQLITE):
             os.makedirs(os.path.dirname(tracking_uri[len(SQLITE) :]), exist_ok=True)
         with _logging_untouched():  # the stores (and a new database's tables) start here
             self.client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
-            self.client.search_experiments(max_results=1)
-            self.client.search_registered_models(max_results=1)
+            self._retried(lambda: self.client.search_experiments(max_results=1))
+            self._retried(lambda: self.client.search_registered_models(max_results=1))
+
+    def _retried(self, call: Callable[[], T]) -> T:
+        return with_retries(call, self.tracking_uri, self.retry_seconds)
 
     def _experiment_id(self, name: str) -> str:
         from mlflow.exceptions import MlflowException
@@ -92,42 +188,148 @@ class MlflowRegistry:
         return None
 
     def register(self, version: ModelVersion) -> Registered:
+        """Registers the version (retried while the server does not answer: a retry finds
+        what an earlier attempt registered by its fingerprint, and an attempt cut off while
+        uploading left no version) and, if blessed, moves the alias by `_crown`'s rule."""
+        with _artifacts_through(self.tracking_uri):
+            return self._retried(lambda: self._register(version))
+
+    def _register(self, version: ModelVersion) -> Registered:
         self._ensure_model(version.name)
         existing = self.find(version.name, version.source, version.fingerprint)
         if existing is None:  # a rerun that pushed nothing new registers nothing new
-            tags = {**version.tags(), SAVED_MODEL_TAG: version.source}
-            run = self.client.create_run(
-                self._experiment_id(version.name), run_name=version.run_id, tags=tags
-            )
-            run_id = run.info.run_id
-            for key, value in sorted(version.metrics.items()):
-                if value is not None:
-                    self.client.log_metric(run_id, key, value)
-            self.client.log_param(run_id, SAVED_MODEL_TAG, version.source)
-            try:
-                self._log_model(run_id, version.source)
-            except BaseException:
-                self.client.set_terminated(run_id, status="FAILED")
-                raise
-            self.client.set_terminated(run_id)
-            existing = self.client.create_model_version(
+            existing = self._new_version(
                 version.name,
-                source=f"{run.info.artifact_uri}/{MODEL_ARTIFACT}",
-                run_id=run_id,
-                tags=tags,
-                description=f"pipeline {version.pipeline_name}, run {version.run_id}",
+                {**version.tags(), SAVED_MODEL_TAG: version.source},
+                version.metrics,
+                version.run_id,
+                f"pipeline {version.pipeline_name}, run {version.run_id}",
+                lambda run_id: self._log_model(run_id, version.source),
             )
-        alias = None
-        if version.blessed:
-            self.client.set_registered_model_alias(version.name, self.alias, existing.version)
-            alias = self.alias
+            if version.blessed:
+                self._crown(version.name)
+        elif version.blessed and self._holder(version.name) is None:
+            self._crown(version.name)  # a rerun after a registration cut off before the alias
+        # else nothing new: the alias stays where it is (a promote by hand included)
         return Registered(
             NAME,
             version.name,
             str(existing.version),
             f"models:/{version.name}/{existing.version}",
-            alias,
+            self.alias if self._holder(version.name) == str(existing.version) else None,
         )
+
+    def _new_version(
+        self,
+        name: str,
+        tags: dict,
+        metrics: dict,
+        run_name: str,
+        description: str,
+        log_model: Callable[[str], None],
+    ):
+        """A run holding the metrics and the MLflow Model (`log_model(run_id)` logs it whole),
+        then, only once that finished, the version pointing at it."""
+        run = self.client.create_run(self._experiment_id(name), run_name=run_name, tags=tags)
+        run_id = run.info.run_id
+        for key, value in sorted(metrics.items()):
+            if value is not None:
+                self.client.log_metric(run_id, key, value)
+        self.client.log_param(run_id, SAVED_MODEL_TAG, tags[SAVED_MODEL_TAG])
+        try:
+            log_model(run_id)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the server may be what failed
+                self.client.set_terminated(run_id, status="FAILED")
+            raise
+        self.client.set_terminated(run_id)
+        return self.client.create_model_version(
+            name,
+            source=f"{run.info.artifact_uri}/{MODEL_ARTIFACT}",
+            run_id=run_id,
+            tags=tags,
+            description=description,
+        )
+
+    def copy_to(self, target: "MlflowRegistry", name: Optional[str] = None) -> List[dict]:
+        """Copies every version of `name` (default: of every model) into `target`, oldest
+        first: the complete MLflow Model, its run's metrics, its tags and description; then
+        points each alias there at the copy of the version it names here. A version `target`
+        already holds (the same SavedModel fingerprint) is not copied again, so a copy cut off
+        part-way is finished by running it again. Returns `target`'s rows of these versions."""
+        names = [name] if name else sorted(m.name for m in self.client.search_registered_models())
+        rows = []
+        for model in names:
+            target._retried(lambda model=model: target._ensure_model(model))
+            copies = {}
+            versions = self.client.search_model_versions(f"name='{model}'")
+            for found in sorted(versions, key=lambda v: int(v.version)):
+                copied = target._retried(lambda found=found: self._copy_version(found, target))
+                copies[str(found.version)] = str(copied.version)
+            for alias, held in self.client.get_registered_model(model).aliases.items():
+                if str(held) in copies:
+                    target._retried(
+                        lambda alias=alias, version=copies[str(held)], model=model: (
+                            target.client.set_registered_model_alias(model, alias, version)
+                        )
+                    )
+            rows += [target.show(model, copied) for copied in copies.values()]
+        return rows
+
+    def _copy_version(self, found, target: "MlflowRegistry"):
+        """One version of this registry in `target`: the one already there, else a copy."""
+        import mlflow
+
+        tags = {SAVED_MODEL_TAG: "", **found.tags}
+        existing = target.find(found.name, tags[SAVED_MODEL_TAG], tags.get(FINGERPRINT_TAG, ""))
+        if existing is not None:
+            return existing
+        metrics = self.client.get_run(found.run_id).data.metrics if found.run_id else {}
+        with tempfile.TemporaryDirectory(prefix="mlflow-copy-") as staging:
+            with _artifacts_through(self.tracking_uri):
+                local = mlflow.artifacts.download_artifacts(
+                    artifact_uri=found.source, dst_path=staging
+                )
+            with _artifacts_through(target.tracking_uri):
+                return target._new_version(
+                    found.name,
+                    tags,
+                    metrics,
+                    tags.get("pipeline_run_id", ""),
+                    found.description or "",
+                    lambda run_id: target.client.log_artifacts(run_id, local, MODEL_ARTIFACT),
+                )
+
+    def _holder(self, name: str) -> Optional[str]:
+        """The version the alias names, if any."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return str(self.client.get_model_version_by_alias(name, self.alias).version)
+        except MlflowException as error:
+            if error.error_code in ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE"):
+                return None
+            raise
+
+    def _crown(self, name: str) -> Optional[str]:
+        """Points the alias at the newest blessed version (the highest number: the one
+        registered last), and returns it. Each registration re-reads after it writes until the
+        alias and the newest blessed version agree, so that concurrent registrations, whatever
+        the order their writes land in, leave the alias on the newest; `registry promote`
+        moves it elsewhere by hand until the next blessed version is registered."""
+        for _ in range(20):
+            blessed = [
+                int(v.version)
+                for v in self.client.search_model_versions(f"name='{name}'")
+                if v.tags.get("blessed") == "true"
+            ]
+            if not blessed:
+                return None
+            newest = str(max(blessed))
+            if self._holder(name) == newest:
+                return newest
+            self.client.set_registered_model_alias(name, self.alias, newest)
+        return self._holder(name)
 
     def _log_model(self, run_id: str, saved_model: str) -> None:
         """Packages the SavedModel in a local staging folder, then logs it whole to the run."""

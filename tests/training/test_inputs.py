@@ -61,3 +61,42 @@ def test_start_run_trains_the_epochs_unless_steps_were_given_at_run_time(tmp_pat
 
     assert run(None) == (8, 20, 8)  # 3 epochs of 20 examples in batches of 8
     assert run(7) == (7, 20, 8)  # a runtime train_args.num_steps wins
+
+
+def test_training_batches_mix_the_classes_of_a_split_sorted_by_label(tmp_path):
+    """ExampleGen writes reviews in the order it read them (aclImdb: every negative review, then
+    every positive one); tf.data's customary shuffle buffer of 10,000 over 20,000 such examples
+    would feed the first thousands of steps one class. The buffer holds the whole split."""
+    import types
+
+    import numpy as np
+    from tensorflow_transform.tf_metadata import schema_utils
+    from tfx.components.trainer.fn_args_utils import DataAccessor, FnArgs
+
+    from tests.family_util import _dataset_factory
+    from trainer_module.training.inputs import make_dataset
+
+    path = str(tmp_path / "sorted.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for label in [0] * 10_000 + [1] * 10_000:
+            feature = tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))
+            writer.write(
+                tf.train.Example(
+                    features=tf.train.Features(feature={"label": feature, "x": feature})
+                ).SerializeToString()
+            )
+    spec = {"label": tf.io.FixedLenFeature([], tf.int64), "x": tf.io.FixedLenFeature([], tf.int64)}
+    output = types.SimpleNamespace(
+        transformed_metadata=types.SimpleNamespace(
+            schema=schema_utils.schema_from_feature_spec(spec)
+        )
+    )
+    fn_args = FnArgs(
+        data_accessor=DataAccessor(
+            tf_dataset_factory=_dataset_factory, record_batch_factory=None, data_view_decode_fn=None
+        ),
+        custom_config={"train_examples": 20_000},
+    )
+    dataset = make_dataset(fn_args, [path], output, lambda x: x["x"], 32, 2, shuffle=True)
+    first = np.concatenate([y[:, 1] for _, y in dataset.take(60)])  # 1,920 examples
+    assert 0.4 < first.mean() < 0.6
