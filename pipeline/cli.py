@@ -426,7 +426,8 @@ def _predict_file(args, load_model, predict_lines) -> int:
     """Streams answers to stdout as the lines are read; exits 1 when a line had an error."""
     try:
         model, path = load_model(args.model)
-        lines = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+        # Bytes: a line that is not UTF-8 gets its own error answer (predict_lines).
+        lines = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

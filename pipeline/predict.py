@@ -102,7 +102,8 @@ SORT_WINDOW = 16
 def predict_lines(
     model, lines: IO[str], batch_size: int = 32, window: int = SORT_WINDOW
 ) -> Iterator[dict]:
-    """One answer per line of `lines` (JSON lines of raw inputs), in order: {"line": n, <the
+    """One answer per line of `lines` (JSON lines of raw inputs, as text or as UTF-8 bytes), in
+    order: {"line": n, <the
     signature's outputs>}, or {"line": n, "error": why} for a line that cannot be predicted;
     the other lines are still answered. Reads `window` batches of `batch_size` lines at a time
     and predicts texts in batches of similar length (images in input order)."""
@@ -116,6 +117,11 @@ def predict_lines(
         answers, good = {}, []
         for n, line in chunk:
             try:
+                if isinstance(line, bytes):
+                    try:
+                        line = line.decode("utf-8")
+                    except UnicodeDecodeError as error:
+                        raise BadInput(f"not UTF-8 (byte {error.start:,})") from None
                 good.append((n, parse_line(line, name)))
             except BadInput as error:
                 answers[n] = {"line": n, "error": str(error)}

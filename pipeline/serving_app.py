@@ -5,6 +5,10 @@
   Content-Length, or the bytes as they arrive); the answer states the limit.
 - A request of more rows than the limit is refused with 400 by the model's checks
   (components/model_registry/pyfunc_model.py reads contract.MAX_ROWS_VARIABLE).
+- A body that is not UTF-8, JSON nested deeper than Python's parser goes, and an input value
+  that is null, a number or another non-text are refused with 400 here, before MLflow's parser
+  (which answers the first two with 500) and its schema enforcement (which turns null and
+  12345 into the texts "None" and "12345") see them (contract.check_request).
 - A request that takes longer than the timeout gets 504 (MLflow's own timeout, which this
   sets: MLFLOW_SCORING_SERVER_REQUEST_TIMEOUT).
 - No error answer echoes the request: MLflow's messages quote the data they could not parse or
@@ -68,8 +72,9 @@ class RequestLimits:
     then handed to MLflow's app, which reads whole bodies anyway), and error answers without
     the request in them."""
 
-    def __init__(self, app, max_request_bytes: int, timeout_seconds: int):
+    def __init__(self, app, max_request_bytes: int, timeout_seconds: int, input_name: str):
         self.app, self.max_bytes, self.timeout = app, max_request_bytes, timeout_seconds
+        self.input_name = input_name
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] != "/invocations":
@@ -78,7 +83,7 @@ class RequestLimits:
         declared = headers.get(b"content-length", b"").strip()
         if declared.isdigit() and int(declared) > self.max_bytes:
             return await self._answer(send, *self._too_large(int(declared)))
-        body, more = b"", True
+        body, more = bytearray(), True
         while more:
             message = await receive()
             if message["type"] == "http.disconnect":
@@ -87,6 +92,11 @@ class RequestLimits:
             if len(body) > self.max_bytes:
                 return await self._answer(send, *self._too_large(len(body)))
             more = message.get("more_body", False)
+        body = bytes(body)
+        try:
+            contract.check_request(body, self.input_name)
+        except contract.BadInput as error:
+            return await self._answer(send, *refusal(400, "BAD_REQUEST", str(error)))
         replayed = False
 
         async def replay():
@@ -146,10 +156,12 @@ def create_app():
     from mlflow.pyfunc import scoring_server
 
     model = scoring_server.load_model_with_mlflow_config(os.environ[MODEL_URI])
+    (input_name,) = model.metadata.get_input_schema().input_names()
     return RequestLimits(
         scoring_server.init(model),
         int(os.environ.get(MAX_REQUEST_BYTES, contract.MAX_REQUEST_BYTES)),
         int(os.environ.get(TIMEOUT, contract.REQUEST_TIMEOUT_SECONDS)),
+        input_name,
     )
 
 

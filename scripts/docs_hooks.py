@@ -193,9 +193,13 @@ def _table(columns: List[str], rows: List[list]) -> str:
 
 
 def _cell(value: Any) -> str:
+    """A table cell: pipes escaped, and `<...>` kept as text rather than read as HTML."""
     if value is None:
         return ""
-    return show(value).replace("|", "\\|").replace("\n", " ")
+    text = show(value).replace("|", "\\|").replace("\n", " ")
+    parts = text.split("`")  # outside code spans (the even parts), < and > are entities
+    parts[::2] = [p.replace("<", "&lt;").replace(">", "&gt;") for p in parts[::2]]
+    return "`".join(parts)
 
 
 def render_record(record: dict, level: str = "###") -> str:
@@ -428,32 +432,48 @@ def cli_reference() -> str:
     from pipeline.cli import build_parser
     from pipeline.options import ENV_PREFIX, PipelineOptions, _declared_fields
 
-    parser = build_parser()
-    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    out = []
-    for name, sub in commands.choices.items():
-        out += [
-            f"### `tfx-transformers {name}`",
+    declared = {f.name: f.default for f in _declared_fields()}
+
+    def subcommands(parser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                helps = {a.dest: a.help for a in action._choices_actions}
+                for name, sub in action.choices.items():
+                    yield name, sub, helps.get(name)
+
+    def section(title: str, sub, help_text) -> list:
+        rows = []
+        for action in sub._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            flags = ", ".join(f"`{o}`" for o in action.option_strings) or f"`{action.dest}`"
+            default = action.default
+            if default is None and declared.get(action.dest) is not None:
+                default = declared[action.dest]  # resolved from PipelineOptions' declaration
+            if default in (None, [], False, argparse.SUPPRESS):
+                default = ""
+            # argparse's own expansion (%(default)s, %(default)g, %(choices)s ...)
+            text = sub._get_formatter()._expand_help(action) if action.help else ""
+            rows.append([flags, text, default])
+        lines = [
+            f"### `tfx-transformers {title}`",
             "",
-            sub.description
-            or commands._choices_actions[list(commands.choices).index(name)].help
-            or "",
+            sub.description or help_text or "",
             "",
             "```text",
             sub.format_usage().strip(),
             "```",
             "",
         ]
-        rows = []
-        for action in sub._actions:
-            if isinstance(action, argparse._HelpAction):
-                continue
-            flags = ", ".join(f"`{o}`" for o in action.option_strings) or f"`{action.dest}`"
-            default = action.default
-            if default in (None, [], False, argparse.SUPPRESS):
-                default = ""
-            rows.append([flags, (action.help or "").replace("%(default)s", str(default)), default])
-        out += [_table(["option", "what it does", "default"], rows), ""]
+        if rows:
+            lines += [_table(["option", "what it does", "default"], rows), ""]
+        for name, nested, nested_help in subcommands(sub):
+            lines += section(f"{title} {name}", nested, nested_help)
+        return lines
+
+    out = []
+    for name, sub, help_text in subcommands(build_parser()):
+        out += section(name, sub, help_text)
     fields = list(_declared_fields())
     rows = [
         [f"`--{f.name.replace('_', '-')}`", f"`{ENV_PREFIX}{f.name.upper()}`", f.metadata["help"]]

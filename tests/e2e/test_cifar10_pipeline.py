@@ -50,7 +50,6 @@ def test_every_component_ran_and_a_model_well_above_chance_was_pushed(run):
     assert 0 < metrics["example_count"] < 120 * 0.2  # the seeded 10% of 120 images
     # Five classes: chance is 0.2 (top-3: 0.6); the classes differ by colour.
     assert metrics["sparse_categorical_accuracy"] >= 0.4
-    assert metrics["sparse_top_k_categorical_accuracy"] >= metrics["sparse_categorical_accuracy"]
     assert metrics["sparse_top_k_categorical_accuracy"] > 0.6
     assert run["blessed"] is True and run["pushed_model"]
     check_report(run["report"])  # with attention heatmaps

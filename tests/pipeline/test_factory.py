@@ -128,8 +128,8 @@ def test_a_window_of_spans_is_read_by_a_second_example_gen_for_training_only(tmp
     newest = nodes["ReviewsExampleGen"].outputs["examples"]
     for validated in ("StatisticsGen", "Evaluator"):
         assert nodes[validated].inputs["examples"] is newest
-    assert '"spans": 3.0' in window.exec_properties["custom_config"]
-    assert '"spans"' not in nodes["ReviewsExampleGen"].exec_properties["custom_config"]
+    assert json.loads(window.exec_properties["custom_config"])["spans"] == 3
+    assert "spans" not in json.loads(nodes["ReviewsExampleGen"].exec_properties["custom_config"])
     with pytest.raises(ValueError, match=r"spans=3 needs a data folder pattern with a \{SPAN\}"):
         build(tmp_path / "reviews", tmp_path, spans=3)
 
@@ -193,8 +193,16 @@ def test_every_task_names_a_default_model_of_its_kind_and_its_gate():
     for task in TASKS.values():
         assert task.default_model == next(iter(task.model_families))
         assert all(f.kind == task.model_kind for f in task.model_families.values())
-        config = task.blessing_eval_config(task.model_family(None))
-        assert config.model_specs
+        (spec,) = task.blessing_eval_config(task.model_family(None)).model_specs
+        assert (spec.signature_name, spec.label_key, spec.prediction_key) == {
+            "imdb": ("serving_default", "label", "score"),
+            "translation": ("serving_default", "reference", "translation"),
+            "cifar10": ("serving_default", "label", "probabilities"),
+        }[task.name]
+        # The text tasks' models take raw features through the exported transform.
+        assert list(spec.preprocessing_function_names) == (
+            [] if task.name == "cifar10" else ["transform_features"]
+        )
         assert task.gate.low <= task.gate.default <= task.gate.high
     assert list(get_task("imdb").model_families) == ["text_encoder", "bert"]
 

@@ -95,3 +95,31 @@ def test_truncated_images_and_wrong_types_name_what_is_wrong():
         contract.parse_line("[1, 2]", "text")
     with pytest.raises(contract.BadInput, match="not JSON"):
         contract.parse_line('{"text": "unclosed', "text")
+
+
+@given(
+    st.lists(JSON_VALUES, min_size=1, max_size=4), st.sampled_from(["split", "inputs", "records"])
+)
+def test_a_request_is_refused_before_the_model_unless_every_text_is_a_string(values, form):
+    """The HTTP server's pre-check (contract.check_request): whatever a request's text column
+    holds, a non-string or an empty one is refused naming its row; strings pass."""
+    body = {
+        "split": {"dataframe_split": {"columns": ["text"], "data": [[v] for v in values]}},
+        "inputs": {"inputs": {"text": values}},
+        "records": {"dataframe_records": [{"text": v} for v in values]},
+    }[form]
+    try:
+        contract.check_request(json.dumps(body).encode(), "text")
+        assert all(isinstance(v, str) and v.strip() for v in values)
+    except contract.BadInput as error:
+        row = int(str(error).split(":")[0].removeprefix("row "))
+        assert not (isinstance(values[row], str) and values[row].strip())
+        assert all(isinstance(v, str) and v.strip() for v in values[:row])
+
+
+@given(st.binary(max_size=256))
+def test_any_bytes_as_a_request_body_pass_or_are_refused_with_a_message(body):
+    try:
+        contract.check_request(body, "text")
+    except contract.BadInput as error:
+        assert str(error)

@@ -5,6 +5,8 @@ request, and what passes reaches the app whole."""
 import asyncio
 import json
 
+import pytest
+
 from pipeline.serving_app import RequestLimits, without_echo
 
 
@@ -65,7 +67,10 @@ def app_answering(status, body: bytes, content_type=b"application/json", seen=No
 def test_a_body_over_the_limit_gets_413_stating_it_and_never_reaches_the_model():
     seen = []
     limits = RequestLimits(
-        app_answering(200, b"{}", seen=seen), max_request_bytes=10, timeout_seconds=60
+        app_answering(200, b"{}", seen=seen),
+        max_request_bytes=10,
+        timeout_seconds=60,
+        input_name="text",
     )
     status, answer, _ = call(limits, [b"12345", b"67890", b"X"])  # chunked, no length
     assert status == 413 and answer["error_code"] == "REQUEST_TOO_LARGE"
@@ -87,7 +92,7 @@ def test_error_answers_lose_the_echoed_request_and_the_traceback():
             "\nError: row 0: the text is empty",
         }
     ).encode()
-    limits = RequestLimits(app_answering(400, echoed), 1 << 20, 60)
+    limits = RequestLimits(app_answering(400, echoed), 1 << 20, 60, "text")
     status, answer, _ = call(limits, [request])
     assert status == 400
     assert answer == {"error_code": "BAD_REQUEST", "message": "row 0: the text is empty"}
@@ -110,7 +115,7 @@ def test_a_long_message_is_cut_and_a_timeout_states_the_limit():
     answer = json.loads(without_echo(json.dumps({"message": "y" * 5000}).encode()))
     assert len(answer["message"]) < 600 and answer["message"].endswith("(5,000 characters)")
     timeout = RequestLimits(
-        app_answering(504, b"Request processing time exceeded limit"), 1 << 20, timeout_seconds=7
+        app_answering(504, b"Request processing time exceeded limit"), 1 << 20, 7, "text"
     )
     status, answer, _ = call(timeout, [b"{}"])
     assert (status, answer["error_code"]) == (504, "TIMEOUT")
@@ -118,6 +123,33 @@ def test_a_long_message_is_cut_and_a_timeout_states_the_limit():
 
 
 def test_other_paths_and_good_answers_pass_through_untouched():
-    limits = RequestLimits(app_answering(200, b'{"predictions": [1]}'), 4, 60)
+    limits = RequestLimits(app_answering(200, b'{"predictions": [1]}'), 4, 60, "text")
     assert call(limits, [b"x" * 100], path="/ping")[:2] == (200, {"predictions": [1]})
     assert call(limits, [b"{}"])[:2] == (200, {"predictions": [1]})
+
+
+def split(values) -> bytes:
+    return json.dumps({"dataframe_split": {"columns": ["text"], "data": [[v] for v in values]}})
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (b'{"inputs": {"text": [null]}}', "row 0: expected a string, got NoneType"),
+        (b'{"inputs": {"text": ["fine", 12345]}}', "row 1: expected a string, got int"),
+        (split(["fine", None]).encode(), "row 1: expected a string, got NoneType"),
+        (b'{"dataframe_records": [{"text": true}]}', "row 0: expected a string, got bool"),
+        (b'{"instances": [["a list"]]}', "row 0: expected a string, got list"),
+        (b'{"inputs": {"text": ["caf\xe9 ok"]}}', "the request body is not UTF-8 (byte 25)"),
+        (b"[" * 100_000 + b"]" * 100_000, "the JSON is nested too deeply"),
+    ],
+    ids=["null", "a number", "split null", "a boolean", "a list", "latin-1 bytes", "deep JSON"],
+)
+def test_a_non_text_input_or_an_unreadable_body_gets_a_400_before_mlflow_sees_it(body, message):
+    """MLflow's parser answers the last two with 500, and its schema enforcement would turn
+    null and 12345 into the texts "None" and "12345"."""
+    seen = []
+    limits = RequestLimits(app_answering(200, b"{}", seen=seen), 1 << 20, 60, "text")
+    status, answer, _ = call(limits, [body])
+    assert (status, answer) == (400, {"error_code": "BAD_REQUEST", "message": message})
+    assert seen == []

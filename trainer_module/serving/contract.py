@@ -97,16 +97,66 @@ def check(input_name: str, where: str, value):
     return (check_image if input_name == INPUTS[CLASSIFY_IMAGE] else check_text)(where, value)
 
 
+def parse_json(text: str):
+    """json.loads, with JSON nested deeper than Python's parser goes refused as BadInput."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise BadInput("the JSON is nested too deeply") from None
+
+
 def parse_line(line: str, input_name: str):
     """The raw value of one JSON line ({"text": ...}, {"source": ...} or {"image": base64}),
     checked, or BadInput saying what is wrong."""
     try:
-        record = json.loads(line.strip())
+        record = parse_json(line.strip())
     except json.JSONDecodeError as error:
         raise BadInput(f"not JSON: {error.msg} (column {error.colno})") from None
     if not isinstance(record, dict) or input_name not in record:
         raise BadInput(f"expected an object with {input_name!r}")
     return check(input_name, repr(input_name), record[input_name])
+
+
+def check_request(body: bytes, input_name: str) -> None:
+    """BadInput for an HTTP request body (MLflow's JSON formats) that must be refused before
+    MLflow's parser sees it: bytes that are not UTF-8, JSON nested deeper than the parser goes,
+    or an `input_name` value that is not a text or an image (MLflow's schema enforcement turns
+    null and 12345 into the texts "None" and "12345"). Malformed JSON, and formats it does not
+    know, are left to MLflow's own answers."""
+    try:
+        text = bytes(body).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadInput(f"the request body is not UTF-8 (byte {error.start:,})") from None
+    try:
+        payload = parse_json(text)
+    except json.JSONDecodeError:
+        return
+    for where, value in request_values(payload, input_name):
+        check(input_name, where, value)
+
+
+def request_values(payload, input_name: str):
+    """(where, value) of each `input_name` value in one of MLflow's JSON request formats
+    (dataframe_split, dataframe_records, inputs, instances); nothing for another shape."""
+    if not isinstance(payload, dict):
+        return []
+    rows = []
+    split = payload.get("dataframe_split")
+    if isinstance(split, dict) and isinstance(split.get("columns"), list):
+        if input_name in split["columns"] and isinstance(split.get("data"), list):
+            column = split["columns"].index(input_name)
+            rows = [
+                row[column] if isinstance(row, list) and column < len(row) else None
+                for row in split["data"]
+            ]
+    for key in ("dataframe_records", "instances", "inputs"):
+        records = payload.get(key)
+        if isinstance(records, dict) and input_name in records:  # {"inputs": {"text": [...]}}
+            values = records[input_name]
+            rows = values if isinstance(values, list) else [values]
+        elif isinstance(records, list):  # [{"text": ...}, ...] or a list of bare values
+            rows = [r.get(input_name) if isinstance(r, dict) else r for r in records]
+    return [(f"row {row}", value) for row, value in enumerate(rows)]
 
 
 def answer(outputs: dict) -> dict:
