@@ -88,7 +88,8 @@ def serving(
         str(port),
         "--workers",
         str(workers),
-        "pipeline.serving_app:app",
+        "--factory",  # each worker calls create_app(): nothing is built on import
+        "pipeline.serving_app:create_app",
     ]
     env = {
         **os.environ,

@@ -14,8 +14,8 @@
 - No error answer echoes the request: MLflow's messages quote the data they could not parse or
   predict ("Failed to predict data '...'"), and carry a server-side traceback; both are cut.
 
-uvicorn imports `app` from here in each worker process; the settings come from the environment
-(`serve.Serving` sets them).
+uvicorn calls `create_app` in each worker process (`--factory`); the settings come from the
+environment (`serve.Serving` sets them). Importing this module builds nothing.
 """
 
 import json
@@ -164,6 +164,3 @@ def create_app():
         input_name,
     )
 
-
-if MODEL_URI in os.environ:  # imported by uvicorn in a server process
-    app = create_app()
