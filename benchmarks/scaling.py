@@ -117,12 +117,12 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
         .resolve()
     )
     options = run.options
-    paths = configs.output_paths(output, options.pipeline_name)
+    paths = configs.output_paths(output, options.name)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)
     components = list(data_components(run, options.data).values())
     job_bytes = beam_job_bytes(components[0])
     pipeline = Pipeline(
-        pipeline_name=options.pipeline_name,
+        pipeline_name=options.name,
         pipeline_root=paths["pipeline_root"],
         components=components,
         enable_cache=False,
@@ -141,7 +141,7 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
     component_memory = {
         name: memory.peak_between(start, end)
         for name, (start, end) in component_windows(
-            paths["metadata_path"], options.pipeline_name
+            paths["metadata_path"], options.name
         ).items()
     }
     return {

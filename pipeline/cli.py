@@ -97,6 +97,13 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     )
     infer.add_argument("--model", help="its model family (default: the task's first)")
     infer.add_argument(
+        "--pipeline-name",
+        default="",
+        type=configs.check_pipeline_name,
+        metavar="NAME",
+        help="the pipeline's name, as `run --pipeline-name` gave it (default: <task>-<family>)",
+    )
+    infer.add_argument(
         "--data",
         required=True,
         metavar="DIR",
@@ -296,6 +303,7 @@ def command_infer(args) -> int:
             beam_mode=args.beam_mode,
             no_cache=args.no_cache,
             metadata_uri=args.metadata_uri,
+            pipeline_name=args.pipeline_name,
         )
         return (options, *build_local_inference(options, args.data))
 

@@ -69,6 +69,21 @@ def output_paths(output_dir: str, pipeline_name: str, metadata_uri: str = "") ->
     }
 
 
+PIPELINE_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def check_pipeline_name(name: str) -> str:
+    """`name` if it can name a pipeline everywhere it runs (a folder, an MLflow model, a
+    Kubeflow resource: lower-case letters, digits and inner hyphens, at most 63), else a
+    ValueError that says so."""
+    if name and not PIPELINE_NAME.match(name):
+        raise ValueError(
+            f"pipeline name {name!r}: use lower-case letters, digits and hyphens (not first or "
+            "last), at most 63 characters, e.g. reviews-2026-text-encoder"
+        )
+    return name
+
+
 MYSQL_URI = re.compile(
     r"mysql://(?P<user>[^:@/]+)(:(?P<password>[^@/]*))?@(?P<host>[^:/]+)(:(?P<port>\d+))?"
     r"/(?P<database>[A-Za-z0-9_$]+)$"

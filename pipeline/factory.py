@@ -297,7 +297,7 @@ def create_pipeline(
     report = RunReport(model_card=json.dumps(card), **artifacts)
 
     return Pipeline(
-        pipeline_name=options.pipeline_name,
+        pipeline_name=options.name,
         pipeline_root=pipeline_root,
         components=components + [report],
         enable_cache=not options.no_cache,
@@ -362,7 +362,7 @@ def create_inference_pipeline(
             ).with_id("SkewValidator"),
         ]
     return Pipeline(
-        pipeline_name=options.pipeline_name,
+        pipeline_name=options.name,
         pipeline_root=pipeline_root,
         components=[example_gen, champion, bulk_inferrer, writer, *skew],
         enable_cache=not options.no_cache,

@@ -34,13 +34,13 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
     Local paths a cloud job cannot read are refused: the schema and a family's path options
     (a BERT preset directory) must be gs:// paths (or preset names)."""
     run = options.check_cloud_paths().resolve()
-    paths = cloud.paths(options.pipeline_name, options.task)
+    paths = cloud.paths(options.name, options.task)
     return create_pipeline(
         run,
         pipeline_root=paths["pipeline_root"],
         data_dir=options.data or paths["data_dir"],
         serving_model_dir=paths["serving_model_dir"],
-        beam_pipeline_args=cloud.beam_pipeline_args(options.pipeline_name),
+        beam_pipeline_args=cloud.beam_pipeline_args(options.name),
         registry_config=registry_config(cloud, paths["registry_dir"]),
         vertex_training=cloud.vertex_training_config(),
         runtime_parameters=True,

@@ -80,6 +80,14 @@ class PipelineOptions:
         "input data directory (default: the task's embedded corpus; compile: <DATA_ROOT>/<task>)",
         metavar="DIR",
     )
+    pipeline_name: str = _field(
+        "",
+        "the pipeline's name: its folders, ML Metadata, registered model and serving folder, so "
+        "runs under two names share no warm start, drift baseline or champion (default: "
+        "<task>-<family>, e.g. imdb-text-encoder)",
+        configs.check_pipeline_name,
+        metavar="NAME",
+    )
     preset: Optional[str] = _field(
         None,
         "the family's preset (default: on your data with the task's default family, the task's "
@@ -228,10 +236,11 @@ class PipelineOptions:
         return self.preset or (task.recipe_preset if recipe else self.family.default_preset)
 
     @property
-    def pipeline_name(self) -> str:
-        """<task>-<family>, e.g. imdb-text-encoder: the pipeline, its folders and its
-        registered model."""
-        return f"{self.task}-{self.family.name}".replace("_", "-")
+    def name(self) -> str:
+        """The pipeline's name: its folders, its ML Metadata context, its registered model and
+        serving folder, hence what its warm start and drift baseline are looked up under;
+        --pipeline-name, else <task>-<family> (e.g. imdb-text-encoder)."""
+        return self.pipeline_name or f"{self.task}-{self.family.name}".replace("_", "-")
 
     def model_config(self) -> PresetConfig:
         """The family's preset with the overrides; raises on an unknown preset or field."""
@@ -268,6 +277,8 @@ class PipelineOptions:
             )
         if self.registry not in configs.REGISTRIES:
             raise ValueError(f"registry must be one of {configs.REGISTRIES}, not {self.registry!r}")
+        configs.check_pipeline_name(self.pipeline_name)
+        configs.check_metadata_uri(self.metadata_uri)
         return resolved
 
     def check(self) -> "PipelineOptions":
@@ -392,8 +403,8 @@ class ResolvedRun:
     blessing_threshold: float  # the lower bound on the task's gating metric
 
     @property
-    def pipeline_name(self) -> str:
-        return self.options.pipeline_name
+    def name(self) -> str:
+        return self.options.name
 
 
 def _declared_fields():

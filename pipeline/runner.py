@@ -72,7 +72,7 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
     """
     run = options.local_paths().resolve()
     options = run.options
-    paths = configs.output_paths(options.output, options.pipeline_name, options.metadata_uri)
+    paths = configs.output_paths(options.output, options.name, options.metadata_uri)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)  # the run's lock
     pipeline = create_pipeline(
         run,
@@ -96,12 +96,12 @@ def build_local_inference(options: PipelineOptions, data_dir: str) -> tuple:
     from pipeline.predict import resolve_model_dir
 
     run = options.resolve()
-    paths = configs.output_paths(options.output, options.pipeline_name, options.metadata_uri)
+    paths = configs.output_paths(options.output, options.name, options.metadata_uri)
     try:
         resolve_model_dir(paths["serving_model_dir"])
     except FileNotFoundError:
         raise FileNotFoundError(
-            f"pipeline {options.pipeline_name} has pushed no model under "
+            f"pipeline {options.name} has pushed no model under "
             f"{os.path.abspath(options.output)}: run `tfx-transformers run --task "
             f"{options.task} --model {options.family.name}` first"
         ) from None

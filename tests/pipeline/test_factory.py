@@ -128,8 +128,12 @@ def test_a_window_of_spans_is_read_by_a_second_example_gen_for_training_only(tmp
     newest = nodes["ReviewsExampleGen"].outputs["examples"]
     for validated in ("StatisticsGen", "Evaluator"):
         assert nodes[validated].inputs["examples"] is newest
-    assert json.loads(window.exec_properties["custom_config"])["spans"] == 3
-    assert "spans" not in json.loads(nodes["ReviewsExampleGen"].exec_properties["custom_config"])
+
+    def reading(node):  # ExampleGen's custom_config: an Any holding a Struct
+        return json.loads(node.exec_properties["custom_config"])["custom_config"]["value"]
+
+    assert reading(window)["spans"] == 3
+    assert "spans" not in reading(nodes["ReviewsExampleGen"])
     with pytest.raises(ValueError, match=r"spans=3 needs a data folder pattern with a \{SPAN\}"):
         build(tmp_path / "reviews", tmp_path, spans=3)
 
@@ -393,3 +397,37 @@ def test_the_inference_pipeline_scores_with_the_champion_and_checks_text_skew(tm
         "BulkInferrer",
         "PredictionsWriter",
     }
+
+
+def test_two_pipeline_names_share_no_folder_metadata_model_or_serving_folder(
+    aclimdb_dir, tmp_path
+):
+    """Two data sets of one task under --pipeline-name: nothing the warm start, the drift
+    baseline or the champion is looked up in is shared, though the output folder is."""
+    import json as json_module
+
+    from pipeline.runner import build_local_pipeline
+
+    built = {}
+    for name in ("reviews-shop", "reviews-films"):
+        options = PipelineOptions(
+            task="imdb", data=str(aclimdb_dir), output=str(tmp_path / "out"), pipeline_name=name
+        )
+        pipeline, paths = build_local_pipeline(options)
+        assert pipeline.pipeline_info.pipeline_name == name
+        registry = json_module.loads(
+            {c.id: c for c in pipeline.components}["ModelRegistry"].exec_properties["registry"]
+        )
+        built[name] = (paths, pipeline.metadata_connection_config.sqlite.filename_uri, registry)
+    (a_paths, a_metadata, a_registry), (b_paths, b_metadata, b_registry) = built.values()
+    for key in ("pipeline_root", "metadata_path", "serving_model_dir"):
+        assert a_paths[key] != b_paths[key] and a_paths[key].endswith(
+            "/reviews-shop" if key != "metadata_path" else "/reviews-shop/metadata.sqlite"
+        )
+    assert a_metadata != b_metadata  # ML Metadata: each pipeline's own resolvers and cache
+    # One MLflow registry for the output, a registered model per pipeline name (the
+    # ModelRegistry names the model after the pipeline it runs in).
+    assert a_registry == b_registry
+    with pytest.raises(ValueError, match="pipeline name 'Reviews_A': use lower-case letters"):
+        PipelineOptions(task="imdb", pipeline_name="Reviews_A").check()
+    assert PipelineOptions(task="imdb").name == "imdb-text-encoder"

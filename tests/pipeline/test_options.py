@@ -84,7 +84,7 @@ def test_flags_and_environment_variables_build_the_same_options():
         output="/out",
         beam_mode="multi_processing",
     )
-    assert from_flags.check().pipeline_name == "translation-translator"
+    assert from_flags.check().name == "translation-translator"
 
 
 def test_every_option_has_a_flag_and_a_variable():
