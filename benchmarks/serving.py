@@ -180,6 +180,11 @@ def main() -> int:
         help=f"registered models (default: those of {', '.join(NAMES)} in the registry)",
     )
     parser.add_argument(
+        "--name",
+        help="the results file's name (default: the models' names; a run on another machine "
+        "should name it: imdb-bert-intel-amx)",
+    )
+    parser.add_argument(
         "--seconds",
         type=float,
         default=20.0,
@@ -208,7 +213,7 @@ def main() -> int:
                 f"{name:24} {path:12} {r['p50_ms']:>8} {r['p99_ms']:>8} "
                 f"{r['batch32_examples_per_second']:>15}"
             )
-    report.save("serving", "-".join(names), {"results": results})
+    report.save("serving", args.name or "-".join(names), {"results": results})
     return 0
 
 

@@ -186,6 +186,17 @@ def _machine(record: dict) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def _short_machine(record: dict) -> str:
+    """The CPU's name, and its family and model numbers where the record has them."""
+    machine = record.get("machine") or {}
+    if isinstance(machine, str):
+        return machine
+    cpu = (machine.get("cpu") or "?").replace("(R)", "").replace(" Processor", "")
+    if machine.get("cpu_family"):
+        cpu += f" ({machine['cpu_family']}/{machine.get('cpu_model_number', '?')})"
+    return cpu
+
+
 def _table(columns: List[str], rows: List[list]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
@@ -339,21 +350,32 @@ def plot_scaling() -> bytes:
 
 
 def plot_serving() -> bytes:
-    """Median latency of one request per model and serving path."""
+    """Median latency of one request per model and serving path: every model of every
+    serving results file, labelled with its machine (compare bars of one machine only)."""
     plt, figure, axes = _figure()
-    (record,) = load_results("serving")[:1]
     paths = ("saved_model", "pyfunc", "http")
-    models = list(record["results"])
+    bars = [
+        (f"{name}\n{_short_machine(record)}", result)
+        for record in load_results("serving")
+        for name, result in record["results"].items()
+    ]
     width = 0.8 / len(paths)
     for i, path in enumerate(paths):
         axes.bar(
-            [m + i * width for m in range(len(models))],
-            [record["results"][m][path]["p50_ms"] for m in models],
+            [m + i * width for m in range(len(bars))],
+            [result[path]["p50_ms"] for _, result in bars],
             width,
             label=path,
         )
-    axes.set_xticks([m + width for m in range(len(models))], models, fontsize=8)
-    axes.set_ylabel("p50 latency, batch of 1 (ms)")
+    axes.set_xticks(
+        [m + width for m in range(len(bars))],
+        [n for n, _ in bars],
+        fontsize=6,
+        rotation=20,
+        ha="right",
+    )
+    axes.set_yscale("log")
+    axes.set_ylabel("p50 latency, batch of 1 (ms, log scale)")
     axes.grid(alpha=0.3, axis="y")
     axes.legend()
     return _png(plt, figure)

@@ -12,6 +12,7 @@ from typing import Callable, List, Optional, TypeVar
 
 from components.model_registry import mlflow_model
 from components.model_registry.version import CHAMPION, FINGERPRINT_TAG, ModelVersion, Registered
+from trainer_module import faults
 
 NAME = "mlflow"
 MODEL_ARTIFACT = "model"  # the MLflow Model in each version's run
@@ -236,6 +237,7 @@ class MlflowRegistry:
             if value is not None:
                 self.client.log_metric(run_id, key, value)
         self.client.log_param(run_id, SAVED_MODEL_TAG, tags[SAVED_MODEL_TAG])
+        faults.point("registry.uploading")
         try:
             log_model(run_id)
         except BaseException:

@@ -3,7 +3,8 @@ again so that these long tests go to their own xdist worker): a run killed with 
 during Transform, then one killed while training, then one killed while registering; run
 again, it reuses the Transform that completed, has resumed from the last backup, and has pushed
 and registered one version; a second run started meanwhile on the same output is refused,
-naming the first."""
+naming the first. The kills land at named points (trainer_module/faults.py) or on a file the
+run writes, never after a sleep."""
 
 import glob
 import json
@@ -17,20 +18,37 @@ import pytest
 
 from tests.e2e.cli_util import copy_output
 from tests.e2e.conftest import tiny_imdb_run
+from trainer_module import faults
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 STEPS = 1000  # long enough to be killed part-way: about ten seconds of training here
 
 
-def cli(output, args):
+def cli(output, args, halt_at=None, halt_file=None, killed=False):
+    """`run` in its own process group; with `halt_at`, it stops at that named point
+    (trainer_module/faults.py) and writes `halt_file`, to be killed there. A run to be killed
+    prints to nowhere (a pipe nobody reads would fill and stop it)."""
+    halting = {faults.HALT_AT: halt_at, faults.HALT_FILE: str(halt_file)} if halt_at else {}
+    into = subprocess.DEVNULL if halt_at or killed else subprocess.PIPE
     return subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", "run", "--output", output, *map(str, args)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=into,
+        stderr=into,
         text=True,
         start_new_session=True,
+        env={**os.environ, **halting},
     )
+
+
+def kill_at(process, point: str, halt_file) -> None:
+    """Waits until `process` halts at `point`, checks that it is there, and kills it -9."""
+    try:
+        wait_for(lambda: os.path.exists(halt_file) and os.path.getsize(halt_file), process)
+        assert json.loads(open(halt_file).read()) == {"point": point, "pid": process.pid}
+    finally:
+        kill_group(process)
+    os.remove(halt_file)
 
 
 def kill_group(process) -> None:
@@ -65,7 +83,7 @@ def registered_versions(output) -> list:
 def wait_for(predicate, process, seconds=240):
     deadline = time.time() + seconds
     while not predicate():
-        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert process.poll() is None, f"the run exited with {process.returncode}"
         assert time.time() < deadline, "timed out"
         time.sleep(0.05)
 
@@ -86,17 +104,12 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
     backups = os.path.join(output, "pipelines", "imdb-text-encoder", "Trainer", "backup")
     before = transform_executions(output)
 
-    in_transform = cli(output, args)
-    try:  # kill -9 a second into Transform
-        for line in in_transform.stderr:
-            if "Transform ..." in line:
-                time.sleep(1)
-                break
-    finally:
-        kill_group(in_transform)
+    halt_file = tmp_path / "halted.json"
+    # kill -9 while Transform traces the preprocessing_fn (a named point, not a sleep)
+    kill_at(cli(output, args, "transform", halt_file), "transform", halt_file)
     (killed_transform,) = set(transform_executions(output)) - set(before)
 
-    in_trainer = cli(output, args)
+    in_trainer = cli(output, args, killed=True)
     try:  # kill -9 as soon as the first backup is written
         wait_for(
             lambda: glob.glob(os.path.join(backups, "*", "interval-*", "training_metadata.json")),
@@ -106,7 +119,7 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
         kill_group(in_trainer)
     (backup,) = glob.glob(os.path.join(backups, "*"))
 
-    rerun = cli(output, args)  # the same run, again
+    rerun = cli(output, args, "registry.uploading", halt_file)  # the same run, again
     # (the killed run's line stays in the lock file: the kernel released its lock, no more)
     wait_for(lambda: f'"pid": {rerun.pid},' in open(lock).read(), rerun)
     second = cli(output, args)  # and the same pipeline on the same output, meanwhile
@@ -115,13 +128,8 @@ def test_runs_killed_in_transform_training_and_registry_recover_and_a_concurrent
     assert f"is held by process {rerun.pid} on " in err
     assert json.loads(out.strip().splitlines()[-1])["status"] == "refused"
 
-    try:  # then kill -9 the rerun half a second into the registration
-        for line in rerun.stderr:
-            if "ModelRegistry ..." in line:
-                time.sleep(0.5)
-                break
-    finally:
-        kill_group(rerun)
+    # then kill -9 the rerun in the registration: its run created, the model not yet uploaded
+    kill_at(rerun, "registry.uploading", halt_file)
 
     last = cli(output, args)  # and once more: it registers the pushed version once
     out, err = last.communicate(timeout=600)

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from trainer_module import features
+from trainer_module import faults, features
 from trainer_module.preprocessing.ngrams import wide_path_features
 from trainer_module.preprocessing.text import as_vector, review_length_bucket, tokenize, truncate
 from trainer_module.text_encoder.config import NUM_OOV_BUCKETS, PAD_ID
@@ -34,6 +34,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
     (tokens per review), `truncation_head` (how many of those come from the beginning),
     and the wide path's `ngram_buckets` (0: none), `ngram_order` and `max_ngrams`.
     """
+    faults.point("transform")
     text = as_vector(inputs[features.TEXT])
     tokens = tokenize(text)
     outputs = {features.LENGTH_BUCKET: review_length_bucket(tokens)}
