@@ -140,9 +140,7 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
     }
     component_memory = {
         name: memory.peak_between(start, end)
-        for name, (start, end) in component_windows(
-            paths["metadata_path"], options.name
-        ).items()
+        for name, (start, end) in component_windows(paths["metadata_path"], options.name).items()
     }
     return {
         "seconds": seconds,

@@ -163,4 +163,3 @@ def create_app():
         int(os.environ.get(TIMEOUT, contract.REQUEST_TIMEOUT_SECONDS)),
         input_name,
     )
-

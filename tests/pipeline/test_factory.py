@@ -399,9 +399,7 @@ def test_the_inference_pipeline_scores_with_the_champion_and_checks_text_skew(tm
     }
 
 
-def test_two_pipeline_names_share_no_folder_metadata_model_or_serving_folder(
-    aclimdb_dir, tmp_path
-):
+def test_two_pipeline_names_share_no_folder_metadata_model_or_serving_folder(aclimdb_dir, tmp_path):
     """Two data sets of one task under --pipeline-name: nothing the warm start, the drift
     baseline or the champion is looked up in is shared, though the output folder is."""
     import json as json_module
