@@ -6,8 +6,9 @@ FLOP/s with.
 
 Prints TFLOP/s per dtype and size, the bfloat16/float32 ratio, whether the CPU reports
 AMX-BF16 / AVX512-BF16, and the dtype policy `--mixed-precision auto` picks here. Writes
-benchmarks/results/hardware/<cpu model>-<cores>-cores.json, which the training benchmarks read
-for the peak of the CPU they run on.
+benchmarks/results/hardware/<cpu model>-family-<F>-model-<M>-<cores>-cores-<bf16 flags>.json
+(report.hardware_name), which the training benchmarks read for the peak of the CPU they run
+on: a peak is never borrowed from another generation that carries the same model name.
 """
 
 import argparse

@@ -132,7 +132,7 @@ def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(im
     direct = run_cli("predict", "--model", imdb_run.serving_dir, *texts).lines
     for answer, row in zip((answers[0], answers[4]), direct):
         assert (answer["label"], answer["probabilities"]) == (row["label"], row["probabilities"])
-    assert "3 line(s) of" in result.stderr
+    assert "6 line(s) of" in result.stderr
 
 
 def read_predictions(summary: dict) -> dict:
