@@ -39,25 +39,11 @@ def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
 
 
 def training_flops(model, inputs, labels) -> float:
-    """FLOPs of one training step (forward, gradients, update) of a compiled Keras model on one
-    batch, counted by TensorFlow's profiler on the traced step."""
-    import tensorflow as tf
+    """FLOPs of one training step (trainer_module/training/flops.py: the profiler's per-op
+    counts, with batched matrix products counted from their shapes and adjoint flags)."""
+    from trainer_module.training.flops import training_flops as counted
 
-    model.train_on_batch(inputs, labels)  # build the optimizer's variables
-
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = model.compute_loss(x=x, y=y, y_pred=model(x, training=True))
-        gradients = tape.gradient(loss, model.trainable_variables)
-        model.optimizer.apply(gradients, model.trainable_variables)
-        return loss
-
-    graph = step.get_concrete_function(inputs, labels).graph
-    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
-    options["output"] = "none"
-    profile = tf.compat.v1.profiler.profile(graph, options=options)
-    return float(profile.total_float_ops)
+    return counted(model, inputs, labels)
 
 
 def peak_tflops(dtype: str) -> float:

@@ -320,6 +320,8 @@ def efficiency(step_flops: float, history: dict) -> dict:
 
     policy = history.get("precision", "float32")
     dtype = "bfloat16" if "bfloat16" in policy else "float32"
+    from trainer_module.training.flops import share_of_peak
+
     achieved = step_flops * history["train_steps"] / history["fit_seconds"] / 1e12
     peak = hardware.peak_tflops(dtype)
     return {
@@ -327,7 +329,7 @@ def efficiency(step_flops: float, history: dict) -> dict:
         "step_gflop": round(step_flops / 1e9, 2),
         "achieved_tflops": round(achieved, 4),
         "peak_tflops": peak,
-        "fraction_of_peak": round(achieved / peak, 3),
+        "fraction_of_peak": round(share_of_peak(achieved, peak, "the Trainer"), 3),
     }
 
 

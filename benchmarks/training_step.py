@@ -184,10 +184,12 @@ def measure(family: str, policy: str, steps: int) -> dict:
 
         tflops = flops / seconds / 1e12
         peak = hardware.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
+        from trainer_module.training.flops import share_of_peak
+
         result.update(
             step_gflop=round(flops / 1e9, 2),
             tflops=round(tflops, 4),
-            fraction_of_peak=round(tflops / peak, 3),
+            fraction_of_peak=round(share_of_peak(tflops, peak, f"{family} {policy}"), 3),
         )
     return result
 
