@@ -312,24 +312,39 @@ def _named_points(axes, points, **scatter) -> None:
 
 
 def plot_accuracy_against_time() -> bytes:
-    """Validation accuracy against training minutes, one point per pipeline results file."""
+    """Validation accuracy against training minutes, one point per pipeline results file: a
+    colour per task, a marker per machine (minutes compare within one machine only)."""
     plt, figure, axes = _figure()
     series = (("imdb_pipeline", "accuracy", "IMDB"), ("cifar10_pipeline", "accuracy", "CIFAR-10"))
+    machines = sorted(
+        {_short_machine(r) for benchmark, _, _ in series for r in load_results(benchmark)}
+    )
+    markers = dict(zip(machines, "osD^v<>PX*"))
+    colours = dict(zip([label for _, _, label in series], ("tab:blue", "tab:orange")))
     for benchmark, key, label in series:
-        points = []
+        by_machine = {}
         for record in load_results(benchmark):
             measured = record.get("measured") or {}
             minutes = measured.get("fit_minutes") or (
                 measured["fit_seconds"] / 60 if measured.get("fit_seconds") else None
             )
             if minutes and measured.get(key):
-                points.append((minutes, measured[key], record["name"]))
-        _named_points(axes, points, label=label)
+                by_machine.setdefault(_short_machine(record), []).append(
+                    (minutes, measured[key], record["name"])
+                )
+        for machine, points in sorted(by_machine.items()):
+            _named_points(
+                axes,
+                points,
+                label=f"{label}, {machine}",
+                marker=markers[machine],
+                color=colours[label],
+            )
     axes.set_xscale("log")
     axes.set_xlabel("training time (minutes, log scale)")
     axes.set_ylabel("validation accuracy (TFMA)")
     axes.grid(alpha=0.3)
-    axes.legend()
+    axes.legend(fontsize=7)
     return _png(plt, figure)
 
 
