@@ -1,28 +1,16 @@
-"""The model families, by name: every package of trainer_module with a config.py, whose
-__init__ defines its `FAMILY` record (adding a family adds one folder). Importing this loads
-each family's config and presets only: no TensorFlow, no Keras."""
+"""The model families, by name: each family's folder of trainer_module defines its `FAMILY`
+record in its __init__ (a new family adds a folder and a line here). Importing this loads each
+family's config and presets only: no TensorFlow, no Keras."""
 
-import importlib
-import os
-import pkgutil
 from typing import Dict
 
-import trainer_module
+from trainer_module.bert import FAMILY as BERT
 from trainer_module.family import ModelFamily
+from trainer_module.text_encoder import FAMILY as TEXT_ENCODER
+from trainer_module.translator import FAMILY as TRANSLATOR
+from trainer_module.vit import FAMILY as VIT
 
-
-def _discover() -> Dict[str, ModelFamily]:
-    families = {}
-    for module in sorted(pkgutil.iter_modules(trainer_module.__path__), key=lambda m: m.name):
-        if module.ispkg and os.path.exists(
-            os.path.join(module.module_finder.path, module.name, "config.py")
-        ):
-            family = importlib.import_module(f"trainer_module.{module.name}").FAMILY
-            families[family.name] = family
-    return families
-
-
-FAMILIES: Dict[str, ModelFamily] = _discover()
+FAMILIES: Dict[str, ModelFamily] = {f.name: f for f in (BERT, TEXT_ENCODER, TRANSLATOR, VIT)}
 
 
 def get_family(name: str) -> ModelFamily:
