@@ -5,9 +5,9 @@ query a pushed model.
   tfx-transformers compile --task imdb [--tune] [--output-file PATH]   (Vertex AI / Kubeflow)
   tfx-transformers submit PIPELINE_JOB.json [--engine vertex|kubeflow] [--param NAME=VALUE]
   tfx-transformers infer --task imdb --data DIR [--output DIR]   (BulkInferrer; JSON lines)
-  tfx-transformers predict --model PATH TEXT...
-  tfx-transformers predict --model PATH --image FILE...
-  tfx-transformers predict --model PATH --input FILE.jsonl|-   (one answer line per input line)
+  tfx-transformers predict --saved-model PATH TEXT...
+  tfx-transformers predict --saved-model PATH --image FILE...
+  tfx-transformers predict --saved-model PATH --input FILE.jsonl|-   (one answer per input line)
   tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
   tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
                             promote NAME VERSION [--alias A] [--force] |
@@ -138,10 +138,18 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     predict = commands.add_parser(
         "predict", help="classify text or images, or translate, with a pushed SavedModel"
     )
-    predict.add_argument(
-        "--model",
-        required=True,
+    which_model = predict.add_mutually_exclusive_group(required=True)
+    which_model.add_argument(
+        "--saved-model",
+        metavar="PATH",
         help="a SavedModel folder, or a folder of numbered versions (the newest is used)",
+    )
+    which_model.add_argument(
+        "--model",
+        dest="deprecated_model",
+        metavar="PATH",
+        help="deprecated spelling of --saved-model (in `run`, --model names a model family); "
+        "accepted until the next release",
     )
     predict.add_argument(
         "--image",
@@ -409,6 +417,9 @@ def command_submit(args) -> int:
 def command_predict(args) -> int:
     from pipeline.predict import load_model, predict_images, predict_lines, predict_texts
 
+    if args.deprecated_model:
+        print("warning: predict --model is deprecated; use --saved-model", file=sys.stderr)
+        args.saved_model = args.deprecated_model
     if sum(map(bool, (args.images, args.texts, args.input))) != 1:
         print(
             "error: give one of TEXT arguments, --image FILE... or --input FILE.jsonl",
@@ -418,7 +429,7 @@ def command_predict(args) -> int:
     if args.input:
         return _predict_file(args, load_model, predict_lines)
     try:
-        model, path = load_model(args.model)
+        model, path = load_model(args.saved_model)
         rows = (
             predict_images(model, args.images) if args.images else predict_texts(model, args.texts)
         )
@@ -433,7 +444,7 @@ def command_predict(args) -> int:
 def _predict_file(args, load_model, predict_lines) -> int:
     """Streams answers to stdout as the lines are read; exits 1 when a line had an error."""
     try:
-        model, path = load_model(args.model)
+        model, path = load_model(args.saved_model)
         # Bytes: a line that is not UTF-8 gets its own error answer (predict_lines).
         lines = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
     except (FileNotFoundError, ValueError) as error:

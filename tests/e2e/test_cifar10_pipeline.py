@@ -62,7 +62,7 @@ def test_the_pushed_model_classifies_raw_image_bytes(run, tmp_path):
         with open(paths[-1], "wb") as f:
             f.write(encode(pattern(label, 7, size), format))
     rows = run_cli(
-        "predict", "--model", os.path.dirname(run["pushed_model"]), "--image", *paths
+        "predict", "--saved-model", os.path.dirname(run["pushed_model"]), "--image", *paths
     ).lines
     assert [r["image"] for r in rows] == paths
     assert all(r["label"] in CLASSES and r["label"] == CLASSES[r["label_id"]] for r in rows)
@@ -120,7 +120,7 @@ def test_predict_input_answers_each_image_line_and_an_undecodable_one_alone(run,
     ]
     path = tmp_path / "images.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    result = run_cli("predict", "--model", run["pushed_model"], "--input", path, check=False)
+    result = run_cli("predict", "--saved-model", run["pushed_model"], "--input", path, check=False)
     answers = result.lines
     assert result.code == 1 and [a["line"] for a in answers] == [1, 2, 3, 4]
     assert "error" in answers[1]  # TensorFlow's decoder refused it; the others were answered

@@ -29,6 +29,7 @@ def run(command, env=None):
 
 
 def test_the_console_script_predicts_and_exits_cleanly(imdb_run):
+    """Through the deprecated spelling `predict --model`, which still works for a release."""
     result = run(
         [
             os.path.join(BIN, "tfx-transformers"),
@@ -40,6 +41,7 @@ def test_the_console_script_predicts_and_exits_cleanly(imdb_run):
     )
     (row,) = [json.loads(line) for line in result.stdout.strip().splitlines()]
     assert row["label"] == "positive" and row["model"] == imdb_run.summary["pushed_model"]
+    assert "warning: predict --model is deprecated; use --saved-model" in result.stderr
     # No traceback from TensorFlow's finalizers at interpreter shutdown.
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
 

@@ -69,7 +69,9 @@ def test_the_pushed_model_translates_raw_strings(run):
     model = tf.saved_model.load(summary["pushed_model"])  # plain TensorFlow
     out = model.signatures["translate"](source=tf.constant(sources))
     assert out["translation"].dtype == tf.string and out["translation"].shape == (2,)
-    rows = run_cli("predict", "--model", os.path.dirname(summary["pushed_model"]), *sources).lines
+    rows = run_cli(
+        "predict", "--saved-model", os.path.dirname(summary["pushed_model"]), *sources
+    ).lines
     assert [r["source"] for r in rows] == sources
     assert [r["translation"] for r in rows] == [t.decode() for t in out["translation"].numpy()]
     assert rows[0]["model"] == summary["pushed_model"]

@@ -13,7 +13,7 @@ from pipeline.predict import resolve_model_dir
         (["run", "--task", "imdb", "--train-steps", "0"], "must be a positive integer, not 0"),
         (["run", "--task", "imdb", "--set", "d_model"], "expected KEY=VALUE, got 'd_model'"),
         (["run", "--image-size", "big"], "invalid literal for int"),
-        (["predict"], "the following arguments are required: --model"),
+        (["predict"], "one of the arguments --saved-model --model is required"),
     ],
 )
 def test_bad_arguments_exit_with_usage_naming_the_problem(argv, message, capsys):
