@@ -232,10 +232,14 @@ def bert_run(tmp_path_factory, tiny_bert_checkpoint):
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="session", autouse=True)
 def mlflow_imported():
-    """Imports MLflow before a capturing fixture (capsys, capfd) swaps sys.stderr: its import
-    reconfigures logging, and absl's handler then closes a stream that is not sys.stderr."""
+    """Imports MLflow once per session, before any test's capturing fixture (capsys, capfd)
+    swaps sys.stderr: its import reconfigures logging, which closes absl's handler, and that
+    handler closes its stream when it is not the sys.stderr of the moment. Inside a capsys
+    test its stream is pytest's own capture file, and every later test of the process fails
+    with "I/O operation on closed file" (depending on which test imported MLflow first)."""
+    import absl.logging  # noqa: F401
     import mlflow  # noqa: F401
 
 
