@@ -263,6 +263,32 @@ def render_record(record: dict, level: str = "###") -> str:
     return "\n".join(out)
 
 
+def headline_table(benchmark: str) -> str:
+    """One row per pipeline results file of `benchmark`, newest first: the model, its
+    validation figure, the whole pipeline's minutes and the machine (CPU, family/model)."""
+    rows = []
+    for record in sorted(load_results(benchmark), key=lambda r: r.get("date", ""), reverse=True):
+        measured = record.get("measured") or {}
+        keys = ("accuracy", "bleu", "bleu_lowercase_tokenized")
+        figure = next((measured[k] for k in keys if k in measured), None)
+        seconds = measured.get("wall_seconds")
+        if figure is None or not seconds:
+            continue
+        rows.append(
+            [
+                f"`{record['name']}`",
+                record.get("model", ""),
+                figure,
+                round(seconds / 60, 1),
+                _short_machine(record),
+                record.get("date", ""),
+            ]
+        )
+    if not rows:
+        raise FileNotFoundError(f"no results of {benchmark} with a figure and wall time")
+    return _table(["run", "model", "validation", "pipeline minutes", "machine", "date"], rows)
+
+
 def render_results(benchmark: str, filters=()) -> str:
     """Every results file of `benchmark` whose fields match `filters` (FIELD=VALUE strings)."""
     wanted = dict(f.split("=", 1) for f in filters)
@@ -548,6 +574,8 @@ def expand(markdown: str) -> str:
         text = match.group(1)
         if text == "cli_reference":
             return cli_reference()
+        if text.startswith("headline "):
+            return headline_table(text.split()[1])
         if text.startswith("results "):
             _, benchmark, *filters = text.split()
             return render_results(benchmark, filters)
