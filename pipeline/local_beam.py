@@ -4,9 +4,11 @@ every look."""
 
 import functools
 import inspect
+import logging
 import types
 import weakref
 
+import apache_beam
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.direct import direct_runner
 from apache_beam.transforms import core
@@ -22,12 +24,36 @@ class DirectRunner(direct_runner.SwitchingDirectRunner):
 
     def __init__(self):
         super().__init__()
-        remember_function_signatures()  # before the pipeline's transforms are applied
-        remember_option_views()
+        if patches_apply():  # before the pipeline's transforms are applied
+            remember_function_signatures()
+            remember_option_views()
 
     def run_pipeline(self, pipeline, options):
         self.is_interactive()
         return super().run_pipeline(pipeline, options)
+
+
+# The Beam releases whose internals the two speed-ups below were read from and tested on; on
+# another, the runner runs as Beam's own (slower), and says so once.
+PATCHED_BEAM = ("2.74.",)
+
+
+def patches_apply(version: str = "") -> bool:
+    """Whether this Beam (`version`: default the installed one) is one the speed-ups know."""
+    version = version or apache_beam.__version__
+    if version.startswith(PATCHED_BEAM):
+        return True
+    if not _WARNED:
+        logging.getLogger(__name__).warning(
+            "Beam %s: the local runner's speed-ups (tested on %s) are off",
+            version,
+            ", ".join(p + "x" for p in PATCHED_BEAM),
+        )
+        _WARNED.append(version)
+    return False
+
+
+_WARNED: list = []
 
 
 def remember_function_signatures() -> None:

@@ -83,3 +83,13 @@ def test_option_views_are_built_once_per_class_and_share_the_options_values():
     options._all_options = dict(options._all_options)  # values replaced: a view of the new ones
     assert options.view_as(TypeOptions) is not types
     assert options.view_as(TypeOptions)._all_options is options._all_options
+
+
+def test_the_speed_ups_apply_only_to_the_beam_releases_they_were_tested_on(caplog):
+    from pipeline import local_beam
+
+    assert local_beam.patches_apply()  # the locked Beam
+    assert local_beam.patches_apply("2.74.0")
+    local_beam._WARNED.clear()
+    assert not local_beam.patches_apply("2.80.0")
+    assert "Beam 2.80.0: the local runner's speed-ups (tested on 2.74.x) are off" in caplog.text
