@@ -44,14 +44,26 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True)
-
-    run = commands.add_parser("run", help="run a task's pipeline with LocalDagRunner")
-    run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
-    run.add_argument(
+    # The flags several commands share, declared once.
+    local_run = argparse.ArgumentParser(add_help=False)  # run, infer: a pipeline run here
+    local_run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
+    local_run.add_argument(
         "--wait",
         action="store_true",
         help="wait for another run of the same pipeline on the same output to "
         "finish (default: refuse at once, naming it)",
+    )
+    output_dir = argparse.ArgumentParser(add_help=False)  # infer, report, registry, serve
+    output_dir.add_argument(
+        "--output",
+        default=configs.DEFAULT_OUTPUT_DIR,
+        metavar="DIR",
+        help="the run command's output directory: its ML Metadata, pushed models and local "
+        "registry (MLFLOW_TRACKING_URI names a server instead) (default: %(default)s)",
+    )
+
+    run = commands.add_parser(
+        "run", parents=[local_run], help="run a task's pipeline with LocalDagRunner"
     )
     compile_ = commands.add_parser(
         "compile",
@@ -87,6 +99,7 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
 
     infer = commands.add_parser(
         "infer",
+        parents=[local_run, output_dir],
         help="score a folder of unlabeled inputs with a pipeline's latest blessed "
         "model (TFX's BulkInferrer): PredictionLogs and JSON lines",
     )
@@ -112,11 +125,6 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "per line), or image files",
     )
     infer.add_argument(
-        "--output",
-        default=configs.DEFAULT_OUTPUT_DIR,
-        help="the run command's output directory (default: %(default)s)",
-    )
-    infer.add_argument(
         "--beam-mode", default=configs.DEFAULT_BEAM_MODE, choices=sorted(configs.BEAM_MODES)
     )
     infer.add_argument(
@@ -128,12 +136,6 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "(default: the SQLite file under the output)",
     )
     infer.add_argument("--no-cache", action="store_true", help="score the folder again")
-    infer.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
-    infer.add_argument(
-        "--wait",
-        action="store_true",
-        help="wait for a run of the same pipeline to finish (default: refuse)",
-    )
 
     predict = commands.add_parser(
         "predict", help="classify text or images, or translate, with a pushed SavedModel"
@@ -169,12 +171,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     predict.add_argument("texts", nargs="*", metavar="TEXT")
 
     report = commands.add_parser(
-        "report", help="print the path of the latest run report, or rebuild one from MLMD"
-    )
-    report.add_argument(
-        "--output",
-        default=configs.DEFAULT_OUTPUT_DIR,
-        help="the run command's output directory (default: %(default)s)",
+        "report",
+        parents=[output_dir],
+        help="print the path of the latest run report, or rebuild one from MLMD",
     )
     report.add_argument(
         "--pipeline",
@@ -196,20 +195,18 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
 
     registry = commands.add_parser(
         "registry",
+        parents=[output_dir],
         help="read and change the MLflow model registry (MLFLOW_TRACKING_URI, "
         "else the local one under --output)",
     )
-    # --output is accepted before the action (registry --output DIR list) and after it.
+    # --output is accepted before the action (registry --output DIR list) and after it: the
+    # action's own copy has no default, so that it does not undo one given before.
     output = argparse.ArgumentParser(add_help=False)
     output.add_argument(
         "--output",
         default=argparse.SUPPRESS,
-        help="the run command's output directory (default: outputs)",
-    )
-    registry.add_argument(
-        "--output",
-        default=configs.DEFAULT_OUTPUT_DIR,
-        help="the run command's output directory (default: %(default)s)",
+        metavar="DIR",
+        help=f"as `registry --output` (default: {configs.DEFAULT_OUTPUT_DIR})",
     )
     actions = registry.add_subparsers(dest="action", required=True)
     listing = actions.add_parser(
@@ -242,13 +239,8 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
 
     serve = commands.add_parser(
         "serve",
+        parents=[output_dir],
         help="serve a registered model over HTTP (POST /invocations) with MLflow's scoring server",
-    )
-    serve.add_argument(
-        "--output",
-        default=configs.DEFAULT_OUTPUT_DIR,
-        help="the run command's output directory, whose registry is read "
-        "unless MLFLOW_TRACKING_URI is set (default: %(default)s)",
     )
     serve.add_argument(
         "--name",
