@@ -100,10 +100,11 @@ def test_an_unreachable_tracking_server_is_an_error_line_not_a_traceback(
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # nothing listens
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    monkeypatch.setenv("TFXT_REGISTRY_RETRY_SECONDS", "1")  # the retries' budget, for the test
     assert cli.main(["registry", "list"]) == 2
     err = capfd.readouterr().err
-    assert "error: API request to http://127.0.0.1:9" in err and "Traceback" not in err
-    assert "127.0.0.1:9" in err
+    assert "error: the MLflow tracking server http://127.0.0.1:9 did not answer" in err
+    assert "Traceback" not in err
 
 
 def test_resolve_model_dir_picks_the_newest_complete_version(tmp_path):

@@ -68,15 +68,29 @@ def start_workers(work_dir: str, train_steps: int, evaluations: int = 1) -> dict
             ],
             cwd=configs.REPO_ROOT,
             env=env,
-            stdout=subprocess.PIPE,
+            stdout=open(os.path.join(work_dir, f"{role}.log"), "w"),  # read once it exits
             stderr=subprocess.STDOUT,
             text=True,
         )
+        processes[role].log = os.path.join(work_dir, f"{role}.log")
     return processes
 
 
 def finished_logs(processes: dict) -> dict:
-    logs = {role: p.communicate(timeout=540)[0] for role, p in processes.items()}
+    """Each process's output once both exit; if one fails first, the other (which would wait
+    for its peer until the timeout) is stopped and the failure reported with its output."""
+    deadline = time.monotonic() + 540
+    while any(p.poll() is None for p in processes.values()):
+        failed = [r for r, p in processes.items() if p.poll() not in (None, 0)]
+        if failed or time.monotonic() > deadline:
+            for p in processes.values():
+                if p.poll() is None:
+                    p.kill()
+            break
+        time.sleep(0.5)
+    for p in processes.values():
+        p.wait(timeout=60)
+    logs = {role: open(p.log).read() for role, p in processes.items()}
     for role, process in processes.items():
         assert process.returncode == 0, f"{role} failed:\n{logs[role][-5000:]}"
         assert "MultiWorkerMirroredStrategyForKeras with 2 replicas" in logs[role]
