@@ -28,7 +28,7 @@ class TrackingServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: Optional[subprocess.Popen] = None
-        self.log = os.path.join(artifacts + "-server.log")
+        self.log = artifacts + "-server.log"
 
     def start(self, timeout: float = 120) -> "TrackingServer":
         os.makedirs(self.artifacts, exist_ok=True)

@@ -39,15 +39,25 @@ def imdb_run(tmp_path_factory) -> ImdbRun:
 def tiny_imdb_run(root: pathlib.Path) -> ImdbRun:
     """The session run's command, under `root` (tests/e2e/test_faults.py makes its own)."""
     data = write_aclimdb(root / "reviews" / "span-1", copies=3)
-    args = [
+    args = tiny_imdb_args(root / "reviews" / "span-{SPAN}")
+    with progress_every_step():
+        result = run_cli("run", "--output", root / "out", *args)
+    (summary,) = result.lines
+    return ImdbRun(summary, result.stderr, data, root / "out", args)
+
+
+def tiny_imdb_args(data, steps: int = 60) -> list:
+    """`run`'s arguments after `--output DIR` for the tiny IMDB run: preset tiny, `steps`
+    training steps, validated against the curated schema."""
+    return [
         "--task",
         "imdb",
         "--data",
-        root / "reviews" / "span-{SPAN}",
+        data,
         "--preset",
         "tiny",
         "--train-steps",
-        "60",
+        str(steps),
         "--set",
         "peak_learning_rate=0.003",
         "--eval-steps",
@@ -55,10 +65,6 @@ def tiny_imdb_run(root: pathlib.Path) -> ImdbRun:
         "--schema",
         SCHEMA,
     ]
-    with progress_every_step():
-        result = run_cli("run", "--output", root / "out", *args)
-    (summary,) = result.lines
-    return ImdbRun(summary, result.stderr, data, root / "out", args)
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ import pytest
 
 from components.model_registry.backends import from_config, mlflow_config
 from components.model_registry.version import CHAMPION, ModelVersion, saved_model_fingerprint
-from tests.registry.toy_model import write_toy_model
 
 
 def version(source: str, blessed: bool = True, accuracy: float = 0.8, run: str = "run-1"):
@@ -25,17 +24,6 @@ def version(source: str, blessed: bool = True, accuracy: float = 0.8, run: str =
         lineage={"examples": 1, "transform_graph": 7, "model": 13},
         fingerprint=saved_model_fingerprint(source),
     )
-
-
-@pytest.fixture
-def pushed(tmp_path):
-    """pushed(n): the toy SavedModel pushed as version folder 100n (its own model per n)."""
-
-    def write(n: int) -> str:
-        path = tmp_path / "serving" / "imdb" / str(1000 + n)
-        return str(path) if path.exists() else write_toy_model(path, bias=float(n))
-
-    return write
 
 
 @pytest.fixture

@@ -15,19 +15,9 @@ from components.model_registry.backends import from_config, mlflow_config
 from components.model_registry.mlflow_registry import RETRY_ENV, RegistryUnavailable
 from components.model_registry.version import CHAMPION
 from tests.registry.test_mlflow_registry import version
-from tests.registry.toy_model import write_toy_model
 from tests.tracking_server import TrackingServer, free_port
 
 NAME = "imdb-text-encoder"
-
-
-@pytest.fixture
-def pushed(tmp_path):
-    def write(n: int) -> str:
-        path = tmp_path / "serving" / "imdb" / str(1000 + n)
-        return str(path) if path.exists() else write_toy_model(path, bias=float(n))
-
-    return write
 
 
 @pytest.fixture

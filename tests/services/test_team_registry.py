@@ -14,7 +14,7 @@ from components.model_registry.backends import from_config, mlflow_config
 from components.model_registry.mlflow_registry import RETRY_ENV
 from components.model_registry.version import CHAMPION
 from tests.conftest import write_aclimdb
-from tests.e2e.conftest import SCHEMA
+from tests.e2e.conftest import tiny_imdb_args
 from tests.tracking_server import TrackingServer
 
 pytestmark = pytest.mark.services
@@ -22,30 +22,9 @@ NAME = "imdb-text-encoder"
 
 
 def tiny_imdb(output, data, steps: int = 60, extra=()) -> list:
-    """The e2e session run's command (tests/e2e/conftest.py), `steps` training steps."""
-    return [
-        sys.executable,
-        "-m",
-        "pipeline.cli",
-        "run",
-        "--output",
-        str(output),
-        "--task",
-        "imdb",
-        "--data",
-        str(data),
-        "--preset",
-        "tiny",
-        "--train-steps",
-        str(steps),
-        "--set",
-        "peak_learning_rate=0.003",
-        "--eval-steps",
-        "3",
-        "--schema",
-        SCHEMA,
-        *extra,
-    ]
+    """The e2e session run's command (tests/e2e/conftest.py) as a process, `steps` steps."""
+    args = [*tiny_imdb_args(data, steps), *extra]
+    return [sys.executable, "-m", "pipeline.cli", "run", "--output", str(output), *map(str, args)]
 
 
 def start(command: list, env: dict) -> subprocess.Popen:
