@@ -43,6 +43,12 @@ start_postgres() {
   mkdir -p "$data"
   [ "$(id -u)" = 0 ] && chown postgres: "$data"
   chmod 700 "$data"
+  # A killed server leaves its lock file; after a restart of the machine its PID may name
+  # another process, which PostgreSQL would take for a live server.
+  if [ -f "$data/postmaster.pid" ] \
+    && ! ps -p "$(head -1 "$data/postmaster.pid")" -o comm= 2>/dev/null | grep -q postgres; then
+    rm -f "$data/postmaster.pid"
+  fi
   if [ ! -f "$data/PG_VERSION" ]; then
     as postgres "$bin/initdb" -D "$data" -U "$SERVICE_USER" --auth-local=trust --auth-host=trust \
       -E UTF8 >"$SERVICES_DIR/postgresql-init.log"
@@ -73,16 +79,20 @@ start_mariadb() {
       --skip-test-db >"$SERVICES_DIR/mariadb-init.log" 2>&1
   fi
   [ "$(id -u)" = 0 ] && chown mysql: "$SERVICES_DIR"
+  # A killed instance leaves its socket and pid file behind: nothing answers on them.
+  rm -f "$socket" "$SERVICES_DIR/mariadb.pid"
   setsid mariadbd --no-defaults --datadir="$data" --user="$owner" --port="$MYSQL_PORT" \
     --bind-address=127.0.0.1 --socket="$socket" --pid-file="$SERVICES_DIR/mariadb.pid" \
     --log-error="$SERVICES_DIR/mariadb.log" --skip-name-resolve --max-connections=200 \
     </dev/null >/dev/null 2>&1 &
-  for _ in $(seq 60); do
-    [ -S "$socket" ] && break
+  # The instance's own administrator is the OS user that installed it (socket authentication).
+  local admin
+  admin=$([ "$(id -u)" = 0 ] && echo root || id -un)
+  for _ in $(seq 120); do
+    mariadb --socket="$socket" -u "$admin" -e "SELECT 1" >/dev/null 2>&1 && break
     sleep 0.5
   done
-  # The instance's own administrator is the OS user that installed it (socket authentication).
-  mariadb --socket="$socket" -u "$([ "$(id -u)" = 0 ] && echo root || id -un)" -e "
+  mariadb --socket="$socket" -u "$admin" -e "
     CREATE USER IF NOT EXISTS '$SERVICE_USER'@'127.0.0.1';
     GRANT ALL PRIVILEGES ON *.* TO '$SERVICE_USER'@'127.0.0.1' WITH GRANT OPTION;
     CREATE DATABASE IF NOT EXISTS mlmd;"
