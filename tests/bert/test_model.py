@@ -102,3 +102,70 @@ def test_presets_reject_unknown_fields_and_bad_values():
         get_preset("tiny", {"truncation_head": 31})
     with pytest.raises(ValueError, match="two classes"):
         get_preset("tiny", {"num_classes": 3})
+
+
+def sequence_inputs(batch_size: int = 2, length: int = 12) -> dict:
+    rng = np.random.default_rng(0)
+    padding_mask = np.ones((batch_size, length), "int32")
+    padding_mask[0, length // 2 :] = 0
+    return {
+        "token_ids": rng.integers(5, 60, size=(batch_size, length)).astype("int32"),
+        "segment_ids": np.zeros((batch_size, length), "int32"),
+        "padding_mask": padding_mask,
+    }
+
+
+def test_the_classifier_encodes_as_the_backbones_own_graph(hf_checkpoint):
+    config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "ngram_buckets": 0})
+    model = bert_classifier(config)
+    inputs = sequence_inputs()
+    own = model.backbone(inputs)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(model.encode(inputs)),
+        ops.convert_to_numpy(own["sequence_output"]),
+        atol=1e-6,
+    )
+    # The "cls" head reads the backbone's pooled output: with dropout 0, the logits are a
+    # dense layer of it.
+    model = bert_classifier(config.replace(dropout=0.0))
+    pooled = ops.convert_to_numpy(model.backbone(inputs)["pooled_output"])
+    kernel, bias = (ops.convert_to_numpy(w) for w in model.head.weights)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(model(inputs)), pooled @ kernel + bias, atol=1e-5
+    )
+
+
+def test_frozen_blocks_drop_nothing_in_training_and_trained_blocks_do(hf_checkpoint):
+    config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "ngram_buckets": 0})
+    inputs = sequence_inputs()
+
+    def encoded(model, training):
+        return ops.convert_to_numpy(model.encode(inputs, training=training))
+
+    model = bert_classifier(config.replace(frozen_layers=2))
+    model.train_phase("head")  # the whole backbone frozen
+    np.testing.assert_array_equal(encoded(model, True), encoded(model, False))
+    model.train_phase("full")  # the top block trains, with its dropout
+    assert not np.allclose(encoded(model, True), encoded(model, False))
+    all_frozen = bert_classifier(config.replace(frozen_layers=3))
+    all_frozen.train_phase("full")
+    np.testing.assert_array_equal(encoded(all_frozen, True), encoded(all_frozen, False))
+
+
+def test_attention_dropout_is_its_own_rate(hf_checkpoint):
+    config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "ngram_buckets": 0})
+    x = np.random.default_rng(1).normal(size=(2, 12, 8)).astype("float32")
+
+    def attention_runs(model):
+        attention = model.backbone.transformer_layers[0]._self_attention_layer
+        return [ops.convert_to_numpy(attention(x, x, training=True)) for _ in range(2)]
+
+    first, second = attention_runs(bert_classifier(config.replace(attention_dropout=0.0)))
+    np.testing.assert_array_equal(first, second)
+    first, second = attention_runs(bert_classifier(config.replace(attention_dropout=0.5)))
+    assert not np.allclose(first, second)
+    # None keeps the checkpoint's rate (the tiny checkpoint's 0.1), shared with the hidden states.
+    checkpoints = bert_classifier(config).backbone.transformer_layers[0]._self_attention_layer
+    assert checkpoints._dropout == pytest.approx(0.1)
+    with pytest.raises(ValueError, match=r"attention_dropout must be in \[0, 1\), not 1.0"):
+        get_preset("tiny", {"attention_dropout": 1.0})

@@ -1,7 +1,7 @@
 """The BERT fine-tuning config and its presets (pure data: no TensorFlow, no Keras)."""
 
 import dataclasses
-from typing import Mapping
+from typing import Mapping, Optional
 
 from trainer_module.family import PresetConfig, WidePathConfig
 
@@ -26,6 +26,10 @@ class BertConfig(WidePathConfig, PresetConfig):
     # embedding checkpoints (sentence-transformers, all-MiniLM-L6-v2) were trained.
     pooling: str = "mean"
     dropout: float = 0.1  # before the classification head, as in BERT's fine-tuning
+    # Dropout on the trained blocks' attention probabilities (B x heads x T x T random numbers
+    # per block, the step's costliest elementwise work on a CPU); None keeps the checkpoint's
+    # (BERT's 0.1, KerasHub's one rate for attention and hidden states).
+    attention_dropout: Optional[float] = None
     batch_size: int = 32  # per replica, the BERT paper's fine-tuning batch
     # Phase 1: the head only, backbone frozen: a randomly initialised head's large early
     # gradients would otherwise disturb the pretrained weights.
@@ -55,6 +59,8 @@ class BertConfig(WidePathConfig, PresetConfig):
             )
         if self.pooling not in ("cls", "mean"):
             raise ValueError(f"pooling must be 'cls' or 'mean', not {self.pooling!r}")
+        if self.attention_dropout is not None and not 0.0 <= self.attention_dropout < 1.0:
+            raise ValueError(f"attention_dropout must be in [0, 1), not {self.attention_dropout}")
         if self.frozen_layers < 0:
             raise ValueError(f"frozen_layers must be 0 or more, not {self.frozen_layers}")
         self.check_wide_path(self.num_classes)

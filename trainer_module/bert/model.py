@@ -48,16 +48,40 @@ class BertClassifier(WideAndDeep, keras.Model):
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
         )
         self.init_wide_path(config.ngram_buckets)
+        if config.attention_dropout is not None:
+            for block in backbone.transformer_layers:
+                set_attention_dropout(block, config.attention_dropout)
 
     def call(self, inputs, training=None):
-        backbone_inputs = {k: inputs[k] for k in BACKBONE_INPUTS}
-        outputs = self.backbone(backbone_inputs, training=training)
+        sequence = self.encode(inputs, training)  # (B, T, H)
         if self.config.pooling == "mean":
-            pooled = masked_mean(outputs["sequence_output"], backbone_inputs["padding_mask"])
+            pooled = masked_mean(sequence, inputs["padding_mask"])
         else:
-            pooled = ops.cast(outputs["pooled_output"], "float32")  # (B, H)
+            pooled = ops.cast(self.backbone.pooled_dense(sequence[:, 0, :]), "float32")  # (B, H)
         logits = self.head(self.head_dropout(pooled, training=training))  # (B, C)
         return self.wide_and_deep(logits, inputs)
+
+    def encode(self, inputs, training=None):
+        """The backbone's last hidden states, through its own layers (as BertBackbone's graph),
+        with every layer that does not train in inference mode (as Keras runs a frozen
+        BatchNormalization): the frozen embeddings and blocks are a fixed feature extractor,
+        and their dropout would only cost random numbers (docs/benchmarks.md#bert-steps)."""
+        backbone = self.backbone
+        tokens = backbone.token_embedding(inputs["token_ids"])
+        x = backbone.embeddings_add(
+            (
+                tokens,
+                backbone.position_embedding(tokens),
+                backbone.segment_embedding(inputs["segment_ids"]),
+            )
+        )
+        x = backbone.embeddings_layer_norm(x)
+        x = backbone.embeddings_dropout(
+            x, training=training and backbone.embeddings_layer_norm.trainable
+        )
+        for block in backbone.transformer_layers:
+            x = block(x, padding_mask=inputs["padding_mask"], training=training and block.trainable)
+        return x
 
     def train_phase(self, phase: str) -> None:
         """What trains in a phase: "head" the head alone; "full" everything but the embeddings
@@ -98,6 +122,15 @@ def bert_classifier(config: BertConfig, ngram_ratios: np.ndarray = None) -> Bert
             raise ValueError("ngram_buckets needs Transform's n-gram ratios")
         model.ngram_logit.set_ratios(ngram_ratios)
     return model
+
+
+def set_attention_dropout(block, rate: float) -> None:
+    """The attention-probability dropout of a KerasHub TransformerEncoder, which has one rate
+    for attention and hidden states: its Keras MultiHeadAttention reads `_dropout` when called
+    (at 0 it skips the dropout) and `_dropout_layer` applies it."""
+    attention = block._self_attention_layer
+    attention._dropout = rate
+    attention._dropout_layer.rate = rate
 
 
 def example_inputs(config: BertConfig, batch_size: int = 1) -> dict:
