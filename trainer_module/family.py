@@ -96,6 +96,18 @@ class Axis:
         return dict.fromkeys(self.fields, value)
 
 
+def default_search_space(depth_fields: Tuple[str, ...] = ("num_layers",)) -> Tuple[Axis, ...]:
+    """The Tuner's space (--tune) of a from-scratch family: depth (the fields that hold it:
+    one stack's, or both of an encoder-decoder's), width, peak learning rate and dropout.
+    Every preset's head count divides each width."""
+    return (
+        Axis("num_layers", depth_fields, choices=(1, 2, 4)),
+        Axis("d_model", ("d_model",), choices=(64, 128, 256)),
+        Axis("peak_learning_rate", ("peak_learning_rate",), low=1e-4, high=3e-3, log=True),
+        Axis("dropout", ("dropout",), low=0.0, high=0.3, step=0.1),
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class Option:
     """A pipeline option a task or a family declares: a CLI flag (`--source-lang`) and an

@@ -3,14 +3,14 @@ import pytest
 from keras import ops
 
 from trainer_module.bert import FAMILY
-from trainer_module.bert.model import bert_classifier, example_inputs
+from trainer_module.bert.model import build_model, example_inputs
 from trainer_module.bert.tiny_preset import write_tiny_checkpoint
 
 get_preset = FAMILY.config
 
 
 def test_classifier_from_a_local_keras_hub_preset(tiny_bert_preset):
-    model = bert_classifier(
+    model = build_model(
         get_preset("tiny", {"backbone_preset": tiny_bert_preset, "ngram_buckets": 0})
     )
     inputs = {
@@ -42,7 +42,7 @@ def trainable(model) -> set:
 
 def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 2})
-    model = bert_classifier(config, np.ones(config.ngram_buckets + 1))
+    model = build_model(config, np.ones(config.ngram_buckets + 1))
     model.train_phase("head")
     assert trainable(model) == {"logits/kernel", "logits/bias"}
     model.train_phase("full")
@@ -52,7 +52,7 @@ def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
     assert blocks == {"transformer_layer_2"}  # the bottom two frozen
     assert not any("embedding" in n for n in names)
     assert {"pooled_dense/kernel", "pooled_dense/bias"} <= names
-    unfrozen = bert_classifier(config.replace(frozen_layers=0), np.ones(config.ngram_buckets + 1))
+    unfrozen = build_model(config.replace(frozen_layers=0), np.ones(config.ngram_buckets + 1))
     unfrozen.train_phase("full")
     # All but the wide path (which trains apart) and the combination.
     wide = len(unfrozen.ngram_logit.weights) + len(unfrozen.combination.weights)
@@ -63,7 +63,7 @@ def test_the_wide_path_adds_its_logit_to_berts_until_the_combination_is_fitted(h
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "dropout": 0.0})
     ratios = np.zeros(config.ngram_buckets + 1, "float32")
     ratios[5], ratios[9] = 0.8, -0.3
-    model = bert_classifier(config, ratios)
+    model = build_model(config, ratios)
     model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
     inputs = example_inputs(config)
     without = ops.convert_to_numpy(model(inputs))
@@ -79,16 +79,16 @@ def test_the_wide_path_adds_its_logit_to_berts_until_the_combination_is_fitted(h
 
 def test_impossible_settings_are_refused(hf_checkpoint, tiny_bert_preset):
     with pytest.raises(ValueError, match="exceeds the backbone's max_sequence_length=64"):
-        bert_classifier(
+        build_model(
             get_preset(
                 "tiny",
                 {"backbone_preset": tiny_bert_preset, "sequence_length": 128, "ngram_buckets": 0},
             )
         )
     with pytest.raises(ValueError, match="frozen_layers=4 exceeds the backbone's 3 layers"):
-        bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 4}))
+        build_model(get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 4}))
     with pytest.raises(ValueError, match="n-gram ratios"):
-        bert_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint}))
+        build_model(get_preset("tiny", {"backbone_preset": hf_checkpoint}))
 
 
 def test_presets_reject_unknown_fields_and_bad_values():
@@ -117,7 +117,7 @@ def sequence_inputs(batch_size: int = 2, length: int = 12) -> dict:
 
 def test_the_classifier_encodes_as_the_backbones_own_graph(hf_checkpoint):
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "ngram_buckets": 0})
-    model = bert_classifier(config)
+    model = build_model(config)
     inputs = sequence_inputs()
     own = model.backbone(inputs)
     np.testing.assert_allclose(
@@ -127,7 +127,7 @@ def test_the_classifier_encodes_as_the_backbones_own_graph(hf_checkpoint):
     )
     # The "cls" head reads the backbone's pooled output: with dropout 0, the logits are a
     # dense layer of it.
-    model = bert_classifier(config.replace(dropout=0.0))
+    model = build_model(config.replace(dropout=0.0))
     pooled = ops.convert_to_numpy(model.backbone(inputs)["pooled_output"])
     kernel, bias = (ops.convert_to_numpy(w) for w in model.head.weights)
     np.testing.assert_allclose(
@@ -142,12 +142,12 @@ def test_frozen_blocks_drop_nothing_in_training_and_trained_blocks_do(hf_checkpo
     def encoded(model, training):
         return ops.convert_to_numpy(model.encode(inputs, training=training))
 
-    model = bert_classifier(config.replace(frozen_layers=2))
+    model = build_model(config.replace(frozen_layers=2))
     model.train_phase("head")  # the whole backbone frozen
     np.testing.assert_array_equal(encoded(model, True), encoded(model, False))
     model.train_phase("full")  # the top block trains, with its dropout
     assert not np.allclose(encoded(model, True), encoded(model, False))
-    all_frozen = bert_classifier(config.replace(frozen_layers=3))
+    all_frozen = build_model(config.replace(frozen_layers=3))
     all_frozen.train_phase("full")
     np.testing.assert_array_equal(encoded(all_frozen, True), encoded(all_frozen, False))
 
@@ -160,12 +160,12 @@ def test_attention_dropout_is_its_own_rate(hf_checkpoint):
         attention = model.backbone.transformer_layers[0]._self_attention_layer
         return [ops.convert_to_numpy(attention(x, x, training=True)) for _ in range(2)]
 
-    first, second = attention_runs(bert_classifier(config.replace(attention_dropout=0.0)))
+    first, second = attention_runs(build_model(config.replace(attention_dropout=0.0)))
     np.testing.assert_array_equal(first, second)
-    first, second = attention_runs(bert_classifier(config.replace(attention_dropout=0.5)))
+    first, second = attention_runs(build_model(config.replace(attention_dropout=0.5)))
     assert not np.allclose(first, second)
     # None keeps the checkpoint's rate (the tiny checkpoint's 0.1), shared with the hidden states.
-    checkpoints = bert_classifier(config).backbone.transformer_layers[0]._self_attention_layer
+    checkpoints = build_model(config).backbone.transformer_layers[0]._self_attention_layer
     assert checkpoints._dropout == pytest.approx(0.1)
     with pytest.raises(ValueError, match=r"attention_dropout must be in \[0, 1\), not 1.0"):
         get_preset("tiny", {"attention_dropout": 1.0})

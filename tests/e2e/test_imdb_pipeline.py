@@ -489,7 +489,7 @@ def test_the_tuner_searches_and_the_trainer_trains_with_the_best_values(imdb_tun
     best = json.loads(
         open(only(f"{root}/Tuner/best_hyperparameters/*/best_hyperparameters.txt")).read()
     )["values"]
-    assert set(best) == {"num_layers", "d_model", "learning_rate", "dropout"}
+    assert set(best) == {"num_layers", "d_model", "peak_learning_rate", "dropout"}
     assert best["num_layers"] in (1, 2, 4) and best["d_model"] in (64, 128, 256)
     trainer_runs = glob.glob(f"{root}/Trainer/model_run/*/history.json")
     config = json.loads(open(max(trainer_runs, key=os.path.getmtime)).read())["config"]

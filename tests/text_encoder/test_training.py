@@ -31,7 +31,7 @@ def test_the_tuners_best_values_override_the_preset(text_encoder_run):
     fn_args = attr.evolve(
         text_encoder_run.fn_args,
         hyperparameters={
-            "values": {"num_layers": 4, "d_model": 64, "learning_rate": 0.002, "dropout": 0.2}
+            "values": {"num_layers": 4, "d_model": 64, "peak_learning_rate": 0.002, "dropout": 0.2}
         },
     )
     config, _ = start_run(fn_args, FAMILY)
@@ -42,6 +42,6 @@ def test_the_tuners_best_values_override_the_preset(text_encoder_run):
         0.2,
     )
     assert (config.max_length, config.pooling) == (12, "cls")  # the overrides stay
-    fn_args = attr.evolve(fn_args, hyperparameters={"values": {"layers": 2}})
-    with pytest.raises(ValueError, match=r"unknown search axes \['layers'\]"):
+    fn_args = attr.evolve(fn_args, hyperparameters={"values": {"depth": 2}})
+    with pytest.raises(ValueError, match=r"unknown search axes \['depth'\]"):
         start_run(fn_args, FAMILY)

@@ -38,7 +38,7 @@ class BertConfig(WidePathConfig, PresetConfig):
     # Phase 2: the whole model, AdamW, linear warmup then linear decay to zero.
     # The BERT paper's range is 2e-5 to 5e-5 for BERT-base; a 6-layer MiniLM with its bottom
     # half frozen, over one epoch, learns more at 1e-4 (measured: docs/benchmarks.md).
-    learning_rate: float = 1e-4
+    peak_learning_rate: float = 1e-4
     warmup_fraction: float = 0.1  # of the phase-2 steps, the BERT paper's
     weight_decay: float = 0.01  # the BERT paper's; biases and LayerNorm are exempt
     # With N > 0, the embeddings and the bottom N blocks stay frozen in phase 2 too: the
@@ -73,7 +73,7 @@ PRESETS: Mapping[str, BertConfig] = {
         truncation_head=8,
         batch_size=32,
         head_learning_rate=1e-2,
-        learning_rate=1e-3,
+        peak_learning_rate=1e-3,
         ngram_buckets=256,
         max_ngrams=32,
         ngram_learning_rate=0.3,

@@ -100,7 +100,7 @@ class BertClassifier(WideAndDeep, keras.Model):
                 block.trainable = False
 
 
-def bert_classifier(config: BertConfig, ngram_ratios: np.ndarray = None) -> BertClassifier:
+def build_model(config: BertConfig, ngram_ratios: np.ndarray = None) -> BertClassifier:
     """The classifier over `config.backbone_preset`'s pretrained backbone, built; with
     config.ngram_buckets, `ngram_ratios` (Transform's, preprocessing/ngrams.py) set the wide
     path's naive-Bayes ratios."""

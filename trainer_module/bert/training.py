@@ -1,5 +1,6 @@
-"""Fine-tunes a pretrained BERT classifier on Transform's output, in two phases, and exports it;
-the Trainer's entry point (a pretrained backbone has no search space: no Tuner)."""
+"""The BERT classifier's run over Transform's output (prepare) and its fine-tuning in two phases
+(fit_phases); the Trainer's entry point: training/run_fn.py fits and exports what prepare
+returns (a pretrained backbone has no search space: no Tuner)."""
 
 import math
 import os
@@ -11,13 +12,13 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module.bert import FAMILY
 from trainer_module.bert.config import BertConfig
-from trainer_module.bert.model import bert_classifier
+from trainer_module.bert.model import build_model
 from trainer_module.bert.preprocessing import VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export
 from trainer_module.preprocessing.ngrams import ngram_ratios
 from trainer_module.training import backup, wide_path
-from trainer_module.training.history import LogEvaluations, throughput, write_history
-from trainer_module.training.inputs import make_dataset, start_run
+from trainer_module.training.history import Fitted, LogEvaluations
+from trainer_module.training.inputs import Prepared, make_dataset, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
 from trainer_module.training.run_fn import trainer_entry_point
@@ -30,7 +31,7 @@ def phases(config: BertConfig, train_steps: int) -> list:
     head_steps = int(train_steps * config.head_fraction)
     full_steps = train_steps - head_steps
     schedule = WarmupLinearDecay(
-        config.learning_rate, int(full_steps * config.warmup_fraction), full_steps
+        config.peak_learning_rate, int(full_steps * config.warmup_fraction), full_steps
     )
     return [
         (name, steps, rate, evaluations)
@@ -42,8 +43,9 @@ def phases(config: BertConfig, train_steps: int) -> list:
     ]
 
 
-def train_and_export(fn_args: FnArgs) -> keras.Model:
+def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, FAMILY)
+    logging.info("BERT classifier config %s", config)
 
     def datasets(shuffle, epochs=None, files=fn_args.train_files):
         return make_dataset(
@@ -62,17 +64,36 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
     if wide_path.holds_out(config, fn_args.custom_config["train_examples"]):
         # The deep path trains outside the held-out slice.
         train = wide_path.split(train, config.holdout_percent, config.batch_size, holdout=False)
-    model = bert_classifier(config, ratios)
-    model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
-    vocabulary = tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
-    if vocabulary > model.backbone.vocabulary_size:
-        raise ValueError(
-            f"the tokenizer's vocabulary has {vocabulary} pieces, more than the "
-            f"backbone's {model.backbone.vocabulary_size} embeddings: "
-            f"{config.backbone_preset} pairs a vocabulary with another model"
-        )
-    logging.info("BERT classifier config %s", config)
 
+    def build(config: BertConfig) -> keras.Model:
+        model = build_model(config, ratios)
+        model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
+        vocabulary = tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
+        if vocabulary > model.backbone.vocabulary_size:
+            raise ValueError(
+                f"the tokenizer's vocabulary has {vocabulary} pieces, more than the "
+                f"backbone's {model.backbone.vocabulary_size} embeddings: "
+                f"{config.backbone_preset} pairs a vocabulary with another model"
+            )
+        return model
+
+    return Prepared(
+        config,
+        tf_transform_output,
+        train,
+        evaluation,
+        build=build,
+        objective="val_accuracy",
+        export=lambda model, folder: export(model, tf_transform_output, folder),
+        datasets=datasets,
+        ngram_ratios=ratios,
+        fit=lambda model: fit_phases(model, config, train, evaluation, fn_args),
+    )
+
+
+def fit_phases(model, config: BertConfig, train, evaluation, fn_args: FnArgs) -> Fitted:
+    """The phases (`phases`), each compiled with its own optimizer, backed up after each
+    validation pass (a finished phase restores as done: training/backup.py)."""
     history, started, resumed_from_step = {}, time.perf_counter(), 0
     for name, steps, learning_rate, evaluations in phases(config, fn_args.train_steps):
         model.train_phase(name)
@@ -86,7 +107,7 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
         logging.info(
             "Phase %s: %d steps, %d trainable weights", name, steps, len(model.trainable_weights)
         )
-        restore = backup.callback(fn_args, phase=name)  # a finished phase restores as done
+        restore = backup.callback(fn_args, phase=name)
         done = restore.finished_intervals() * steps_per_interval if restore else 0
         callbacks = [
             keras.callbacks.TensorBoard(log_dir=os.path.join(fn_args.model_run_dir, name)),
@@ -112,33 +133,8 @@ def train_and_export(fn_args: FnArgs) -> keras.Model:
         resumed_from_step += restore.resumed_from_step if restore else 0
         for key, values in result.history.items():
             history.setdefault(key, []).extend(float(v) for v in values)
-
-    fit_seconds, paths = time.perf_counter() - started, {}
-    if config.ngram_buckets:
-        paths = wide_path.train_and_combine(
-            model,
-            config,
-            datasets,
-            evaluation,
-            fn_args.eval_steps,
-            fn_args.custom_config["train_examples"],
-            ratios,
-        )
-    write_history(
-        fn_args.model_run_dir,
-        config.to_dict(),
-        history,
-        paths=paths or None,
-        **throughput(
-            fit_seconds,
-            fn_args,
-            config.batch_size,
-            resumed_from_step=resumed_from_step,
-        ),
-    )
-    export(model, tf_transform_output, fn_args.serving_model_dir)
-    return model
+    return Fitted(history, time.perf_counter() - started, resumed_from_step)
 
 
 # The TFX Trainer's entry point (FAMILY.run_fn).
-run_fn = trainer_entry_point(train_and_export)
+run_fn = trainer_entry_point(prepare)

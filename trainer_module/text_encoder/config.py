@@ -4,7 +4,7 @@ data: no TensorFlow, no Keras)."""
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import Axis, PresetConfig, WidePathConfig
+from trainer_module.family import PresetConfig, WidePathConfig, default_search_space
 
 # Ids below the vocabulary: 0 pads, and one out-of-vocabulary bucket sits after the words.
 PAD_ID = 0
@@ -108,14 +108,7 @@ PRESETS: Mapping[str, TextEncoderConfig] = {
     ),
 }
 
-# The Tuner's space (--tune): depth, width, peak learning rate and dropout. Every preset's
-# head count divides each width.
-SEARCH_SPACE = (
-    Axis("num_layers", ("num_layers",), choices=(1, 2, 4)),
-    Axis("d_model", ("d_model",), choices=(64, 128, 256)),
-    Axis("learning_rate", ("peak_learning_rate",), low=1e-4, high=3e-3, log=True),
-    Axis("dropout", ("dropout",), low=0.0, high=0.3, step=0.1),
-)
+SEARCH_SPACE = default_search_space()  # the Tuner's (--tune)
 
 
 def transform_config(config: TextEncoderConfig) -> dict:

@@ -1,7 +1,6 @@
-"""Trains the text encoder classifier on Transform's output and exports it; the Trainer's and
-the Tuner's entry points."""
+"""The text encoder classifier's run over Transform's output (prepare), and the Trainer's and
+the Tuner's entry points: training/run_fn.py fits and exports what prepare returns."""
 
-import keras
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
@@ -11,7 +10,6 @@ from trainer_module.text_encoder.model import build_model
 from trainer_module.text_encoder.preprocessing import vocabulary_size
 from trainer_module.text_encoder.serving import export, model_inputs
 from trainer_module.training import wide_path
-from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, make_dataset, start_run
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 
@@ -45,50 +43,12 @@ def prepare(fn_args: FnArgs) -> Prepared:
         evaluation,
         build=lambda c: build_model(c, fn_args.train_steps, ratios),
         objective="val_accuracy",
+        export=lambda model, folder: export(model, tf_transform_output, folder),
         datasets=datasets,
         ngram_ratios=ratios,
     )
 
 
-def train_and_export(fn_args: FnArgs) -> keras.Model:
-    prepared = prepare(fn_args)
-    model = prepared.build(prepared.config)
-    history = fit_with_evaluations(
-        model,
-        prepared.train,
-        prepared.evaluation,
-        fn_args,
-        prepared.config.evaluations,
-        prepared.config.batch_size,
-    )
-    paths = {}
-    if prepared.config.ngram_buckets:
-        paths = wide_path.train_and_combine(
-            model,
-            prepared.config,
-            prepared.datasets,
-            prepared.evaluation,
-            fn_args.eval_steps,
-            fn_args.custom_config["train_examples"],
-            prepared.ngram_ratios,
-        )
-    write_history(
-        fn_args.model_run_dir,
-        prepared.config.to_dict(),
-        history.history,
-        paths=paths or None,
-        **throughput(
-            history.fit_seconds,
-            fn_args,
-            prepared.config.batch_size,
-            resumed_from_step=history.resumed_from_step,
-            warm_start=history.warm_start,
-        ),
-    )
-    export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
-    return model
-
-
 # The TFX Trainer's and Tuner's entry points (FAMILY.run_fn, FAMILY.tuner_fn).
-run_fn = trainer_entry_point(train_and_export)
+run_fn = trainer_entry_point(prepare)
 tuner_fn = tuner_entry_point(prepare, FAMILY.search_space)

@@ -1,6 +1,7 @@
 """Training with evaluations spread over the steps, and what it leaves: TensorBoard logs,
 per-evaluation log lines and history.json in the Trainer's model run directory."""
 
+import dataclasses
 import json
 import math
 import os
@@ -42,6 +43,16 @@ def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> N
         json.dump(record, f, indent=1)
 
 
+@dataclasses.dataclass(frozen=True)
+class Fitted:
+    """What a fit leaves for history.json (throughput, write_history)."""
+
+    history: dict  # metric -> [value per evaluation]
+    fit_seconds: float
+    resumed_from_step: int = 0  # the step a rerun after a kill resumed from (training/backup.py)
+    warm_start: Optional[dict] = None  # training/warm_start.py: from where, or why not
+
+
 def fit_with_evaluations(
     model: keras.Model,
     train,
@@ -50,7 +61,7 @@ def fit_with_evaluations(
     evaluations: int,
     batch_size: int,
     average_last: int = 1,
-) -> keras.callbacks.History:
+) -> Fitted:
     """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
     evenly over them (Keras "epochs"), reporting progress (training/progress.py; `batch_size`:
     the global batch), logging to TensorBoard in the model run directory, and
@@ -88,11 +99,14 @@ def fit_with_evaluations(
         callbacks=callbacks,
         verbose=0,
     )
-    history.fit_seconds = time.perf_counter() - started
-    history.resumed_from_step = restore.resumed_from_step if restore else 0
-    history.warm_start = warm
+    fitted = Fitted(
+        history.history,
+        time.perf_counter() - started,
+        restore.resumed_from_step if restore else 0,
+        warm,
+    )
     warm_start.save(model, fn_args)
-    return history
+    return fitted
 
 
 def throughput(

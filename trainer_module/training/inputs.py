@@ -119,6 +119,13 @@ class Prepared:
     evaluation: tf.data.Dataset
     build: Callable[[Any], keras.Model]  # config -> compiled, built model
     objective: str  # the validation metric the Tuner maximises
+    # (model, serving_model_dir) -> the exported SavedModel; the Tuner exports nothing.
+    export: Optional[Callable[[keras.Model, str], None]] = None
     # (shuffle, epochs or None: repeated) -> batches of the training split, unsplit.
     datasets: Optional[Callable[..., tf.data.Dataset]] = None
     ngram_ratios: Any = None  # the wide path's, from Transform (preprocessing/ngrams.py)
+    # model -> history.Fitted, for a family that trains in its own way (BERT's phases); None:
+    # history.fit_with_evaluations, ending with the mean of the last `average_last` evaluations.
+    fit: Optional[Callable[[keras.Model], Any]] = None
+    average_last: int = 1
+    describe: Optional[Callable[[keras.Model], dict]] = None  # model -> more for history.json

@@ -1,5 +1,5 @@
 """What every family's Trainer entry point runs: sets up where training runs (strategy, chief,
-precision), then the family's train-and-export."""
+precision), then one train-and-export for every family (fit_and_export)."""
 
 import tempfile
 from typing import Callable
@@ -9,7 +9,9 @@ import tensorflow as tf
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from trainer_module.training import backup, distribution
+from trainer_module.training import backup, distribution, wide_path
+from trainer_module.training.history import fit_with_evaluations, throughput, write_history
+from trainer_module.training.inputs import Prepared
 from trainer_module.training.precision import precision_policy
 
 
@@ -74,11 +76,60 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
     return model
 
 
-def trainer_entry_point(train_and_export: Callable[[FnArgs], keras.Model]):
-    """A family's TFX Trainer entry point (its FAMILY.run_fn): `run` around its training."""
+def fit_and_export(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared]) -> keras.Model:
+    """Every family's train-and-export: the model `prepare` builds, fitted (prepared.fit, else
+    fit_with_evaluations), then with a wide path its training and the combination
+    (training/wide_path.py), history.json written, and the model exported."""
+    prepared = prepare(fn_args)
+    config = prepared.config
+    model = prepared.build(config)
+    if prepared.fit is not None:
+        fitted = prepared.fit(model)
+    else:
+        fitted = fit_with_evaluations(
+            model,
+            prepared.train,
+            prepared.evaluation,
+            fn_args,
+            config.evaluations,
+            config.batch_size,
+            average_last=prepared.average_last,
+        )
+    paths = {}
+    if getattr(config, "ngram_buckets", 0):  # the text families' WidePathConfig
+        paths = wide_path.train_and_combine(
+            model,
+            config,
+            prepared.datasets,
+            prepared.evaluation,
+            fn_args.eval_steps,
+            fn_args.custom_config["train_examples"],
+            prepared.ngram_ratios,
+        )
+    write_history(
+        fn_args.model_run_dir,
+        config.to_dict(),
+        fitted.history,
+        paths=paths or None,
+        **(prepared.describe(model) if prepared.describe else {}),
+        **throughput(
+            fitted.fit_seconds,
+            fn_args,
+            config.batch_size,
+            resumed_from_step=fitted.resumed_from_step,
+            warm_start=fitted.warm_start,
+        ),
+    )
+    prepared.export(model, fn_args.serving_model_dir)
+    return model
+
+
+def trainer_entry_point(prepare: Callable[[FnArgs], Prepared]):
+    """A family's TFX Trainer entry point (its FAMILY.run_fn): `run` around fit_and_export of
+    the family's `prepare`."""
 
     def run_fn(fn_args: FnArgs) -> keras.Model:
-        return run(fn_args, train_and_export)
+        return run(fn_args, lambda args: fit_and_export(args, prepare))
 
     return run_fn
 

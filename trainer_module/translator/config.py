@@ -4,7 +4,7 @@ data: no TensorFlow, no Keras)."""
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import Axis, PresetConfig
+from trainer_module.family import PresetConfig, default_search_space
 
 # Ids before the vocabulary's pieces or words, in both languages.
 RESERVED_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
@@ -138,13 +138,7 @@ PRESETS: Mapping[str, TranslatorConfig] = {
     "base": TranslatorConfig(),
 }
 
-# The Tuner's space (--tune): depth of both stacks, width, peak learning rate and dropout.
-SEARCH_SPACE = (
-    Axis("layers", ("encoder_layers", "decoder_layers"), choices=(1, 2, 4)),
-    Axis("d_model", ("d_model",), choices=(64, 128, 256)),
-    Axis("learning_rate", ("peak_learning_rate",), low=1e-4, high=3e-3, log=True),
-    Axis("dropout", ("dropout",), low=0.0, high=0.3, step=0.1),
-)
+SEARCH_SPACE = default_search_space(("encoder_layers", "decoder_layers"))  # the Tuner's (--tune)
 
 
 def transform_config(config: TranslatorConfig) -> dict:

@@ -4,6 +4,9 @@ import keras
 from keras import ops
 
 from trainer_module.layers import TokenEmbedding, TransformerBlock, position_layer
+from trainer_module.training.optimizers import adamw
+from trainer_module.training.schedules import WarmupInverseSqrt
+from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 from trainer_module.translator.config import DECODER_INPUT_IDS, PAD_ID, SOURCE_IDS, TranslatorConfig
 
 
@@ -190,3 +193,19 @@ class Translator(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         return cls(TranslatorConfig.from_dict(config.pop("config")), **config)
+
+
+def build_model(config: TranslatorConfig, train_steps: int) -> keras.Model:
+    """The translator, built and compiled with its training recipe: AdamW after a linear
+    warmup (at most a quarter of train_steps) with inverse square-root decay, label-smoothed
+    cross-entropy and token accuracy over the real (unpadded) target tokens."""
+    model = Translator(config)
+    warmup = min(config.warmup_steps, max(1, train_steps // 4))
+    model.compile(
+        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
+        loss=MaskedSequenceCrossEntropy(config.label_smoothing),
+        metrics=[MaskedTokenAccuracy()],
+    )
+    ids = keras.ops.ones((1, 2), dtype="int32")
+    model({SOURCE_IDS: ids, DECODER_INPUT_IDS: ids})  # build the weights
+    return model

@@ -1,27 +1,21 @@
-"""Trains the encoder-decoder translator on Transform's output and exports it; the Trainer's
-and the Tuner's entry points."""
+"""The encoder-decoder translator's run over Transform's output (prepare), and the Trainer's
+and the Tuner's entry points: training/run_fn.py fits and exports what prepare returns."""
 
-import keras
 import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
-from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, start_run
-from trainer_module.training.optimizers import adamw
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
-from trainer_module.training.schedules import WarmupInverseSqrt
-from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 from trainer_module.translator import FAMILY
 from trainer_module.translator.config import (
     DECODER_INPUT_IDS,
     SOURCE_IDS,
     TARGET_IDS,
-    TranslatorConfig,
 )
-from trainer_module.translator.model import Translator
+from trainer_module.translator.model import build_model
 from trainer_module.translator.preprocessing import vocabulary_sizes
 from trainer_module.translator.serving import export
 
@@ -83,19 +77,6 @@ def make_dataset(
     )
 
 
-def build_model(config: TranslatorConfig, train_steps: int) -> keras.Model:
-    model = Translator(config)
-    warmup = min(config.warmup_steps, max(1, train_steps // 4))
-    model.compile(
-        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
-        loss=MaskedSequenceCrossEntropy(config.label_smoothing),
-        metrics=[MaskedTokenAccuracy()],
-    )
-    ids = keras.ops.ones((1, 2), dtype="int32")
-    model({SOURCE_IDS: ids, DECODER_INPUT_IDS: ids})  # build the weights
-    return model
-
-
 def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, FAMILY)
     config = config.replace(**vocabulary_sizes(tf_transform_output))
@@ -111,38 +92,11 @@ def prepare(fn_args: FnArgs) -> Prepared:
         evaluation,
         build=lambda c: build_model(c, fn_args.train_steps),
         objective="val_token_accuracy",
-    )
-
-
-def train_and_export(fn_args: FnArgs) -> keras.Model:
-    prepared = prepare(fn_args)
-    config = prepared.config
-    model = prepared.build(config)
-    history = fit_with_evaluations(
-        model,
-        prepared.train,
-        prepared.evaluation,
-        fn_args,
-        config.evaluations,
-        config.batch_size,
+        export=lambda model, folder: export(model, tf_transform_output, folder),
         average_last=config.average_last,
     )
-    write_history(
-        fn_args.model_run_dir,
-        config.to_dict(),
-        history.history,
-        **throughput(
-            history.fit_seconds,
-            fn_args,
-            config.batch_size,
-            resumed_from_step=history.resumed_from_step,
-            warm_start=history.warm_start,
-        ),
-    )
-    export(model, prepared.tf_transform_output, fn_args.serving_model_dir)
-    return model
 
 
 # The TFX Trainer's and Tuner's entry points (FAMILY.run_fn, FAMILY.tuner_fn).
-run_fn = trainer_entry_point(train_and_export)
+run_fn = trainer_entry_point(prepare)
 tuner_fn = tuner_entry_point(prepare, FAMILY.search_space)

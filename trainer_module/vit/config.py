@@ -4,7 +4,7 @@
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import Axis, PresetConfig
+from trainer_module.family import PresetConfig, default_search_space
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,13 +193,7 @@ PRESETS: Mapping[str, VitConfig] = {
 }
 
 
-# The Tuner's space (--tune): depth, width, peak learning rate and dropout.
-SEARCH_SPACE = (
-    Axis("num_layers", ("num_layers",), choices=(1, 2, 4)),
-    Axis("d_model", ("d_model",), choices=(64, 128, 256)),
-    Axis("learning_rate", ("peak_learning_rate",), low=1e-4, high=3e-3, log=True),
-    Axis("dropout", ("dropout",), low=0.0, high=0.3, step=0.1),
-)
+SEARCH_SPACE = default_search_space()  # the Tuner's (--tune)
 
 
 def transform_config(config: VitConfig) -> dict:

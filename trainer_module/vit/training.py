@@ -1,5 +1,5 @@
-"""Trains the Vision Transformer on Transform's output and exports it; the Trainer's and the
-Tuner's entry points.
+"""The Vision Transformer's run over Transform's output (prepare), and the Trainer's and the
+Tuner's entry points: training/run_fn.py fits and exports what prepare returns.
 
 Augmentation (a random crop after zero-padding, which is the channel mean after normalization,
 a horizontal flip, and mixup or CutMix of whole batches) happens here, on training batches only:
@@ -15,7 +15,6 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
 from trainer_module import features
-from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.vit import FAMILY
@@ -129,37 +128,22 @@ def prepare(fn_args: FnArgs) -> Prepared:
             model.whiten(whitening_sample(fn_args, tf_transform_output))
         return model
 
+    def describe(model: keras.Model) -> dict:
+        logging.info("ViT parameters: %d", model.count_params())
+        return {"class_names": names, "parameters": model.count_params()}
+
     return Prepared(
-        config, tf_transform_output, train, evaluation, build=build, objective="val_accuracy"
+        config,
+        tf_transform_output,
+        train,
+        evaluation,
+        build=build,
+        objective="val_accuracy",
+        export=lambda model, folder: export(model, tf_transform_output, folder, names),
+        describe=describe,
     )
-
-
-def train_and_export(fn_args: FnArgs) -> keras.Model:
-    prepared = prepare(fn_args)
-    config, names = prepared.config, class_names(prepared.tf_transform_output)
-    model = prepared.build(config)
-    logging.info("ViT parameters: %d", model.count_params())
-    history = fit_with_evaluations(
-        model, prepared.train, prepared.evaluation, fn_args, config.evaluations, config.batch_size
-    )
-    write_history(
-        fn_args.model_run_dir,
-        config.to_dict(),
-        history.history,
-        class_names=names,
-        parameters=model.count_params(),
-        **throughput(
-            history.fit_seconds,
-            fn_args,
-            config.batch_size,
-            resumed_from_step=history.resumed_from_step,
-            warm_start=history.warm_start,
-        ),
-    )
-    export(model, prepared.tf_transform_output, fn_args.serving_model_dir, names)
-    return model
 
 
 # The TFX Trainer's and Tuner's entry points (FAMILY.run_fn, FAMILY.tuner_fn).
-run_fn = trainer_entry_point(train_and_export)
+run_fn = trainer_entry_point(prepare)
 tuner_fn = tuner_entry_point(prepare, FAMILY.search_space)
