@@ -184,6 +184,7 @@ def create_pipeline(
         "seed": configs.TRAINING_SEED,
         "mixed_precision": options.mixed_precision,
         "epochs": epochs,
+        "time_budget_minutes": options.time_budget,  # trainer_module/training/plan.py reads it
     }
     trainer_class, tuner_class = Trainer, Tuner
     vertex_training = vertex_training or {}

@@ -119,6 +119,14 @@ class PipelineOptions:
         positive_float,
     )
     train_steps: Optional[int] = _field(None, "optimizer steps, instead of --epochs", positive_int)
+    time_budget: Optional[float] = _field(
+        None,
+        "minutes of training at most: the Trainer times a few steps on this machine first and "
+        "trains only the steps that fit, with the learning-rate schedule over them (the n-gram "
+        "path, Transform and evaluation come on top)",
+        positive_float,
+        metavar="MINUTES",
+    )
     eval_steps: Optional[int] = _field(None, "validation batches per evaluation", positive_int)
     blessing_threshold: Optional[float] = _field(
         None,

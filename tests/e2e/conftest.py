@@ -39,7 +39,8 @@ def imdb_run(tmp_path_factory) -> ImdbRun:
 def tiny_imdb_run(root: pathlib.Path) -> ImdbRun:
     """The session run's command, under `root` (tests/e2e/test_faults.py makes its own)."""
     data = write_aclimdb(root / "reviews" / "span-1", copies=3)
-    args = tiny_imdb_args(root / "reviews" / "span-{SPAN}")
+    # A budget of an hour: the Trainer times its steps first, and keeps all 60.
+    args = tiny_imdb_args(root / "reviews" / "span-{SPAN}") + ["--time-budget", "60"]
     with progress_every_step():
         result = run_cli("run", "--output", root / "out", *args)
     (summary,) = result.lines

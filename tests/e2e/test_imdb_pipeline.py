@@ -60,11 +60,18 @@ def test_the_trainer_reports_its_steps_under_its_line(imdb_run):
     done = lines.index(next(line for line in lines if "] Trainer done in " in line))
     # (On a slow machine the Trainer's own line repeats, with its time, between the steps.)
     under = [line.strip() for line in lines[trainer + 1 : done] if not line.startswith("[")]
-    # The encoder's steps, then the wide path's (trained alone: on so few reviews, once, on
-    # every review, with no held-out slice).
+    # The plan (the step time measured against --time-budget 60: all 60 steps fit), the
+    # encoder's steps, then the wide path's (trained alone: on so few reviews, once, on every
+    # review, with no held-out slice).
+    plan = [line for line in under if line.startswith("plan: ")]
     reported = [line for line in under if line.startswith("training: step ")]
     wide = [line for line in under if line.startswith("wide path: step ")]
-    assert under == reported + wide and wide[-1].endswith(" in all"), under
+    assert under == plan + reported + wide and wide[-1].endswith(" in all"), under
+    measured, steps_line, schedule = plan
+    assert " per step of 8 (measured over 5 steps on this machine): " in measured
+    assert measured.endswith("fit in --time-budget 60 min, more than the 60 planned: all of them")
+    assert steps_line.startswith("plan: 60 steps in batches of 8, 10 epochs of 48 training ")
+    assert schedule.startswith("plan: learning rate ") and schedule.endswith(" at step 60")
     steps = [int(line.split()[2].split("/")[0]) for line in reported]
     assert steps == sorted(steps) and steps[0] < steps[-1] == 60, steps
     assert all(line.split()[2].endswith("/60") for line in reported)

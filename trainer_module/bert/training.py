@@ -43,6 +43,16 @@ def phases(config: BertConfig, train_steps: int) -> list:
     ]
 
 
+def compile_phase(model, config: BertConfig, name: str, learning_rate) -> None:
+    """The model set to train phase `name` (BertClassifier.train_phase), compiled for it."""
+    model.train_phase(name)
+    model.compile(
+        optimizer=adamw(learning_rate, config.weight_decay),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+    )
+
+
 def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, FAMILY)
     logging.info("BERT classifier config %s", config)
@@ -88,6 +98,10 @@ def prepare(fn_args: FnArgs) -> Prepared:
         datasets=datasets,
         ngram_ratios=ratios,
         fit=lambda model: fit_phases(model, config, train, evaluation, fn_args),
+        # Most steps are the full phase's.
+        ready_to_train=lambda model: compile_phase(
+            model, config, "full", config.peak_learning_rate
+        ),
     )
 
 
@@ -96,12 +110,7 @@ def fit_phases(model, config: BertConfig, train, evaluation, fn_args: FnArgs) ->
     validation pass (a finished phase restores as done: training/backup.py)."""
     history, started, resumed_from_step = {}, time.perf_counter(), 0
     for name, steps, learning_rate, evaluations in phases(config, fn_args.train_steps):
-        model.train_phase(name)
-        model.compile(
-            optimizer=adamw(learning_rate, config.weight_decay),
-            loss=keras.losses.CategoricalCrossentropy(from_logits=True),
-            metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
-        )
+        compile_phase(model, config, name, learning_rate)
         intervals = max(1, evaluations)  # Keras "epochs": a backup after each
         steps_per_interval = math.ceil(steps / intervals)
         logging.info(

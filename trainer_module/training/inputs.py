@@ -128,4 +128,7 @@ class Prepared:
     # history.fit_with_evaluations, ending with the mean of the last `average_last` evaluations.
     fit: Optional[Callable[[keras.Model], Any]] = None
     average_last: int = 1
+    # model -> None: readies a built model for its training steps when `build` does not
+    # compile it (BERT compiles per phase); training/plan.py times those steps.
+    ready_to_train: Optional[Callable[[keras.Model], None]] = None
     describe: Optional[Callable[[keras.Model], dict]] = None  # model -> more for history.json

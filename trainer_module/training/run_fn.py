@@ -9,7 +9,7 @@ import tensorflow as tf
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from trainer_module.training import backup, distribution, wide_path
+from trainer_module.training import backup, distribution, plan, wide_path
 from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared
 from trainer_module.training.precision import precision_policy
@@ -77,12 +77,15 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
 
 
 def fit_and_export(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared]) -> keras.Model:
-    """Every family's train-and-export: the model `prepare` builds, fitted (prepared.fit, else
+    """Every family's train-and-export: its plan said (with a time budget, its steps fitted to
+    it: training/plan.py), the model `prepare` builds, fitted (prepared.fit, else
     fit_with_evaluations), then with a wide path its training and the combination
     (training/wide_path.py), history.json written, and the model exported."""
     prepared = prepare(fn_args)
     config = prepared.config
+    plan.fit_to_budget(fn_args, prepared)  # fn_args.train_steps: what fits --time-budget
     model = prepared.build(config)
+    plan.describe_schedule(model, fn_args.train_steps)
     if prepared.fit is not None:
         fitted = prepared.fit(model)
     else:

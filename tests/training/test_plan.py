@@ -1,0 +1,87 @@
+"""The Trainer's plan and its time budget (training/plan.py)."""
+
+import logging
+import types
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trainer_module.training import plan
+from trainer_module.training.inputs import Prepared
+from trainer_module.training.progress import LOGGER
+from trainer_module.training.schedules import WarmupLinearDecay
+
+
+def batches(count: int = 64):
+    x = np.random.default_rng(0).normal(size=(count, 4)).astype("float32")
+    y = np.eye(2, dtype="float32")[np.arange(count) % 2]
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat()
+
+
+def prepared(built: list) -> Prepared:
+    def build(config):
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+        model.compile(optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True))
+        built.append(model)
+        return model
+
+    config = types.SimpleNamespace(batch_size=8, evaluations=2)
+    return Prepared(config, None, batches(), batches(), build=build, objective="val_loss")
+
+
+def fn_args(budget=None, train_steps=1000):
+    custom = {"train_examples": 400, "seed": 0, plan.BUDGET_KEY: budget}
+    return types.SimpleNamespace(custom_config=custom, train_steps=train_steps, eval_steps=5)
+
+
+@pytest.fixture
+def said(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    return lambda: [r.getMessage() for r in caplog.records if r.name == LOGGER]
+
+
+def test_without_a_budget_the_plan_is_said_and_nothing_is_measured(said):
+    built, args = [], fn_args()
+    plan.fit_to_budget(args, prepared(built))
+    assert args.train_steps == 1000 and built == []
+    assert said() == ["plan: 1,000 steps in batches of 8, 20 epochs of 400 training examples"]
+
+
+def test_a_budget_keeps_the_steps_that_fit_after_measuring_and_validation(said, monkeypatch):
+    # 0.5 s a step, 0.1 s a validation batch, 1 s to trace: of 60 s, 2 validation passes of
+    # 5 batches (1 s) and two traces (2 s) leave 57 s less the moment the measuring took
+    # here: 113 whole steps.
+    monkeypatch.setattr(plan, "measure", lambda prepared: (0.5, 0.1, 1.0))
+    args = fn_args(budget=1)
+    plan.fit_to_budget(args, prepared([]))
+    assert args.train_steps == 113
+    lines = said()
+    assert lines[0].startswith("plan: 0.5 s per step of 8 (measured over 5 steps on this machine)")
+    assert f"so {args.train_steps:,} of the 1,000 planned" in lines[0]
+    assert lines[1].startswith(f"plan: {args.train_steps:,} steps in batches of 8")
+    roomy = fn_args(budget=60)  # 7,000 steps fit: the planned 1,000 stay
+    plan.fit_to_budget(roomy, prepared([]))
+    assert roomy.train_steps == 1000
+    assert "more than the 1,000 planned: all of them" in said()[2]
+
+
+def test_the_steps_are_measured_on_a_copy_that_is_dropped():
+    built = []
+    step, evaluation, trace = plan.measure(prepared(built))
+    assert len(built) == 1 and int(built[0].optimizer.iterations) == plan.WARMUP_STEPS + 5
+    assert step > 0 and evaluation > 0 and trace > 0
+
+
+def test_the_schedule_is_said_over_the_steps_that_run(said):
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.AdamW(WarmupLinearDecay(1e-3, 10, 100)), loss="mse")
+    plan.describe_schedule(model, 100)
+    (line,) = said()
+    assert line == (
+        "plan: learning rate 0.0001 at step 0, 0.000833 at step 25, 0.000556 at step 50, "
+        "0.000278 at step 75, 0 at step 100"
+    )
+    plan.describe_schedule(keras.Sequential([keras.Input((4,))]), 100)  # no optimizer: silent
+    assert len(said()) == 1

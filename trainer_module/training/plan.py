@@ -1,0 +1,101 @@
+"""The Trainer's plan, said before it trains: steps, epochs and, with a time budget
+(`run --time-budget MINUTES`), the steps fitted to what this machine trains in that time,
+measured over a few steps of a throwaway copy of the model. The learning-rate schedule is then
+built over the steps that will actually run."""
+
+import logging
+import statistics
+import time
+
+import keras
+
+from trainer_module.training.progress import LOGGER, duration
+
+BUDGET_KEY = "time_budget_minutes"  # custom_config's: --time-budget
+WARMUP_STEPS = 2  # the first traces the step function; neither is timed
+TIMED_STEPS = 5
+
+
+def say(message: str, *args) -> None:
+    """A line the CLI shows under the Trainer's progress line (as training/progress.py's)."""
+    logging.getLogger(LOGGER).info("plan: " + message, *args)
+
+
+def fit_to_budget(fn_args, prepared) -> None:
+    """Says the plan; with custom_config[BUDGET_KEY] minutes, first cuts fn_args.train_steps to
+    what fits in them: the step time measured on a copy of the model (the measuring counts
+    against the budget, and so do the fit's own tracing and its validation passes), never more
+    than the steps planned."""
+    config, custom = prepared.config, fn_args.custom_config
+    examples, planned = custom["train_examples"], fn_args.train_steps
+    budget = custom.get(BUDGET_KEY)
+    if budget:
+        started = time.monotonic()
+        step_seconds, eval_seconds, trace_seconds = measure(prepared)
+        evaluations = max(1, min(getattr(config, "evaluations", 1), planned))
+        validation = evaluations * max(1, fn_args.eval_steps or 1) * eval_seconds
+        # The fit traces its own step functions (one per phase with several phases: BERT's).
+        left = budget * 60 - (time.monotonic() - started) - validation - 2 * trace_seconds
+        fitted = max(1, int(left / step_seconds))
+        fn_args.train_steps = min(planned, fitted)
+        say(
+            "%s per step of %d (measured over %d steps on this machine): %s fit in "
+            "--time-budget %g min, %s",
+            f"{step_seconds:.3g} s",
+            config.batch_size,
+            TIMED_STEPS,
+            f"{fitted:,} steps",
+            budget,
+            f"so {fn_args.train_steps:,} of the {planned:,} planned"
+            if fitted < planned
+            else f"more than the {planned:,} planned: all of them",
+        )
+        keras.utils.set_random_seed(int(custom.get("seed", 0)))  # as if nothing was measured
+    epochs = fn_args.train_steps * config.batch_size / examples
+    say(
+        "%s steps in batches of %d, %.3g epochs of %s training examples%s",
+        f"{fn_args.train_steps:,}",
+        config.batch_size,
+        epochs,
+        f"{examples:,}",
+        f", about {duration(fn_args.train_steps * step_seconds + validation)} of training"
+        if budget
+        else "",
+    )
+
+
+def measure(prepared) -> tuple:
+    """(seconds per training step, per validation batch, to trace the training step) of a
+    copy of the model built as training builds it, on the run's own batches; then dropped."""
+    model = prepared.build(prepared.config)
+    if prepared.ready_to_train is not None:
+        prepared.ready_to_train(model)
+    batches, started = iter(prepared.train), time.monotonic()
+    for _ in range(WARMUP_STEPS):
+        model.train_on_batch(*next(batches))
+    trace_seconds = time.monotonic() - started
+    times = []
+    for _ in range(TIMED_STEPS):
+        inputs, labels = next(batches)
+        started = time.monotonic()
+        model.train_on_batch(inputs, labels)
+        times.append(time.monotonic() - started)
+    inputs, labels = next(iter(prepared.evaluation))
+    model.test_on_batch(inputs, labels)  # traces
+    started = time.monotonic()
+    model.test_on_batch(inputs, labels)
+    eval_seconds = time.monotonic() - started
+    del model
+    return statistics.median(times), eval_seconds, trace_seconds
+
+
+def describe_schedule(model: keras.Model, train_steps: int) -> None:
+    """Says the learning rate at the start, each quarter and the end of the steps that run,
+    when the model's optimizer follows a schedule."""
+    optimizer = getattr(model, "optimizer", None)
+    schedule = getattr(optimizer, "_learning_rate", None)
+    if not isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        return
+    points = sorted({0, train_steps // 4, train_steps // 2, 3 * train_steps // 4, train_steps})
+    rates = ", ".join(f"{float(schedule(step)):.3g} at step {step:,}" for step in points)
+    say("learning rate %s", rates)
