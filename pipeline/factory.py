@@ -176,6 +176,7 @@ def create_pipeline(
             for name, args in (("train_args", train_args), ("eval_args", eval_args))
         )
     preset = run.preset
+    # The Trainer reads these strictly (trainer_module/training/inputs.py: TRAINER_KEYS).
     training_config = {
         "task": task.name,
         "model": family.name,

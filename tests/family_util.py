@@ -115,6 +115,7 @@ def run_family(
             "seed": 0,
             "mixed_precision": mixed_precision,
             "epochs": epochs,
+            "time_budget_minutes": None,
         },
     )
     model = import_path(family.run_fn)(fn_args)

@@ -7,6 +7,7 @@ from pipeline.options import PipelineOptions
 from pipeline.runner import build_local_pipeline
 from pipeline.tasks import TASKS, get_task
 from tests.components.example_gen_util import resolve_layout
+from trainer_module.training.inputs import TRAINER_KEYS
 
 EXPECTED_ORDER = [
     "ReviewsExampleGen",
@@ -100,7 +101,9 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
         "seed": 0,
         "mixed_precision": "auto",
         "epochs": None,
+        "time_budget_minutes": None,
     }
+    assert set(json.loads(trainer.exec_properties["custom_config"])) == set(TRAINER_KEYS)
     evaluator = nodes["Evaluator"]
     assert gate_bound(evaluator) == 0.9
     assert nodes["Pusher"].inputs["model_blessing"] is evaluator.outputs["blessing"]

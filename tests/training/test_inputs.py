@@ -4,7 +4,7 @@ turned into optimizer steps."""
 import pytest
 import tensorflow as tf
 
-from trainer_module.training.inputs import count_examples, steps_for_epochs
+from trainer_module.training.inputs import TRAINER_KEYS, count_examples, steps_for_epochs
 
 
 def test_count_examples_reads_every_gzipped_shard(tmp_path):
@@ -54,13 +54,19 @@ def test_start_run_trains_the_epochs_unless_steps_were_given_at_run_time(tmp_pat
             train_files=[str(tmp_path / "train.gz")],
             train_steps=train_steps,
             transform_graph_path=str(tmp_path),
-            custom_config={"preset": "tiny", "overrides": {}, "epochs": 3},
+            custom_config=dict(custom, epochs=3),
         )
         config, _ = start_run(fn_args, get_family("text_encoder"))
         return fn_args.train_steps, fn_args.custom_config["train_examples"], config.batch_size
 
+    custom = dict.fromkeys(TRAINER_KEYS) | {"preset": "tiny", "overrides": {}, "seed": 0}
     assert run(None) == (8, 20, 8)  # 3 epochs of 20 examples in batches of 8
     assert run(7) == (7, 20, 8)  # a runtime train_args.num_steps wins
+    del custom["seed"], custom["time_budget_minutes"]
+    with pytest.raises(
+        ValueError, match=r"the Trainer's custom_config lacks \['seed', 'time_budget_minutes'\]"
+    ):
+        run(None)
 
 
 def test_training_batches_mix_the_classes_of_a_split_sorted_by_label(tmp_path):

@@ -67,10 +67,14 @@ def main(
         "eval_args": proto_utils.proto_to_json(trainer_pb2.EvalArgs(num_steps=1)),
         "custom_config": json.dumps(
             {
+                "task": "imdb",
+                "model": "text_encoder",
                 "preset": "tiny",
                 "seed": 0,
                 "mixed_precision": mixed_precision,
                 "overrides": {**overrides, "evaluations": evaluations},
+                "epochs": None,
+                "time_budget_minutes": None,
             }
         ),
     }

@@ -56,6 +56,31 @@ def make_dataset(
     ).prefetch(tf.data.AUTOTUNE)
 
 
+# What the pipeline writes into the Trainer's custom_config (pipeline/factory.py), read strictly:
+# a missing key is an error that names it, never a silent default.
+TRAINER_KEYS = (
+    "task",
+    "model",
+    "preset",
+    "overrides",
+    "seed",
+    "mixed_precision",
+    "epochs",
+    "time_budget_minutes",  # training/plan.py
+)
+
+
+def check_trainer_keys(custom_config) -> dict:
+    """`custom_config`, after checking that it holds every TRAINER_KEYS key."""
+    missing = [key for key in TRAINER_KEYS if key not in (custom_config or {})]
+    if missing:
+        raise ValueError(
+            f"the Trainer's custom_config lacks {missing} (pipeline/factory.py writes "
+            f"{list(TRAINER_KEYS)}); it has {sorted(custom_config or {})}"
+        )
+    return custom_config
+
+
 def start_run(fn_args: FnArgs, family: ModelFamily):
     """(config, TFTransformOutput) for one Trainer or Tuner run, and Keras' random seed set.
 
@@ -67,8 +92,8 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
     custom_config["epochs"] and no train_args.num_steps (a cloud run can set it as a runtime
     parameter), the run trains ceil(epochs x examples / global batch) steps.
     """
-    custom = fn_args.custom_config
-    config = family.config(custom.get("preset"), custom.get("overrides"))
+    custom = check_trainer_keys(fn_args.custom_config)
+    config = family.config(custom["preset"], custom["overrides"])
     tuned = getattr(fn_args, "hyperparameters", None)
     if tuned:
         overrides = search_overrides(family.search_space, tuned["values"])
@@ -77,7 +102,7 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
     config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))
     examples = count_examples(fn_args.train_files)
     fn_args.custom_config = {**custom, "train_examples": examples}
-    if custom.get("epochs") and not fn_args.train_steps:  # steps given at run time win
+    if custom["epochs"] and not fn_args.train_steps:  # steps given at run time win
         fn_args.train_steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
         logging.info(
             "%g epochs of %d training examples in batches of %d: %d steps",
@@ -88,7 +113,7 @@ def start_run(fn_args: FnArgs, family: ModelFamily):
         )
     if not fn_args.train_steps:
         raise ValueError("the Trainer was given neither train_args.num_steps nor epochs")
-    keras.utils.set_random_seed(int(custom.get("seed", 0)))
+    keras.utils.set_random_seed(int(custom["seed"]))
     return config, tft.TFTransformOutput(fn_args.transform_graph_path)
 
 

@@ -11,7 +11,7 @@ import keras
 
 from trainer_module.training.progress import LOGGER, duration
 
-BUDGET_KEY = "time_budget_minutes"  # custom_config's: --time-budget
+BUDGET_KEY = "time_budget_minutes"  # custom_config's (inputs.TRAINER_KEYS): --time-budget
 WARMUP_STEPS = 2  # the first traces the step function; neither is timed
 TIMED_STEPS = 5
 
@@ -28,7 +28,7 @@ def fit_to_budget(fn_args, prepared) -> None:
     than the steps planned."""
     config, custom = prepared.config, fn_args.custom_config
     examples, planned = custom["train_examples"], fn_args.train_steps
-    budget = custom.get(BUDGET_KEY)
+    budget = custom[BUDGET_KEY]
     if budget:
         started = time.monotonic()
         step_seconds, eval_seconds, trace_seconds = measure(prepared)
@@ -50,7 +50,7 @@ def fit_to_budget(fn_args, prepared) -> None:
             if fitted < planned
             else f"more than the {planned:,} planned: all of them",
         )
-        keras.utils.set_random_seed(int(custom.get("seed", 0)))  # as if nothing was measured
+        keras.utils.set_random_seed(int(custom["seed"]))  # as if nothing was measured
     epochs = fn_args.train_steps * config.batch_size / examples
     say(
         "%s steps in batches of %d, %.3g epochs of %s training examples%s",

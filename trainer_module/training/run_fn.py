@@ -30,7 +30,7 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
     tf_config = distribution.cluster_spec()
     gpus = len(tf.config.list_physical_devices("GPU"))
     strategy = distribution.strategy_for(tf_config, gpus)  # before any other op runs
-    policy = precision_policy(fn_args.custom_config.get("mixed_precision", "auto"), gpus)
+    policy = precision_policy(fn_args.custom_config["mixed_precision"], gpus)
     chief = distribution.is_chief(tf_config)
     role = "chief" if chief else f"{tf_config['task']['type']} {tf_config['task']['index']}"
     logging.info(

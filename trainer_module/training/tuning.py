@@ -67,7 +67,7 @@ def tune(
         build,
         objective=keras_tuner.Objective(prepared.objective, direction="max"),
         max_trials=trials,
-        seed=int(fn_args.custom_config.get("seed", 0)),
+        seed=int(fn_args.custom_config["seed"]),
         directory=fn_args.working_dir,
         project_name="search",
         overwrite=True,

@@ -116,7 +116,7 @@ def prepare(fn_args: FnArgs) -> Prepared:
     names = class_names(tf_transform_output)
     config = config.replace(num_classes=len(names))
     logging.info("ViT config %s, classes %s", config, names)
-    seed = int(fn_args.custom_config.get("seed", 0))
+    seed = int(fn_args.custom_config["seed"])
     train, evaluation = (
         image_dataset(fn_args, files, tf_transform_output, config, len(names), training, seed)
         for files, training in ((fn_args.train_files, True), (fn_args.eval_files, False))
