@@ -36,8 +36,8 @@ def parse_parameter(text: str):
 
 
 def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
-    """The CLI's parser; `pipeline_options=False` leaves out run's and compile's options, which
-    load every task's definition (TensorFlow, TFX) to be declared."""
+    """The CLI's parser; `pipeline_options=False` leaves out the options of run, compile and
+    infer, which load every task's definition (TensorFlow, TFX) to be declared."""
     parser = argparse.ArgumentParser(
         prog="tfx-transformers",
         description=__doc__,
@@ -103,39 +103,19 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         help="score a folder of unlabeled inputs with a pipeline's latest blessed "
         "model (TFX's BulkInferrer): PredictionLogs and JSON lines",
     )
-    infer.add_argument(
-        "--task",
-        default="imdb",
-        help="the task whose pipeline trained the model (default: %(default)s)",
-    )
-    infer.add_argument("--model", help="its model family (default: the task's first)")
-    infer.add_argument(
-        "--pipeline-name",
-        default="",
-        type=configs.check_pipeline_name,
-        metavar="NAME",
-        help="the pipeline's name, as `run --pipeline-name` gave it (default: <task>-<family>)",
-    )
+    if pipeline_options:
+        from pipeline.options import INFER_OPTIONS
+
+        add_arguments(infer, local=True, only=INFER_OPTIONS)
     infer.add_argument(
         "--data",
+        dest="inputs",
         required=True,
         metavar="DIR",
         help="the folder: *.jsonl lines of raw inputs as `predict --input` "
         "reads them, *.txt (a review per file; translation: a sentence "
         "per line), or image files",
     )
-    infer.add_argument(
-        "--beam-mode", default=configs.DEFAULT_BEAM_MODE, choices=sorted(configs.BEAM_MODES)
-    )
-    infer.add_argument(
-        "--metadata-uri",
-        default="",
-        type=configs.check_metadata_uri,
-        metavar="URI",
-        help="the run's ML Metadata on a MySQL server, as `run --metadata-uri` gave it "
-        "(default: the SQLite file under the output)",
-    )
-    infer.add_argument("--no-cache", action="store_true", help="score the folder again")
 
     predict = commands.add_parser(
         "predict", help="classify text or images, or translate, with a pushed SavedModel"
@@ -296,16 +276,8 @@ def command_infer(args) -> int:
     from pipeline.runner import build_local_inference
 
     def build():
-        options = PipelineOptions(
-            task=args.task,
-            model=args.model,
-            output=args.output,
-            beam_mode=args.beam_mode,
-            no_cache=args.no_cache,
-            metadata_uri=args.metadata_uri,
-            pipeline_name=args.pipeline_name,
-        )
-        return (options, *build_local_inference(options, args.data))
+        options = PipelineOptions.from_args(args)  # INFER_OPTIONS' flags, and --output
+        return (options, *build_local_inference(options, args.inputs))
 
     def summarize(metadata: str, name: str) -> dict:
         summary = summarize_inference(metadata, name)
@@ -532,7 +504,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(pipeline_options=bool({"run", "compile"} & set(argv[:1]))).parse_args(argv)
+    args = build_parser(
+        pipeline_options=bool({"run", "compile", "infer"} & set(argv[:1]))
+    ).parse_args(argv)
     commands = {
         "run": command_run,
         "compile": command_compile,

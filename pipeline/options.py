@@ -12,7 +12,7 @@ import dataclasses
 import json
 import os
 import shlex
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 from pipeline import configs
 from pipeline.configs import flag
@@ -451,9 +451,18 @@ def _parse(parse: Callable, text: str, name: str):
         raise ValueError(f"{name}={text!r}: {error}") from None
 
 
-def add_arguments(parser: argparse.ArgumentParser, local: bool) -> None:
-    """Every option's flag (the local-only ones with `local`), the tasks' and the families'."""
+# The options `infer` takes: which pipeline's champion scores, and how Beam runs the scoring.
+INFER_OPTIONS = ("task", "model", "pipeline_name", "beam_mode", "metadata_uri", "no_cache")
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser, local: bool, only: Optional[Sequence[str]] = None
+) -> None:
+    """Every option's flag (the local-only ones with `local`), `--set`, the tasks' and the
+    families'; with `only`, the flags of those options alone."""
     for field in _declared_fields():
+        if only is not None and field.name not in only:
+            continue
         meta = field.metadata
         if meta["local"] and not local:
             continue
@@ -472,6 +481,8 @@ def add_arguments(parser: argparse.ArgumentParser, local: bool) -> None:
             metavar=meta["metavar"],
             help=help_text,
         )
+    if only is not None:
+        return
     parser.add_argument(
         "--set",
         dest="overrides",
