@@ -1,6 +1,6 @@
 """Benchmark: where a BERT fine-tuning step's time goes on this CPU, and what each change buys.
 
-    .venv/bin/python benchmarks/bert_step.py [--sequence-length 256] [--steps 6]
+    .venv/bin/python -m benchmarks.bert_step [--sequence-length 256] [--steps 6]
 
 all-MiniLM-L6-v2's shape (6 blocks of 384, 12 heads, feed-forward 1,536; random weights) under
 the BERT family's default preset at `--sequence-length` pieces, batch 32, the bottom 3 blocks
@@ -29,8 +29,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 SHAPE = dict(num_layers=6, num_heads=12, hidden_dim=384, intermediate_dim=1536)
 # (label, policy, the backbone's own graph, attention_dropout, XLA, profiled)
@@ -170,12 +169,10 @@ def measure(variant, sequence_length: int, steps: int) -> dict:
         step()
         times.append(time.perf_counter() - started)
     seconds = statistics.median(times)
-    import hardware
-
     from trainer_module.training.flops import share_of_peak
 
     tflops = report.bert_step_flops(config, 6, 384, 1536) / seconds / 1e12
-    peak = hardware.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
+    peak = report.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
     result = {
         "variant": label,
         "ms_per_step": round(1000 * seconds, 1),

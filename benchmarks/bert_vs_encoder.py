@@ -1,7 +1,7 @@
 """Benchmark: fine-tuning throughput and model latency of a bert_tiny-sized KerasHub BERT,
 side by side with the from-scratch encoder at the same sequence length.
 
-    .venv/bin/python benchmarks/bert_vs_encoder.py [--lengths 128 256] [--steps 20]
+    .venv/bin/python -m benchmarks.bert_vs_encoder [--lengths 128 256] [--steps 20]
 
 Models are randomly initialised (throughput does not depend on the weights): BERT with
 bert_tiny's shape (2 layers, hidden 128, 2 heads, intermediate 512, vocabulary 30,522) and the

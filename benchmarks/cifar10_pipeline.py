@@ -1,6 +1,6 @@
 """Benchmark: the CIFAR-10 pipeline on the 50,000 training images (JPEG folders).
 
-    .venv/bin/python benchmarks/cifar10_pipeline.py [--data DIR_OR_TAR] [--output DIR]
+    .venv/bin/python -m benchmarks.cifar10_pipeline [--data DIR_OR_TAR] [--output DIR]
         [--epochs 50] [--preset cct] [--set KEY=VALUE ...]
 
 Unpacks `../shared/data/cifar10/cifar10_train_jpeg.tar.gz` (train/<class>/NNNN.jpg) once under
@@ -20,8 +20,7 @@ import sys
 import tarfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "cifar10", "cifar10_train_jpeg.tar.gz")

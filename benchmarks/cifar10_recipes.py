@@ -1,6 +1,6 @@
 """Benchmark: CIFAR-10 training recipes for the ViT family, under any Keras backend.
 
-    KERAS_BACKEND=jax python benchmarks/cifar10_recipes.py --data cifar10_train_jpeg.tar.gz \\
+    KERAS_BACKEND=jax python -m benchmarks.cifar10_recipes --data cifar10_train_jpeg.tar.gz \\
         --epochs 55 --recipe cct --recipe mix:mixup_alpha=0.8,cutmix_alpha=1.0
 
 The CPU budget of the pipeline (`cifar10_pipeline.py`: at most 90 minutes of training) allows
@@ -25,17 +25,15 @@ Writes one JSON line per recipe to stdout and `--output`.
 
 import io
 import os
-import sys
 import tarfile
 import time
 
 import numpy as np
 
+from benchmarks import recipes
+from benchmarks.recipes import bucket
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import recipes  # noqa: E402
-from recipes import bucket  # noqa: E402
 
 PIPELINE_TRAIN_IMAGES = 45_000  # what the pipeline's training split holds, about
 CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")

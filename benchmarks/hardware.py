@@ -2,7 +2,7 @@
 kernels, the ones training uses), and what the training benchmarks compare their achieved
 FLOP/s with.
 
-    .venv/bin/python benchmarks/hardware.py [--sizes 1024 2048] [--seconds 3]
+    .venv/bin/python -m benchmarks.hardware [--sizes 1024 2048] [--seconds 3]
 
 Prints TFLOP/s per dtype and size, the bfloat16/float32 ratio, whether the CPU reports
 AMX-BF16 / AVX512-BF16, and the dtype policy `--mixed-precision auto` picks here. Writes
@@ -12,13 +12,10 @@ on: a peak is never borrowed from another generation that carries the same model
 """
 
 import argparse
-import json
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 
 def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
@@ -36,21 +33,6 @@ def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
         runs += 1
     elapsed = time.perf_counter() - started
     return 2 * size**3 * runs / elapsed / 1e12
-
-
-def training_flops(model, inputs, labels) -> float:
-    """FLOPs of one training step (trainer_module/training/flops.py: the profiler's per-op
-    counts, with batched matrix products counted from their shapes and adjoint flags)."""
-    from trainer_module.training.flops import training_flops as counted
-
-    return counted(model, inputs, labels)
-
-
-def peak_tflops(dtype: str) -> float:
-    """The measured matmul peak (the largest size measured) of this CPU (report.hardware_result)."""
-    with open(report.hardware_result()) as f:
-        measured = json.load(f)["tflops"][dtype]
-    return measured[max(measured, key=int)]
 
 
 def main() -> int:

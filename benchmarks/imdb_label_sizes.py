@@ -1,7 +1,7 @@
 """Benchmark: which family for which data size. The IMDB pipeline on 1,000, 5,000 and 20,000
 labelled training reviews, each family's recipe, validated on the same reviews.
 
-    .venv/bin/python benchmarks/imdb_label_sizes.py [--tarball PATH] [--sizes 1000 5000]
+    .venv/bin/python -m benchmarks.imdb_label_sizes [--tarball PATH] [--sizes 1000 5000]
         [--model text_encoder --model bert] [--bert-preset DIR] [--full NAME ...] [--name NAME]
 
 Each size keeps every review of the pipeline's validation split (the seeded hash split of the
@@ -22,10 +22,9 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
-from imdb_pipeline import DEFAULT_TARBALL, extract  # noqa: E402
-from recipes import bucket  # noqa: E402
+from benchmarks import report
+from benchmarks.imdb_pipeline import DEFAULT_TARBALL, extract
+from benchmarks.recipes import bucket
 
 SPLIT_SEED, EVAL_PERCENT = 42, 20  # pipeline/configs.py: SPLIT_SEED, EVAL_PERCENT
 ORDER_SEED = 11  # the training reviews' order, of which the first N are kept

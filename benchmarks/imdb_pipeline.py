@@ -1,8 +1,8 @@
 """Benchmark: the whole IMDB pipeline on the real 25,000 labelled training reviews.
 
-    .venv/bin/python benchmarks/imdb_pipeline.py [--tarball PATH | --data DIR] [--output DIR]
+    .venv/bin/python -m benchmarks.imdb_pipeline [--tarball PATH | --data DIR] [--output DIR]
         [--epochs 2] [--preset small] [--set KEY=VALUE ...] [--beam-mode in_memory]
-    .venv/bin/python benchmarks/imdb_pipeline.py --model bert --bert-preset DIR --preset long
+    .venv/bin/python -m benchmarks.imdb_pipeline --model bert --bert-preset DIR --preset long
 
 Holds out a seeded 20% of the reviews (about 5,000) as the validation split, runs every
 component with LocalDagRunner in this process, and prints validation accuracy (TFMA), wall
@@ -15,8 +15,7 @@ import os
 import sys
 import tarfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_TARBALL = os.path.join(REPO, "..", "shared", "data", "imdb", "aclImdb_train.tar.gz")

@@ -1,6 +1,6 @@
 """Benchmark: IMDB training recipes for the text encoder, under any Keras backend.
 
-    KERAS_BACKEND=jax python benchmarks/imdb_recipes.py --data aclImdb_train.tar.gz \\
+    KERAS_BACKEND=jax python -m benchmarks.imdb_recipes --data aclImdb_train.tar.gz \\
         --recipe small --recipe linear:decay=linear
 
 The pipeline's budget (`imdb_pipeline.py`: the whole pipeline in at most 5 minutes on 2 cores)
@@ -30,18 +30,16 @@ Writes one JSON line per recipe to stdout and `--output`.
 import collections
 import os
 import pickle
-import sys
 import tarfile
 import time
 import zlib
 
 import numpy as np
 
+from benchmarks import recipes
+from benchmarks.recipes import bucket
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import recipes  # noqa: E402
-from recipes import bucket  # noqa: E402
 
 PIPELINE_TRAIN_REVIEWS = 19_963
 

@@ -104,7 +104,7 @@ def main(
 
 def save(benchmark: str, name: str, results: list) -> None:
     """The results as one table (a row per recipe) in a results file the docs render."""
-    import report
+    from benchmarks import report
 
     columns = ["recipe", "overrides", "epochs", "images/s", "selection accuracy"]
     columns += ["selection accuracy by quarter", "val accuracy", "backend"]

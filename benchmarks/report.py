@@ -193,7 +193,9 @@ def save(benchmark: str, name: str, result: dict, references=None) -> str:
     comparison table printed. Returns the path."""
     path = os.path.join(RESULTS_DIR, benchmark, f"{name}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    command = " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:])
+    # As it was run: `python -m benchmarks.<name> ARGS` from the repository root.
+    module = os.path.splitext(os.path.relpath(sys.argv[0], REPO))[0].replace(os.sep, ".")
+    command = " ".join(["python -m", module] + sys.argv[1:])
     record = {
         "benchmark": benchmark,
         "name": name,
@@ -314,16 +316,22 @@ def bert_step_flops(config, num_layers: int, hidden: int, intermediate: int) -> 
     return float(tokens * per_block * (num_layers + 2 * trained))
 
 
+def peak_tflops(dtype: str) -> float:
+    """The matmul peak (the largest size measured) of this CPU in `dtype`, from
+    benchmarks/hardware.py's result for it (hardware_result)."""
+    with open(hardware_result()) as f:
+        measured = json.load(f)["tflops"][dtype]
+    return measured[max(measured, key=int)]
+
+
 def efficiency(step_flops: float, history: dict) -> dict:
     """history.json's training against this CPU's matmul peak (hardware.py's result)."""
-    import hardware
-
     policy = history.get("precision", "float32")
     dtype = "bfloat16" if "bfloat16" in policy else "float32"
     from trainer_module.training.flops import share_of_peak
 
     achieved = step_flops * history["train_steps"] / history["fit_seconds"] / 1e12
-    peak = hardware.peak_tflops(dtype)
+    peak = peak_tflops(dtype)
     return {
         "precision": policy,
         "step_gflop": round(step_flops / 1e9, 2),
@@ -339,9 +347,10 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
     batch (`inputs`, one-hot labels of config.num_classes) and dtype policy, counted by
     TensorFlow's profiler, times history.json's steps over its fit time. Validation passes are
     inside the fit time, so this is a lower bound."""
-    import hardware
     import keras
     import numpy as np
+
+    from trainer_module.training.flops import training_flops
 
     policy = history.get("precision", "float32")
     previous = keras.mixed_precision.global_policy()
@@ -355,7 +364,7 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
         labels = np.eye(config.num_classes, dtype="float32")[
             np.arange(config.batch_size) % config.num_classes
         ]
-        step_flops = hardware.training_flops(model, inputs, labels)
+        step_flops = training_flops(model, inputs, labels)
     finally:
         keras.mixed_precision.set_global_policy(previous)
     return efficiency(step_flops, history)

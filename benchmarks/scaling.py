@@ -1,9 +1,9 @@
 """Benchmark: the data half of the pipeline (ExampleGen -> StatisticsGen -> SchemaGen ->
 ExampleValidator -> AnomaliesGate -> Transform) at growing data sizes.
 
-    .venv/bin/python benchmarks/scaling.py --task imdb [--scales 1 4 16]
+    .venv/bin/python -m benchmarks.scaling --task imdb [--scales 1 4 16]
         [--beam-mode multi_processing] [--source ../shared/data/imdb/aclImdb_train.tar.gz]
-    .venv/bin/python benchmarks/scaling.py --task cifar10 --scales 1 4
+    .venv/bin/python -m benchmarks.scaling --task cifar10 --scales 1 4
         [--source ../shared/data/cifar10/cifar10_train_jpeg.tar.gz]
 
 Replicates the real training data `scale` times under fresh ids (hard links, so the copies cost
@@ -24,8 +24,7 @@ import sys
 import tarfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")

@@ -2,7 +2,7 @@
 HTTP.
 
     make run run-translation run-cifar10          # the default models, registered in outputs/
-    .venv/bin/python benchmarks/serving.py [--output outputs] [--names imdb-text-encoder ...]
+    .venv/bin/python -m benchmarks.serving [--output outputs] [--names imdb-text-encoder ...]
 
 For each registered model's champion (the registry `tfx-transformers registry` reads), on the
 embedded data's inputs (a review, a German sentence, a 32x32 PNG), measures:
@@ -28,8 +28,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAMES = ("imdb-text-encoder", "translation-translator", "cifar10-vit")

@@ -1,7 +1,7 @@
 """Benchmark: `tfx-transformers serve` under load: many clients at once, thousands of requests.
 
     make run run-translation run-cifar10      # the default models, registered in outputs/
-    .venv/bin/python benchmarks/serving_load.py [--output outputs] [--names imdb-text-encoder ...]
+    .venv/bin/python -m benchmarks.serving_load [--output outputs] [--names imdb-text-encoder ...]
         [--clients 1 8 32] [--requests 10000] [--seconds 120]
 
 For each registered champion, starts `tfx-transformers serve` (MLflow's scoring app under one
@@ -27,9 +27,8 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
-from serving import NAMES, example_inputs, serve  # noqa: E402
+from benchmarks import report
+from benchmarks.serving import NAMES, example_inputs, serve
 
 ROOT = report.REPO
 REFERENCES = [

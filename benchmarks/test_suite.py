@@ -1,7 +1,7 @@
 """Benchmark: how long the test tiers take, as CI runs them (the budget: `make test` near
 8 minutes on the 2-core machine).
 
-    .venv/bin/python benchmarks/test_suite.py [--tiers test test-slow] [--name NAME]
+    .venv/bin/python -m benchmarks.test_suite [--tiers test test-slow] [--name NAME]
 
 Runs each `make` target in this checkout (run it in a fresh clone, after `make setup`, with
 nothing else on the machine), timing it and reading pytest's summary line (passed, skipped,
@@ -21,8 +21,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 BUDGET_MINUTES = 8.0  # `make test` here (CONTRIBUTING.md)
 FILES = 20  # the test files with the most busy time, kept in the results

@@ -1,7 +1,7 @@
 """Benchmark: one training step of each family's benchmark preset, float32 beside bfloat16.
 
-    .venv/bin/python benchmarks/training_step.py [--steps 20] [--families text_encoder vit]
-    KERAS_BACKEND=jax python benchmarks/training_step.py --backend jax [--batch-size 256]
+    .venv/bin/python -m benchmarks.training_step [--steps 20] [--families text_encoder vit]
+    KERAS_BACKEND=jax python -m benchmarks.training_step --backend jax [--batch-size 256]
 
 For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`
 and the `hybrid` candidate, translator `base` on 24-token batches, BERT's default preset at
@@ -25,8 +25,7 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 POLICIES = ("float32", "mixed_bfloat16")
 
@@ -180,10 +179,8 @@ def measure(family: str, policy: str, steps: int) -> dict:
         "examples_per_second": round(config.batch_size / seconds, 1),
     }
     if flops:
-        import hardware
-
         tflops = flops / seconds / 1e12
-        peak = hardware.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
+        peak = report.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
         from trainer_module.training.flops import share_of_peak
 
         result.update(
@@ -195,9 +192,9 @@ def measure(family: str, policy: str, steps: int) -> dict:
 
 
 def hardware_flops(model, inputs, labels) -> float:
-    import hardware
+    from trainer_module.training.flops import training_flops
 
-    return hardware.training_flops(model, inputs, labels)
+    return training_flops(model, inputs, labels)
 
 
 def device() -> str:

@@ -2,7 +2,7 @@
 the baseline it replaced, KerasHub's samplers (GreedySampler, BeamSampler) over the same cached
 decoding steps.
 
-    .venv/bin/python benchmarks/translation_decoding.py [--preset base] [--batch-sizes 1 64]
+    .venv/bin/python -m benchmarks.translation_decoding [--preset base] [--batch-sizes 1 64]
 
 A randomly initialised model of the preset's shape (weights do not change the cost of a step)
 decodes source sentences of 14 tokens, greedy and with beam search, inside a tf.function as in
@@ -12,13 +12,11 @@ does not help (the pipeline benchmark measures the trained model). Prints the me
 batch and the ratio to the baseline, and checks that both return the same translations."""
 
 import argparse
-import os
 import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 SOURCE_VOCABULARY, TARGET_VOCABULARY, SOURCE_LENGTH = 7_800, 5_900, 14
 

@@ -1,8 +1,8 @@
 """Benchmark: the translation pipeline on Multi30k German -> English (29,000 training pairs).
 
-    .venv/bin/python benchmarks/translation_pipeline.py [--data DIR] [--output DIR]
+    .venv/bin/python -m benchmarks.translation_pipeline [--data DIR] [--output DIR]
         [--epochs 10] [--preset base] [--set KEY=VALUE ...]
-    .venv/bin/python benchmarks/translation_pipeline.py --serving MODEL_DIR [--data DIR]
+    .venv/bin/python -m benchmarks.translation_pipeline --serving MODEL_DIR [--data DIR]
         [--intra-op-threads N]    # serving speed of any exported translator, as JSON
 
 Reads `train.{de,en}.gz` and `val.{de,en}.gz` from `../shared/data/multi30k/` (Multi30k task 1;
@@ -25,8 +25,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+from benchmarks import report
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "multi30k")

@@ -67,3 +67,28 @@ def test_the_checks_find_an_offending_import(tmp_path):
     path = tmp_path / "bad.py"
     path.write_text("def f():\n    from pipeline.predict import answer\nimport tensorflow as tf\n")
     assert imported_modules(path) == {"pipeline.predict", "tensorflow"}
+
+
+def test_the_benchmarks_are_a_package_without_path_edits_or_an_import_loop():
+    """benchmarks/ runs as `python -m benchmarks.<name>`: its modules import one another as
+    `benchmarks.<module>`, none edits sys.path, and the shared helpers import one way: report
+    imports no benchmark, recipes only report."""
+    modules = {path.stem: path for path in files("benchmarks") if path.parent.name == "benchmarks"}
+    assert {"__init__", "report", "hardware", "imdb_pipeline"} <= set(modules)
+    for name, path in modules.items():
+        assert "sys.path" not in path.read_text(encoding="utf-8"), name
+        siblings = {m for m in imported_modules(path) if m in modules}  # "import report"
+        assert not siblings, (name, siblings)
+    for helper, allowed in (("report", set()), ("recipes", {"report"})):
+        assert benchmark_imports(modules[helper]) <= allowed, helper
+
+
+def benchmark_imports(path: pathlib.Path) -> set:
+    """The benchmarks modules a file imports: `from benchmarks import x`, `benchmarks.x`."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "benchmarks":
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("benchmarks."):
+            found.add(node.module.split(".")[1])
+    return found
