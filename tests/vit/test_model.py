@@ -160,10 +160,10 @@ def test_cls_token_sits_at_position_zero():
     model.cls_token.assign(cls)
     positions = np.asarray(model.position_embedding.table)
     hidden, _ = model.encode(images)
-    expected = np.asarray(model.final_norm(ops.convert_to_tensor(cls[0] + positions[:1])))
+    expected = np.asarray(model.encoder.final_norm(ops.convert_to_tensor(cls[0] + positions[:1])))
     np.testing.assert_allclose(np.asarray(hidden)[0, :1], expected, atol=1e-5)
     np.testing.assert_allclose(np.asarray(model.pool(hidden)), expected, atol=1e-5)
-    patches = np.asarray(model.final_norm(ops.convert_to_tensor(positions[1:])))
+    patches = np.asarray(model.encoder.final_norm(ops.convert_to_tensor(positions[1:])))
     np.testing.assert_allclose(np.asarray(hidden)[0, 1:], patches, atol=1e-5)
 
 

@@ -2,7 +2,7 @@
 TensorFlow imports)."""
 
 from trainer_module.layers.attention import MultiHeadAttention
-from trainer_module.layers.block import FeedForward, TransformerBlock, causal_mask
+from trainer_module.layers.block import EncoderStack, FeedForward, TransformerBlock, causal_mask
 from trainer_module.layers.ngram import NgramLogit, PathCombination, WideAndDeep
 from trainer_module.layers.pooling import masked_mean
 from trainer_module.layers.positional import (
@@ -15,6 +15,7 @@ from trainer_module.layers.positional import (
 )
 
 __all__ = [
+    "EncoderStack",
     "FeedForward",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",

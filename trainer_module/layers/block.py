@@ -1,7 +1,7 @@
 """The Transformer block: self-attention, optional cross-attention, feed-forward (keras.ops only).
 
-One constructor for every stack: an encoder block is `TransformerBlock(...)`, a decoder block
-`TransformerBlock(..., causal=True, cross_attention=True)`.
+One constructor for every block: an encoder block is `TransformerBlock(...)`, a decoder block
+`TransformerBlock(..., causal=True, cross_attention=True)`; one encoder stack (`EncoderStack`).
 """
 
 import keras
@@ -233,4 +233,80 @@ class TransformerBlock(keras.layers.Layer):
             "attention_dropout": self.attention_dropout,
             "causal": self.causal,
             "cross_attention": self.cross_attention,
+        }
+
+
+class EncoderStack(keras.layers.Layer):
+    """`num_layers` encoder blocks (TransformerBlock: self-attention, feed-forward) over one
+    sequence; a pre-norm stack, which leaves the residual stream unnormalised, ends with one
+    LayerNorm. The encoder of every family built here (text encoder, translator, ViT).
+
+    Args:
+        num_layers: int. Blocks, named `encoder_0`, `encoder_1`, ...
+        num_heads, ff_dim, dropout, norm_first, activation, attention_dropout: each block's
+            (TransformerBlock).
+
+    Call arguments:
+        x: (B, T, D). padding_mask: bool (B, T), True on real tokens; None: all are.
+
+    Returns:
+        (x (B, T, D), [self-attention weights (B, H, T, T) of each block]).
+
+    Example:
+    >>> stack = EncoderStack(2, num_heads=2, ff_dim=16, norm_first=True)
+    >>> x, weights = stack(ops.ones((2, 3, 8)))
+    >>> tuple(x.shape), len(weights), tuple(weights[0].shape)
+    ((2, 3, 8), 2, (2, 2, 3, 3))
+    """
+
+    def __init__(
+        self,
+        num_layers: int,
+        num_heads: int,
+        ff_dim: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        activation: str = "relu",
+        attention_dropout: float = 0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_layers, self.num_heads, self.ff_dim = num_layers, num_heads, ff_dim
+        self.dropout, self.norm_first, self.activation = dropout, norm_first, activation
+        self.attention_dropout = attention_dropout
+        self.blocks = [
+            TransformerBlock(
+                num_heads,
+                ff_dim,
+                dropout,
+                norm_first,
+                activation=activation,
+                attention_dropout=attention_dropout,
+                name=f"encoder_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        self.final_norm = (
+            keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm") if norm_first else None
+        )
+
+    def call(self, x, padding_mask=None, training=None):
+        attention = []
+        for block in self.blocks:
+            x, weights = block(x, padding_mask=padding_mask, training=training)
+            attention.append(weights)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return x, attention
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "ff_dim": self.ff_dim,
+            "dropout": self.dropout,
+            "norm_first": self.norm_first,
+            "activation": self.activation,
+            "attention_dropout": self.attention_dropout,
         }

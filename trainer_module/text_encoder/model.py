@@ -6,9 +6,9 @@ import numpy as np
 from keras import ops
 
 from trainer_module.layers import (
+    EncoderStack,
     TokenDropout,
     TokenEmbedding,
-    TransformerBlock,
     masked_mean,
     position_layer,
 )
@@ -58,20 +58,14 @@ class TextEncoderClassifier(WideAndDeep, keras.Model):
             config.positional, positions, name="position_encoding"
         )
         self.embedding_dropout = keras.layers.Dropout(config.dropout)
-        self.blocks = [
-            TransformerBlock(
-                config.num_heads,
-                config.ff_dim,
-                config.dropout,
-                config.norm_first,
-                attention_dropout=config.attention_dropout,
-                name=f"encoder_{i}",
-            )
-            for i in range(config.num_layers)
-        ]
-        # Pre-norm stacks leave the residual stream unnormalised: normalise once at the end.
-        self.final_norm = (
-            keras.layers.LayerNormalization(epsilon=1e-6) if config.norm_first else None
+        self.encoder = EncoderStack(
+            config.num_layers,
+            config.num_heads,
+            config.ff_dim,
+            config.dropout,
+            config.norm_first,
+            attention_dropout=config.attention_dropout,
+            name="encoder",
         )
         self.head_dropout = keras.layers.Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
@@ -104,12 +98,7 @@ class TextEncoderClassifier(WideAndDeep, keras.Model):
                 [ops.ones((batch, 1), dtype="bool"), padding_mask], axis=1
             )
         x = self.embedding_dropout(self.position_encoding(x), training=training)
-        attention = []
-        for block in self.blocks:
-            x, weights = block(x, padding_mask=padding_mask, training=training)
-            attention.append(weights)
-        if self.final_norm is not None:
-            x = self.final_norm(x)
+        x, attention = self.encoder(x, padding_mask=padding_mask, training=training)
         return x, padding_mask, attention
 
     def call(self, inputs, training=None):

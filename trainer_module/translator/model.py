@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from trainer_module.layers import TokenEmbedding, TransformerBlock, position_layer
+from trainer_module.layers import EncoderStack, TokenEmbedding, TransformerBlock, position_layer
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
@@ -48,16 +48,14 @@ class Translator(keras.Model):
         )
         self.source_dropout = keras.layers.Dropout(config.dropout)
         self.target_dropout = keras.layers.Dropout(config.dropout)
-        self.encoder_blocks = [
-            TransformerBlock(
-                config.num_heads,
-                config.ff_dim,
-                config.dropout,
-                config.norm_first,
-                name=f"encoder_{i}",
-            )
-            for i in range(config.encoder_layers)
-        ]
+        self.encoder = EncoderStack(
+            config.encoder_layers,
+            config.num_heads,
+            config.ff_dim,
+            config.dropout,
+            config.norm_first,
+            name="encoder",
+        )
         self.decoder_blocks = [
             TransformerBlock(
                 config.num_heads,
@@ -70,10 +68,10 @@ class Translator(keras.Model):
             )
             for i in range(config.decoder_layers)
         ]
-        # Pre-norm stacks leave the residual stream unnormalised: normalise once at the end.
-        norm = config.norm_first
-        self.encoder_norm = keras.layers.LayerNormalization(epsilon=1e-6) if norm else None
-        self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-6) if norm else None
+        # A pre-norm stack leaves the residual stream unnormalised: normalise once at the end.
+        self.decoder_norm = (
+            keras.layers.LayerNormalization(epsilon=1e-6) if config.norm_first else None
+        )
         self.output_projection = (
             None
             if config.tie_output_embeddings
@@ -93,12 +91,7 @@ class Translator(keras.Model):
         x = self.source_dropout(
             self.source_positions(self.source_embedding(source_ids)), training=training
         )
-        attention = []
-        for block in self.encoder_blocks:
-            x, weights = block(x, padding_mask=source_mask, training=training)
-            attention.append(weights)
-        if self.encoder_norm is not None:
-            x = self.encoder_norm(x)
+        x, attention = self.encoder(x, padding_mask=source_mask, training=training)
         return x, source_mask, attention
 
     def decode(self, decoder_input_ids, memory, source_mask, training=None):

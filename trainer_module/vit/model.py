@@ -7,7 +7,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from trainer_module.layers import LearnedPositionalEmbedding, TransformerBlock
+from trainer_module.layers import EncoderStack, LearnedPositionalEmbedding
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupCosineDecay
 from trainer_module.vit.config import VitConfig
@@ -96,18 +96,15 @@ class VitClassifier(keras.Model):
         tokens = config.num_patches + (1 if config.pooling == "cls" else 0)
         self.position_embedding = LearnedPositionalEmbedding(tokens, name="position_embedding")
         self.embedding_dropout = keras.layers.Dropout(config.dropout)
-        self.blocks = [
-            TransformerBlock(
-                config.num_heads,
-                config.mlp_dim,
-                config.dropout,
-                norm_first=True,
-                activation="gelu",
-                name=f"encoder_{i}",
-            )
-            for i in range(config.num_layers)
-        ]
-        self.final_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")
+        self.encoder = EncoderStack(
+            config.num_layers,
+            config.num_heads,
+            config.mlp_dim,
+            config.dropout,
+            norm_first=True,
+            activation="gelu",
+            name="encoder",
+        )
         if config.pooling == "sequence":
             self.pooling_scores = keras.layers.Dense(1, name="sequence_pooling")
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
@@ -139,11 +136,7 @@ class VitClassifier(keras.Model):
             )
             x = ops.concatenate([cls, x], axis=1)
         x = self.embedding_dropout(self.position_embedding(x), training=training)
-        attention = []
-        for block in self.blocks:
-            x, weights = block(x, training=training)
-            attention.append(weights)
-        return self.final_norm(x), attention
+        return self.encoder(x, training=training)
 
     def pool(self, hidden):
         """(B, T, D) -> (B, D): the [CLS] state, or the attention-weighted mean of all tokens."""
