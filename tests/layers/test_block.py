@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-from trainer_module.layers import TransformerBlock, causal_mask, position_layer
+from trainer_module.layers import EncoderStack, TransformerBlock, causal_mask, position_layer
 
 
 def test_encoder_block_output_and_attention_shapes():
@@ -118,3 +118,23 @@ def test_position_layer_refuses_an_unknown_kind():
     assert type(position_layer("learned", 4, "p")).__name__ == "LearnedPositionalEmbedding"
     with pytest.raises(ValueError, match="positional must be one of"):
         position_layer("rotary", 4, "p")
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_the_encoder_stack_is_its_blocks_in_order_then_a_pre_norm_stacks_final_norm(norm_first):
+    stack = EncoderStack(2, num_heads=2, ff_dim=16, dropout=0.0, norm_first=norm_first)
+    x = ops.convert_to_tensor(np.random.default_rng(0).normal(size=(2, 5, 8)).astype("float32"))
+    padding_mask = ops.convert_to_tensor([[True] * 5, [True, True, True, False, False]])
+    out, weights = stack(x, padding_mask=padding_mask)
+    assert [block.name for block in stack.blocks] == ["encoder_0", "encoder_1"]
+    assert (stack.final_norm is not None) == norm_first
+    expected = x
+    for block in stack.blocks:
+        expected, _ = block(expected, padding_mask=padding_mask)
+    if norm_first:
+        expected = stack.final_norm(expected)
+    np.testing.assert_allclose(ops.convert_to_numpy(out), ops.convert_to_numpy(expected), atol=1e-6)
+    # Every block masks the padded keys of the second sequence.
+    assert len(weights) == 2
+    for w in weights:
+        np.testing.assert_array_equal(ops.convert_to_numpy(w)[1, :, :, 3:], 0.0)
