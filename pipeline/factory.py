@@ -39,7 +39,6 @@ from components.run_report import RunReport
 from components.unlabeled_example_gen import UnlabeledExampleGen
 from components.unlabeled_example_gen.executor import SPLIT as UNLABELED
 from components.versioned_pusher import VersionedPusher
-from pipeline import configs
 from pipeline.options import ResolvedRun
 from trainer_module.serving.archive import BULK_INFERENCE
 
@@ -157,12 +156,9 @@ def create_pipeline(
     warm-start from; the KFP v2 compiler cannot compile them.
     """
     task, family, options = run.task, run.family, run.options
-    # Steps, or none and `epochs` in the custom_config: the Trainer counts its examples.
-    epochs = options.training_epochs(data_dir)
-    train_args = trainer_pb2.TrainArgs(
-        num_steps=None if epochs else options.train_steps or task.default_train_steps
-    )
-    eval_args = trainer_pb2.EvalArgs(num_steps=options.eval_steps or task.default_eval_steps)
+    settings = run.trainer_settings(data_dir)
+    train_args = trainer_pb2.TrainArgs(num_steps=settings.train_steps)
+    eval_args = trainer_pb2.EvalArgs(num_steps=settings.eval_steps)
     if runtime_parameters:
         # The ExampleGen reads its data folder only when it runs, so a run can point it
         # elsewhere; the epochs above were chosen for the default. A {SPAN} pattern stays
@@ -175,18 +171,7 @@ def create_pipeline(
             )
             for name, args in (("train_args", train_args), ("eval_args", eval_args))
         )
-    preset = run.preset
-    # The Trainer reads these strictly (trainer_module/training/inputs.py: TRAINER_KEYS).
-    training_config = {
-        "task": task.name,
-        "model": family.name,
-        "preset": preset,
-        "overrides": dict(options.overrides),
-        "seed": configs.TRAINING_SEED,
-        "mixed_precision": options.mixed_precision,
-        "epochs": epochs,
-        "time_budget_minutes": options.time_budget,  # trainer_module/training/plan.py reads it
-    }
+    training_config = dict(settings.custom_config)
     trainer_class, tuner_class = Trainer, Tuner
     vertex_training = vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
@@ -291,7 +276,7 @@ def create_pipeline(
         )
         components.append(registry)
         artifacts["registered_model"] = registry.outputs["registered_model"]
-    card = task.model_card(family.name, preset)
+    card = task.model_card(family.name, run.preset)
     if "distribution_validator" in data:
         artifacts["drift"] = data["distribution_validator"].outputs["anomalies"]
         card["drift_checks"] = task.drift_descriptions(run.drift_thresholds)

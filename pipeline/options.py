@@ -414,6 +414,36 @@ class ResolvedRun:
     def name(self) -> str:
         return self.options.name
 
+    def trainer_settings(self, data_dir: str) -> "TrainerSettings":
+        """What the Trainer (and the Tuner) are given for data in `data_dir`: steps, or none
+        and the epochs in the custom_config (the Trainer counts its examples)."""
+        options, task = self.options, self.task
+        epochs = options.training_epochs(data_dir)
+        return TrainerSettings(
+            train_steps=None if epochs else options.train_steps or task.default_train_steps,
+            eval_steps=options.eval_steps or task.default_eval_steps,
+            # The Trainer reads these strictly (trainer_module/training/inputs.py: TRAINER_KEYS).
+            custom_config={
+                "task": task.name,
+                "model": self.family.name,
+                "preset": self.preset,
+                "overrides": dict(options.overrides),
+                "seed": configs.TRAINING_SEED,
+                "mixed_precision": options.mixed_precision,
+                "epochs": epochs,
+                "time_budget_minutes": options.time_budget,  # training/plan.py
+            },
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainerSettings:
+    """The Trainer's arguments, resolved (ResolvedRun.trainer_settings)."""
+
+    train_steps: Optional[int]  # None: custom_config["epochs"] sets them
+    eval_steps: int
+    custom_config: Mapping[str, Any]
+
 
 def _declared_fields():
     """The fields with a flag and a variable of their own."""
