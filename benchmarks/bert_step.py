@@ -16,8 +16,8 @@ For the first and the third, TensorFlow's profiler splits the compute threads' b
 each op belongs to: matrix products, dropout (random numbers, masks), GELU, softmax, layer
 norm, casts between dtypes, the optimizer, the sums that finish a dense layer's kernel
 gradient, bias adds, the rest. Reports examples/s, TFLOP/s
-(report.bert_step_flops) and the share of this CPU's matmul peak (benchmarks/hardware.py, run
-first). Writes benchmarks/results/bert_step/<machine>.json.
+(report.bert_step_flops) and the share of this CPU's matmul peak, measured first in the same
+run (report.peak_tflops). Writes benchmarks/results/bert_step/<machine>.json.
 """
 
 import argparse
@@ -196,8 +196,8 @@ def main() -> int:
     parser.add_argument("--sequence-length", type=int, default=256)
     parser.add_argument("--steps", type=int, default=6)
     args = parser.parse_args()
-    if not os.path.exists(report.hardware_result()):
-        parser.error(f"{report.hardware_result()} is missing: run benchmarks/hardware.py first")
+    for dtype in ("float32", "bfloat16"):  # measured now, before the steps
+        report.peak_tflops(dtype)
     print(f"BERT training step at {args.sequence_length} pieces, batch 32 ({report.machine()})\n")
     results = [measure(v, args.sequence_length, args.steps) for v in VARIANTS]
     baseline = results[0]["ms_per_step"]

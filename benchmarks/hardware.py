@@ -13,26 +13,8 @@ on: a peak is never borrowed from another generation that carries the same model
 
 import argparse
 import sys
-import time
 
 from benchmarks import report
-
-
-def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
-    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype`."""
-    import tensorflow as tf
-
-    a = tf.random.normal((size, size), dtype=tf.float32)
-    a = tf.cast(a, dtype)
-    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
-    multiply(a, b).numpy()  # trace, warm the kernels
-    runs, started = 0, time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        multiply(a, b).numpy()
-        runs += 1
-    elapsed = time.perf_counter() - started
-    return 2 * size**3 * runs / elapsed / 1e12
 
 
 def main() -> int:
@@ -45,7 +27,8 @@ def main() -> int:
 
     tflops = {
         dtype: {
-            str(size): round(matmul_tflops(size, dtype, args.seconds), 3) for size in args.sizes
+            str(size): round(report.matmul_tflops(size, dtype, args.seconds), 3)
+            for size in args.sizes
         }
         for dtype in ("float32", "bfloat16")
     }

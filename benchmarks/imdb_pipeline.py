@@ -87,11 +87,11 @@ def extract(tarball: str, into: str) -> str:
 
 
 def efficiency_of(model: str, history: dict) -> dict:
-    """The Trainer's FLOP/s against the machine's peak ({} without history or without
-    benchmarks/hardware.py's result for this CPU): a training step of the same model, for BERT
-    counted from its shapes in the phase that trains most of the steps (the "full" phase, with
+    """The Trainer's FLOP/s against the machine's peak (measured in this run:
+    report.peak_tflops; {} without history): a training step of the same model, for BERT counted
+    from its shapes in the phase that trains most of the steps (the "full" phase, with
     its frozen layers)."""
-    if not history or not os.path.exists(report.hardware_result()):
+    if not history:
         return {}
     if model == "bert":
         from trainer_module.bert.checkpoint import load_backbone

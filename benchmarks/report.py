@@ -75,12 +75,6 @@ def machine_info() -> dict:
     }
 
 
-def hardware_result() -> str:
-    """benchmarks/hardware.py's result for this CPU: the matmul peak the training benchmarks
-    compare their FLOP/s with (machines of one kind differ: one file per CPU model)."""
-    return os.path.join(RESULTS_DIR, "hardware", hardware_name() + ".json")
-
-
 def hardware_name() -> str:
     """amd-epyc-family-26-model-2-2-cores-avx512-bf16: the CPU's model name, its family and
     model numbers (one name covers two generations of EPYC, 0.36 and 0.87 TFLOP/s apart), its
@@ -316,16 +310,39 @@ def bert_step_flops(config, num_layers: int, hidden: int, intermediate: int) -> 
     return float(tokens * per_block * (num_layers + 2 * trained))
 
 
+def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
+    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype` (TensorFlow's
+    oneDNN kernels, the ones training uses)."""
+    import tensorflow as tf
+
+    a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
+    multiply(a, b).numpy()  # trace, warm the kernels
+    runs, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        multiply(a, b).numpy()
+        runs += 1
+    elapsed = time.perf_counter() - started
+    return 2 * size**3 * runs / elapsed / 1e12
+
+
+PEAK_SIZE, PEAK_SECONDS = 2048, 3.0  # hardware.py's largest size and its duration
+_PEAKS: dict = {}
+
+
 def peak_tflops(dtype: str) -> float:
-    """The matmul peak (the largest size measured) of this CPU in `dtype`, from
-    benchmarks/hardware.py's result for it (hardware_result)."""
-    with open(hardware_result()) as f:
-        measured = json.load(f)["tflops"][dtype]
-    return measured[max(measured, key=int)]
+    """This CPU's matmul peak in `dtype`, measured in this run (once per process, on first use:
+    a few seconds), so a share of the peak never divides by another machine's."""
+    if dtype not in _PEAKS:
+        _PEAKS[dtype] = round(matmul_tflops(PEAK_SIZE, dtype, PEAK_SECONDS), 3)
+        print(f"matmul peak measured now: {_PEAKS[dtype]} TFLOP/s in {dtype}", flush=True)
+    return _PEAKS[dtype]
 
 
 def efficiency(step_flops: float, history: dict) -> dict:
-    """history.json's training against this CPU's matmul peak (hardware.py's result)."""
+    """history.json's training against this CPU's matmul peak (peak_tflops: measured in this
+    run)."""
     policy = history.get("precision", "float32")
     dtype = "bfloat16" if "bfloat16" in policy else "float32"
     from trainer_module.training.flops import share_of_peak
@@ -342,10 +359,10 @@ def efficiency(step_flops: float, history: dict) -> dict:
 
 
 def training_efficiency(build, config, history: dict, inputs) -> dict:
-    """The Trainer's achieved arithmetic rate against this machine's matmul peak
-    (benchmarks/hardware.py): the FLOPs of one training step of the same model (build(config)),
-    batch (`inputs`, one-hot labels of config.num_classes) and dtype policy, counted by
-    TensorFlow's profiler, times history.json's steps over its fit time. Validation passes are
+    """The Trainer's achieved arithmetic rate against this machine's matmul peak (peak_tflops:
+    measured in this run): the FLOPs of one training step of the same model (build(config)),
+    batch (`inputs`, one-hot labels of config.num_classes) and dtype policy, counted on its
+    graph (trainer_module/training/flops.py), times history.json's steps over its fit time. Validation passes are
     inside the fit time, so this is a lower bound."""
     import keras
     import numpy as np

@@ -9,8 +9,8 @@ all-MiniLM-L6-v2's shape), times
 Keras `train_on_batch` on random inputs of the preset's batch size under the float32 and
 mixed_bfloat16 policies (median of `--steps` steps after two warm-up steps), and prints
 milliseconds per step, examples per second, the step's FLOPs (TensorFlow's profiler) as TFLOP/s
-and as a fraction of this machine's matmul peak in that dtype (benchmarks/hardware.py, run
-first), and the bfloat16/float32 speed-up. Writes
+and as a fraction of this machine's matmul peak in that dtype (measured first, in the same run:
+report.peak_tflops), and the bfloat16/float32 speed-up. Writes
 benchmarks/results/training_step/<machine>.json.
 
 The models are written in keras.ops only, so `--backend jax` times the same models under JAX
@@ -224,8 +224,9 @@ def main() -> int:
     os.environ["KERAS_BACKEND"] = args.backend
     if args.batch_size:
         BATCH_SIZE["batch_size"] = args.batch_size
-    if args.backend == "tensorflow" and not os.path.exists(report.hardware_result()):
-        parser.error(f"{report.hardware_result()} is missing: run benchmarks/hardware.py first")
+    if args.backend == "tensorflow":
+        for dtype in ("float32", "bfloat16"):  # measured now, before the steps
+            report.peak_tflops(dtype)
 
     results = {f: {p: measure(f, p, args.steps) for p in POLICIES} for f in args.families}
     print(f"\ntraining step, float32 against mixed_bfloat16 ({device()})\n")
