@@ -362,8 +362,8 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
     """The Trainer's achieved arithmetic rate against this machine's matmul peak (peak_tflops:
     measured in this run): the FLOPs of one training step of the same model (build(config)),
     batch (`inputs`, one-hot labels of config.num_classes) and dtype policy, counted on its
-    graph (trainer_module/training/flops.py), times history.json's steps over its fit time. Validation passes are
-    inside the fit time, so this is a lower bound."""
+    graph (trainer_module/training/flops.py), times history.json's steps over its fit time.
+    Validation passes are inside the fit time, so this is a lower bound."""
     import keras
     import numpy as np
 
