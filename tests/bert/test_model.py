@@ -52,6 +52,9 @@ def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
     assert blocks == {"transformer_layer_2"}  # the bottom two frozen
     assert not any("embedding" in n for n in names)
     assert {"pooled_dense/kernel", "pooled_dense/bias"} <= names
+    mean = build_model(config.replace(pooling="mean"), np.ones(config.ngram_buckets + 1))
+    mean.train_phase("full")  # the pooler is not read: it does not train
+    assert not {n for n in trainable(mean) if n.startswith("pooled_dense")}
     unfrozen = build_model(config.replace(frozen_layers=0), np.ones(config.ngram_buckets + 1))
     unfrozen.train_phase("full")
     # All but the wide path (which trains apart) and the combination.
@@ -165,7 +168,8 @@ def test_attention_dropout_is_its_own_rate(hf_checkpoint):
     first, second = attention_runs(build_model(config.replace(attention_dropout=0.5)))
     assert not np.allclose(first, second)
     # None keeps the checkpoint's rate (the tiny checkpoint's 0.1), shared with the hidden states.
-    checkpoints = build_model(config).backbone.transformer_layers[0]._self_attention_layer
+    checkpoints = build_model(config.replace(attention_dropout=None))
+    checkpoints = checkpoints.backbone.transformer_layers[0]._self_attention_layer
     assert checkpoints._dropout == pytest.approx(0.1)
     with pytest.raises(ValueError, match=r"attention_dropout must be in \[0, 1\), not 1.0"):
         get_preset("tiny", {"attention_dropout": 1.0})

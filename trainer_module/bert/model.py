@@ -85,14 +85,17 @@ class BertClassifier(WideAndDeep, keras.Model):
 
     def train_phase(self, phase: str) -> None:
         """What trains in a phase: "head" the head alone; "full" everything but the embeddings
-        and the bottom config.frozen_layers blocks (with frozen_layers > 0). The wide path
-        trains in neither (training/wide_path.py)."""
+        and the bottom config.frozen_layers blocks (with frozen_layers > 0), and the pooler
+        unless the head reads it ("cls" pooling). The wide path trains in neither
+        (training/wide_path.py)."""
         if phase not in ("head", "full"):
             raise ValueError(f"phase must be 'head' or 'full', not {phase!r}")
         full = phase == "full"
         self.backbone.trainable = full
         if self.ngram_logit is not None:
             self.ngram_logit.trainable = False
+        if self.config.pooling != "cls":  # the pooler is not read: nothing to train
+            self.backbone.pooled_dense.trainable = False
         if full and self.config.frozen_layers:
             for name in EMBEDDING_LAYERS:
                 self.backbone.get_layer(name).trainable = False

@@ -50,6 +50,7 @@ def compile_phase(model, config: BertConfig, name: str, learning_rate) -> None:
         optimizer=adamw(learning_rate, config.weight_decay),
         loss=keras.losses.CategoricalCrossentropy(from_logits=True),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+        jit_compile=config.jit_compile,
     )
 
 
