@@ -177,8 +177,13 @@ def _machine(record: dict) -> str:
     machine = record.get("machine") or {}
     if isinstance(machine, str):
         return machine
+    flags = machine.get("bfloat16_flags")
     parts = [
         machine.get("cpu"),
+        f"CPU family {machine['cpu_family']} model {machine.get('cpu_model_number', '?')}"
+        if machine.get("cpu_family")
+        else None,
+        ("bfloat16: " + "/".join(flags)) if flags else None,
         f"{machine['cores']} cores" if machine.get("cores") else None,
         f"{machine['memory_gb']} GB" if machine.get("memory_gb") else None,
         f"Python {machine['python']}" if machine.get("python") else None,
