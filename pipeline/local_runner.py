@@ -22,4 +22,7 @@ def pipeline_from_environment():
 
 
 if __name__ == "__main__":
+    from trainer_module import quiet_shutdown
+
+    quiet_shutdown.install()  # TensorFlow's finalizers stay quiet when the run exits
     LocalDagRunner().run(pipeline_from_environment())

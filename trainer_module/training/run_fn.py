@@ -9,6 +9,7 @@ import tensorflow as tf
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
+from trainer_module import quiet_shutdown
 from trainer_module.training import backup, distribution, plan, wide_path
 from trainer_module.training.history import fit_with_evaluations, throughput, write_history
 from trainer_module.training.inputs import Prepared
@@ -27,6 +28,7 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
     Training backs up to a folder a rerun of the same training finds (training/backup.py),
     removed once the model is exported.
     """
+    quiet_shutdown.install()  # a Trainer in its own process (a cloud job) exits quietly too
     tf_config = distribution.cluster_spec()
     gpus = len(tf.config.list_physical_devices("GPU"))
     strategy = distribution.strategy_for(tf_config, gpus)  # before any other op runs
