@@ -1,5 +1,6 @@
 """The Trainer's plan and its time budget (training/plan.py)."""
 
+import json
 import logging
 import types
 
@@ -85,3 +86,15 @@ def test_the_schedule_is_said_over_the_steps_that_run(said):
     )
     plan.describe_schedule(keras.Sequential([keras.Input((4,))]), 100)  # no optimizer: silent
     assert len(said()) == 1
+
+
+def test_a_job_of_several_workers_keeps_its_planned_steps(said, monkeypatch):
+    cluster = {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(cluster))
+    monkeypatch.setattr(plan, "measure", lambda prepared: pytest.fail("measured"))
+    args = fn_args(budget=1)
+    plan.fit_to_budget(args, prepared([]))
+    assert args.train_steps == 1000
+    assert said()[0] == (
+        "plan: --time-budget is not applied on a job of several workers: the planned steps run"
+    )

@@ -9,6 +9,7 @@ import time
 
 import keras
 
+from trainer_module.training import distribution
 from trainer_module.training.progress import LOGGER, duration
 
 BUDGET_KEY = "time_budget_minutes"  # custom_config's (inputs.TRAINER_KEYS): --time-budget
@@ -29,6 +30,11 @@ def fit_to_budget(fn_args, prepared) -> None:
     config, custom = prepared.config, fn_args.custom_config
     examples, planned = custom["train_examples"], fn_args.train_steps
     budget = custom[BUDGET_KEY]
+    if budget and distribution.worker_count(distribution.cluster_spec()) > 1:
+        # Each worker would time its own steps and could keep another number of them: the
+        # collective ops would wait for ever.
+        say("--time-budget is not applied on a job of several workers: the planned steps run")
+        budget = None
     if budget:
         started = time.monotonic()
         step_seconds, eval_seconds, trace_seconds = measure(prepared)
