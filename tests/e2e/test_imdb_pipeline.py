@@ -501,7 +501,7 @@ def test_the_tuner_searches_and_the_trainer_trains_with_the_best_values(imdb_tun
     trainer_runs = glob.glob(f"{root}/Trainer/model_run/*/history.json")
     config = json.loads(open(max(trainer_runs, key=os.path.getmtime)).read())["config"]
     assert (config["num_layers"], config["d_model"]) == (best["num_layers"], best["d_model"])
-    assert config["peak_learning_rate"] == pytest.approx(best["learning_rate"])
+    assert config["peak_learning_rate"] == pytest.approx(best["peak_learning_rate"])
     assert config["dropout"] == pytest.approx(best["dropout"])
     assert config["max_length"] == 32  # the rest is the tiny preset's
 
