@@ -68,14 +68,14 @@ def build(sequence_length: int, policy: str, backbone_graph: bool, attention_dro
     import numpy as np
 
     from trainer_module.bert.config import PRESETS
-    from trainer_module.bert.model import BertClassifier, example_inputs
+    from trainer_module.bert.model import BACKBONE_INPUTS, BertClassifier, example_inputs
 
     class BackboneGraph(BertClassifier):
         """The classifier as it was: through the backbone's graph, every block in training
         mode."""
 
         def encode(self, inputs, training=None):
-            backbone_inputs = {k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+            backbone_inputs = {k: inputs[k] for k in BACKBONE_INPUTS}
             return self.backbone(backbone_inputs, training=training)["sequence_output"]
 
     keras.mixed_precision.set_global_policy(policy)

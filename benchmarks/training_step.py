@@ -153,6 +153,8 @@ COUNTED = ("text_encoder", "vit", "vit_hybrid")
 def measure(family: str, policy: str, steps: int) -> dict:
     import keras
 
+    from trainer_module.training.flops import training_flops
+
     build, config, inputs, labels, loss = FAMILIES[family]()
     previous = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(policy)
@@ -168,7 +170,7 @@ def measure(family: str, policy: str, steps: int) -> dict:
             model.train_on_batch(inputs, labels)
             times.append(time.perf_counter() - started)
         counted = family in COUNTED and keras.backend.backend() == "tensorflow"
-        flops = hardware_flops(model, inputs, labels) if counted else None
+        flops = training_flops(model, inputs, labels) if counted else None
         if family == "bert":  # counted from its shapes (report.bert_step_flops)
             flops = report.bert_step_flops(config, 6, 384, 1536)
     finally:
@@ -189,12 +191,6 @@ def measure(family: str, policy: str, steps: int) -> dict:
             fraction_of_peak=round(share_of_peak(tflops, peak, f"{family} {policy}"), 3),
         )
     return result
-
-
-def hardware_flops(model, inputs, labels) -> float:
-    from trainer_module.training.flops import training_flops
-
-    return training_flops(model, inputs, labels)
 
 
 def device() -> str:

@@ -10,7 +10,7 @@ from trainer_module.bert.config import BertConfig
 from trainer_module.layers import masked_mean
 from trainer_module.layers.ngram import WideAndDeep
 
-BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")  # BertBackbone's own inputs
 # The layers below the first encoder block, frozen with `frozen_layers`.
 EMBEDDING_LAYERS = (
     "token_embedding",

@@ -38,7 +38,7 @@ def fit_to_budget(fn_args, prepared) -> None:
     if budget:
         started = time.monotonic()
         step_seconds, eval_seconds, trace_seconds = measure(prepared)
-        evaluations = max(1, min(getattr(config, "evaluations", 1), planned))
+        evaluations = max(1, min(config.evaluations, planned))
         validation = evaluations * max(1, fn_args.eval_steps or 1) * eval_seconds
         # The fit traces its own step functions (one per phase with several phases: BERT's).
         left = budget * 60 - (time.monotonic() - started) - validation - 2 * trace_seconds
