@@ -3,13 +3,16 @@ the baseline it replaced, KerasHub's samplers (GreedySampler, BeamSampler) over 
 decoding steps.
 
     .venv/bin/python -m benchmarks.translation_decoding [--preset base] [--batch-sizes 1 64]
+        [--mixed-precision auto] [--name beam-search]
 
 A randomly initialised model of the preset's shape (weights do not change the cost of a step)
 decodes source sentences of 14 tokens, greedy and with beam search, inside a tf.function as in
 the SavedModel (length penalty 0, as KerasHub's). Random weights rarely emit [END], so every
 sentence runs the full `max_decode_length` steps: the worst case, where the search's early stop
-does not help (the pipeline benchmark measures the trained model). Prints the median time per
-batch and the ratio to the baseline, and checks that both return the same translations."""
+does not help (the pipeline benchmark measures the trained model). Also the same search
+compiled by XLA (`jit_compile`, the export's default). Prints the median time per batch (after
+a first call that traces and compiles) and the ratios, checks that every variant returns the
+search's translations, and writes the table to benchmarks/results/translation_decoding/."""
 
 import argparse
 import statistics
@@ -68,15 +71,25 @@ def main() -> int:
     parser.add_argument("--preset", default="base")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--mixed-precision",
+        default="auto",
+        help="the Keras policy, as the Trainer picks it (default: %(default)s)",
+    )
+    parser.add_argument("--name", default="beam-search", help="the results file's name")
     args = parser.parse_args()
 
+    import keras
     import numpy as np
     import tensorflow as tf
 
+    from trainer_module.training.precision import precision_policy
     from trainer_module.translator import FAMILY
     from trainer_module.translator.decoding import make_generate
     from trainer_module.translator.model import Translator
 
+    policy = precision_policy(args.mixed_precision, gpus=0)
+    keras.mixed_precision.set_global_policy(policy)
     config = FAMILY.config(
         args.preset,
         {"source_vocab_size": SOURCE_VOCABULARY, "target_vocab_size": TARGET_VOCABULARY},
@@ -84,6 +97,11 @@ def main() -> int:
     model = Translator(config)
     ids = np.ones((1, 2), dtype="int32")
     model({"source_ids": ids, "decoder_input_ids": ids})
+    variants = {
+        "KerasHub": keras_hub_generate,
+        "search": make_generate,
+        "search, XLA": lambda *a: make_generate(*a, jit_compile=True),
+    }
 
     rows = []
     for beam_width in (1, 4):
@@ -93,34 +111,73 @@ def main() -> int:
                 tf.int32,
             )
             timings, outputs = {}, {}
-            for name, make in (("KerasHub", keras_hub_generate), ("search", make_generate)):
+            for name, make in variants.items():
                 generate = tf.function(
                     make(model, config.max_decode_length, beam_width),
                     input_signature=[tf.TensorSpec([None, None], tf.int32)],
                 )
-                outputs[name] = generate(source).numpy()  # trace
+                outputs[name] = generate(source).numpy()  # trace (and compile)
                 runs = []
                 for _ in range(args.repeats):
                     started = time.perf_counter()
                     generate(source).numpy()
                     runs.append(time.perf_counter() - started)
                 timings[name] = statistics.median(runs)
-            same = float(np.mean(np.all(outputs["KerasHub"] == outputs["search"], axis=1)))
-            rows.append((beam_width, batch, timings["KerasHub"], timings["search"], same))
+            same = {
+                name: float(np.mean(np.all(outputs[name] == outputs["search"], axis=1)))
+                for name in ("KerasHub", "search, XLA")
+            }
+            rows.append((beam_width, batch, timings, same))
 
     print(
-        f"\nTranslator decoding ({report.machine()}), preset {args.preset}, "
+        f"\nTranslator decoding ({report.machine()}), preset {args.preset}, {policy}, "
         f"{config.max_decode_length} tokens per sentence, median of {args.repeats}\n"
     )
-    print(
-        f"{'beam':>4} {'batch':>5} {'KerasHub ms':>12} {'search ms':>10} {'speed-up':>9} "
-        f"{'same output':>12}"
-    )
-    for beam_width, batch, baseline, search, same in rows:
-        print(
-            f"{beam_width:>4} {batch:>5} {1000 * baseline:>12.1f} {1000 * search:>10.1f} "
-            f"{baseline / search:>9.2f} {same:>12.0%}"
+    columns = [
+        "beam",
+        "batch",
+        "KerasHub",
+        "this search",
+        "XLA",
+        "search / KerasHub",
+        "XLA / search",
+        "same output as the search: KerasHub, XLA",
+    ]
+    table = []
+    for beam_width, batch, timings, same in rows:
+        table.append(
+            [
+                "1 (greedy)" if beam_width == 1 else str(beam_width),
+                str(batch),
+                f"{1000 * timings['KerasHub']:,.1f} ms",
+                f"{1000 * timings['search']:,.1f} ms",
+                f"{1000 * timings['search, XLA']:,.1f} ms",
+                f"{timings['KerasHub'] / timings['search']:.2f}",
+                f"{timings['search'] / timings['search, XLA']:.2f}",
+                f"{same['KerasHub']:.0%}, {same['search, XLA']:.0%}",
+            ]
         )
+    widths = [max(len(str(c)), *(len(r[i]) for r in table)) for i, c in enumerate(columns)]
+    for line in [columns] + table:
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(line, widths)))
+    report.save(
+        "translation_decoding",
+        args.name,
+        {
+            "title": "Decoding: KerasHub's samplers, translator/decoding.py, and it under XLA",
+            "tables": [
+                {
+                    "title": (
+                        f"preset {args.preset} with random weights, {policy}, "
+                        f"{SOURCE_LENGTH}-token sources, all {config.max_decode_length} tokens "
+                        f"decoded; median of {args.repeats}"
+                    ),
+                    "columns": columns,
+                    "rows": table,
+                }
+            ],
+        },
+    )
     return 0
 
 

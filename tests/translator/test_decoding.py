@@ -161,3 +161,21 @@ def test_the_length_penalty_lets_a_longer_translation_win_and_is_searched_for(be
     for length_penalty, expected in ((0.0, (END_ID,)), (2.0, (4, 5, END_ID))):
         generated = make_generate(model, 6, beam_width, length_penalty)(tf.constant(SOURCES))
         assert [written(row) for row in generated.numpy()] == [expected] * len(SOURCES)
+
+
+@pytest.mark.parametrize("beam_width", [1, 3])
+def test_the_xla_compiled_search_pads_to_a_bucket_and_returns_the_plain_search_ids(beam_width):
+    """jit_compile: the batch is padded to the next power of two (copies of its first sentence)
+    and cut back; the ids are the plain search's, for batch sizes on and off a bucket."""
+    model = small_model()
+    spec = [tf.TensorSpec([None, None], tf.int32)]
+    plain = tf.function(make_generate(model, 4, beam_width, 0.6), input_signature=spec)
+    compiled = tf.function(
+        make_generate(model, 4, beam_width, 0.6, jit_compile=True), input_signature=spec
+    )
+    sources = np.concatenate([SOURCES, SOURCES[::-1], SOURCES[:1]])  # 7 sentences
+    for rows in (1, 2, 3, 7):
+        batch = tf.constant(sources[:rows])
+        generated = compiled(batch).numpy()
+        assert generated.shape == (rows, 5)
+        np.testing.assert_array_equal(generated, plain(batch).numpy())

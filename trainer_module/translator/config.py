@@ -29,13 +29,15 @@ class TranslatorConfig(PresetConfig):
     source_vocab_size: int = 10_000  # Multi30k German has ~7.8k words seen at least twice
     target_vocab_size: int = 8_000  # Multi30k English: ~5.9k words seen at least twice
     min_frequency: int = 2  # word: rarer words become [UNK], as in the published recipes
-    shared_vocabulary: bool = False  # one vocabulary over both languages (and one embedding)
+    # One vocabulary over both languages, of at most source_vocab_size + target_vocab_size
+    # pieces, and one embedding for source, target and (tied) output.
+    shared_vocabulary: bool = False
     max_source_length: int = 40  # tokens; 99.9% of Multi30k sentences are shorter
     max_target_length: int = 40  # including [START] / [END]
     # Architecture: the anchor's 3+3 layers of 256 (README, Translation benchmark).
     d_model: int = 256
     num_heads: int = 8  # 32 dimensions per head
-    ff_dim: int = 512  # 2 x d_model, the anchor's
+    ff_dim: int = 1024  # 4 x d_model: the anchor's, and Vaswani et al.'s ratio
     encoder_layers: int = 3  # 3 + 3: the anchor's; Multi30k's short captions need no more
     decoder_layers: int = 3  # (the decoder's depth, as the encoder's)
     dropout: float = 0.1  # the paper's for base models
@@ -58,6 +60,9 @@ class TranslatorConfig(PresetConfig):
     # Finished translations are ranked by score / ((5 + tokens) / 6) ** length_penalty (Wu et
     # al., 2016, whose 0.6 this is); 0 ranks by score alone, which favours short translations.
     length_penalty: float = 0.6
+    # The served model's search compiled by XLA (decoding.py: one program per power-of-two
+    # batch size, compiled on its first request): docs/benchmarks.md#translation.
+    jit_compile: bool = True
 
     def __post_init__(self):
         if self.tokenizer not in ("wordpiece", "word"):
@@ -131,11 +136,17 @@ PRESETS: Mapping[str, TranslatorConfig] = {
         max_source_length=24,
         max_target_length=24,
     ),
-    # Multi30k: the 3+3-layer, d_model 256 model of the published anchor, with WordPiece
-    # vocabularies of 10,000 German and 8,000 English pieces at most (README, Translation
-    # benchmark: 37.7 BLEU cased and 38.2 lower-cased on val, against 38.3 lower-cased for
-    # lower-cased word vocabularies, in half the memory).
-    "base": TranslatorConfig(),
+    # Multi30k, in the published anchor's regime (a 3+3 Transformer of 256 with a feed-forward
+    # network of 1,024, 20 epochs, the last 5 epochs' weights averaged): one WordPiece
+    # vocabulary of at most 10,000 pieces over both languages, shared by the source, target and
+    # output embeddings; an evaluation per epoch at the task's 20 (docs/benchmarks.md#translation).
+    "base": TranslatorConfig(
+        shared_vocabulary=True,
+        source_vocab_size=5_000,
+        target_vocab_size=5_000,
+        evaluations=20,
+        average_last=5,
+    ),
 }
 
 SEARCH_SPACE = default_search_space(("encoder_layers", "decoder_layers"))  # the Tuner's (--tune)

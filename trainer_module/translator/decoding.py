@@ -27,12 +27,35 @@ from trainer_module.translator.config import END_ID, PAD_ID, START_ID
 NEVER = -1.0e9  # a log-probability no search keeps
 
 
-def make_generate(model, max_decode_length: int, beam_width: int, length_penalty: float = 0.0):
+def make_generate(
+    model,
+    max_decode_length: int,
+    beam_width: int,
+    length_penalty: float = 0.0,
+    jit_compile: bool = False,
+):
     """Returns generate: (B, S) source ids -> (B, max_decode_length + 1) ids: [START], the
-    tokens, [END], padding."""
+    tokens, [END], padding.
+
+    jit_compile: the search is compiled by XLA, which fuses a step's many small ops. XLA
+    compiles a program per input shape, so the batch is padded to the next power of two with
+    copies of its first sentence (which are decided when it is, so they never lengthen the
+    search) and cut back after: one compilation per bucket, not per batch size.
+    """
+
+    def search(source_ids):
+        return beam_search(model, source_ids, max_decode_length, beam_width, length_penalty)
+
+    if not jit_compile:
+        return search
+    compiled = tf.function(search, jit_compile=True, autograph=False)
 
     def generate(source_ids):
-        return beam_search(model, source_ids, max_decode_length, beam_width, length_penalty)
+        rows = tf.shape(source_ids)[0]
+        powers = 2 ** tf.range(31)
+        bucket = tf.reduce_min(tf.where(powers >= rows, powers, powers[-1]))
+        padding = tf.repeat(source_ids[:1], bucket - rows, axis=0)
+        return compiled(tf.concat([source_ids, padding], axis=0))[:rows]
 
     return generate
 
@@ -63,7 +86,9 @@ def beam_search(
         return ((5.0 + tf.cast(tokens, tf.float32)) / 6.0) ** length_penalty
 
     def step(index, ids, scores, best, best_ids, cache):
-        logits, cache = model.decode_step(ids[:, index - 1 : index], index - 1, cache)
+        # The last token by a gather: a slice between tensor bounds has a dynamic size in XLA.
+        last = tf.gather(ids, index - 1, axis=1)[:, None]
+        logits, cache = model.decode_step(last, index - 1, cache)
         log_probs = tf.nn.log_softmax(tf.cast(logits[:, 0, :], tf.float32))  # (R, V)
         vocab = tf.shape(log_probs)[1]
         banned = NEVER * (tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab))

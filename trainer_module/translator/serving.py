@@ -84,7 +84,13 @@ def export(
     pieces = is_wordpiece(tf_transform_output)
     # Traced once, called by every signature that decodes.
     generate = tf.function(
-        make_generate(model, max_decode_length, beam_width, model.config.length_penalty),
+        make_generate(
+            model,
+            max_decode_length,
+            beam_width,
+            model.config.length_penalty,
+            model.config.jit_compile,
+        ),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
         autograph=False,
     )
