@@ -93,3 +93,23 @@ def test_greedy_decoding_and_the_maximum_length(translator_run):
         joined(words.numpy()[greedy.numpy()[2, :3]].astype(str)).encode()
     ]
     assert np.all(short.numpy() != 3)  # cut before [END]
+
+
+def test_an_export_with_the_search_under_xla_translates_as_the_plain_export(
+    translator_run, tmp_path
+):
+    """jit_compile=true: the SavedModel keeps the compiled search (loaded by TensorFlow alone)
+    and translates batches on and off a power-of-two bucket as the default export does."""
+    from trainer_module.translator.model import Translator
+    from trainer_module.translator.serving import export
+
+    model = Translator(translator_run.model.config.replace(jit_compile=True))
+    ids = np.ones((1, 2), "int32")
+    model({"source_ids": ids, "decoder_input_ids": ids})
+    model.set_weights(translator_run.model.get_weights())
+    export(model, translator_run.output, str(tmp_path))
+    translate = tf.saved_model.load(str(tmp_path)).signatures["translate"]
+    sources = [s for s, _ in PAIRS]
+    for batch in (sources[:1], sources[:3], sources):
+        result = translate(source=tf.constant(batch))["translation"].numpy()
+        assert [t.decode() for t in result] == TRANSLATIONS[: len(batch)]

@@ -61,8 +61,11 @@ class TranslatorConfig(PresetConfig):
     # al., 2016, whose 0.6 this is); 0 ranks by score alone, which favours short translations.
     length_penalty: float = 0.6
     # The served model's search compiled by XLA (decoding.py: one program per power-of-two
-    # batch size, compiled on its first request): docs/benchmarks.md#translation.
-    jit_compile: bool = True
+    # batch size, compiled on its first request; docs/benchmarks.md#translation). Off by
+    # default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA functions
+    # unless started with --xla_cpu_compilation_enabled. Python TensorFlow (`serve`, MLflow,
+    # BulkInferrer) runs them.
+    jit_compile: bool = False
 
     def __post_init__(self):
         if self.tokenizer not in ("wordpiece", "word"):
