@@ -64,7 +64,8 @@ class TranslatorConfig(PresetConfig):
     # batch size, compiled on its first request; docs/benchmarks.md#translation). Off by
     # default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA functions
     # unless started with --xla_cpu_compilation_enabled. Python TensorFlow (`serve`, MLflow,
-    # BulkInferrer) runs them.
+    # BulkInferrer) runs them. For a model trained in float32 (--mixed-precision off): XLA's CPU
+    # backend refused the bfloat16 search on an AVX512-BF16 EPYC.
     jit_compile: bool = False
 
     def __post_init__(self):
