@@ -99,8 +99,7 @@ TASK = Task(
     drift_checks=text_drift_checks(
         features.SOURCE_WORDS, features.SOURCE_TOKENS, "source sentence"
     ),
-    # The benchmark's recipe (benchmarks/translation_pipeline.py): the anchor's 20 epochs, the
-    # `base` preset averaging the last 5.
+    # The benchmark's recipe (benchmarks/translation_pipeline.py): the anchor's 20 epochs.
     default_epochs=20.0,
     recipe_preset="base",
     data_options=(
