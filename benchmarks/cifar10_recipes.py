@@ -139,14 +139,23 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     )
     seconds = time.perf_counter() - started
 
-    def accuracy(split):
+    def accuracy(split, config=config):
+        model.config, model.predict_function = config, None  # the test-time views to average
         x, y = normalized[split]
         return round(
             float((model.predict(x, batch_size=1000, verbose=0).argmax(-1) == y).mean()), 4
         )
 
+    views = {  # test-time augmentation, from the same weights
+        "none": config.replace(flip_test_time=False, translate_test_time=False),
+        "flip": config.replace(flip_test_time=True, translate_test_time=False),
+        "flip+translate": config.replace(flip_test_time=True, translate_test_time=True),
+    }
+
     return {
         "recipe": name,
+        "preset": preset,
+        "precision": precision,
         "overrides": overrides,
         "epochs": epochs,
         "steps": steps,
@@ -155,11 +164,47 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
         "val_accuracy": accuracy("val"),
         "train_accuracy_by_quarter": [round(a, 4) for a in history.history["accuracy"]],
         "selection_accuracy_by_quarter": [round(a, 4) for a in history.history["val_accuracy"]],
+        "val_accuracy_by_test_time_views": {k: accuracy("val", v) for k, v in views.items()},
+        "training_images": steps * config.batch_size,
         "fit_seconds": round(seconds, 1),
         "images_per_second": round(steps * config.batch_size / seconds),
         "backend": keras.backend.backend(),
         "seed": seed,
     }
+
+
+def training_gflop_per_image(preset: str, overrides: dict, precision: str) -> float:
+    """One training image's arithmetic (forward, gradients, update) in GFLOP for a recipe,
+    counted on TensorFlow's graph of a step of 32 (trainer_module/training/flops.py)."""
+    import keras
+
+    from trainer_module.training.flops import training_flops
+    from trainer_module.vit.config import PRESETS
+    from trainer_module.vit.model import build_model
+
+    if keras.backend.backend() != "tensorflow":
+        raise RuntimeError("the FLOP count reads TensorFlow's graph: KERAS_BACKEND=tensorflow")
+    config = PRESETS[preset].replace(**{**overrides, "batch_size": 32})
+    keras.mixed_precision.set_global_policy(precision)
+    images = np.random.default_rng(0).normal(size=(32, config.image_size, config.image_size, 3))
+    labels = np.eye(len(CLASSES), dtype="float32")[np.arange(32) % len(CLASSES)]
+    flops = training_flops(build_model(config, 10), images.astype("float32"), labels)
+    return flops / 32 / 1e9
+
+
+def training_pflop(result: dict) -> float:
+    """The recipe's training arithmetic: its images x one image's count."""
+    per_image = training_gflop_per_image(result["preset"], result["overrides"], result["precision"])
+    return round(result["training_images"] * per_image / 1e6, 3)
+
+
+COLUMNS = (
+    ("training PFLOP", training_pflop),
+    (
+        "val accuracy: no / flip / flip + shift test-time views",
+        lambda r: " / ".join(str(v) for v in r["val_accuracy_by_test_time_views"].values()),
+    ),
+)
 
 
 def main(argv=None) -> None:
@@ -171,6 +216,7 @@ def main(argv=None) -> None:
         recipe="cct",
         load=load,
         run=run,
+        columns=COLUMNS,
         argv=argv,
     )
 

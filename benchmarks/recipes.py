@@ -44,11 +44,13 @@ def main(
     load,
     run,
     anchor=None,
+    columns=(),
     argv=None,
 ) -> None:
     """Parses the command line, loads (and caches) the data, trains each --recipe with
     run(name, overrides, data, epochs, seed) and writes one JSON line per result; `anchor`
-    (data -> result), when given, is the --anchor option's non-neural reference."""
+    (data -> result), when given, is the --anchor option's non-neural reference; `columns`,
+    (name, result -> value) pairs, are the benchmark's own columns in the results table."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--data", default=data)
     parser.add_argument("--cache", default=cache, help="the decoded data, written on first use")
@@ -77,7 +79,7 @@ def main(
     benchmark = os.path.splitext(os.path.basename(sys.argv[0]))[0]
     if args.results_from:
         with open(args.results_from) as f:
-            save(benchmark, args.name, [json.loads(line) for line in f if line.strip()])
+            save(benchmark, args.name, [json.loads(line) for line in f if line.strip()], columns)
         return
     loaded = load(args.data, args.cache)
     print({split: len(labels) for split, (_, labels) in loaded.items()}, flush=True)
@@ -99,11 +101,12 @@ def main(
         results.append(run(*parse_recipe(text), loaded, args.epochs, args.seed))
         emit(results[-1])
     if args.name:
-        save(benchmark, args.name, results)
+        save(benchmark, args.name, results, columns)
 
 
-def save(benchmark: str, name: str, results: list) -> None:
-    """The results as one table (a row per recipe) in a results file the docs render."""
+def save(benchmark: str, name: str, results: list, extra=()) -> None:
+    """The results as one table (a row per recipe) in a results file the docs render; `extra`:
+    (column, result -> value) pairs appended to each row."""
     from benchmarks import report
 
     columns = ["recipe", "overrides", "epochs", "images/s", "selection accuracy"]
@@ -118,8 +121,10 @@ def save(benchmark: str, name: str, results: list) -> None:
             " / ".join(str(a) for a in r.get("selection_accuracy_by_quarter", [])),
             r.get("val_accuracy"),
             r.get("backend"),
+            *(value(r) for _, value in extra),
         ]
         for r in results
     ]
+    columns += [column for column, _ in extra]
     title = "Recipes on the selection split (chosen there; val is the pipeline's split)"
     report.save(benchmark, name, {"tables": [{"title": title, "columns": columns, "rows": rows}]})

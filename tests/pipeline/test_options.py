@@ -194,7 +194,7 @@ def test_the_preset_is_the_tasks_recipe_on_your_data_and_the_familys_default_on_
     from pipeline.tasks import get_task
 
     cifar10, imdb = get_task("cifar10"), get_task("imdb")
-    assert cifar10.recipe_preset == "hybrid" and imdb.recipe_preset is None
+    assert cifar10.recipe_preset == "hybrid_airbench" and imdb.recipe_preset is None
     assert get_task("translation").recipe_preset == "base"
 
     def preset(**options):
@@ -202,7 +202,7 @@ def test_the_preset_is_the_tasks_recipe_on_your_data_and_the_familys_default_on_
         assert resolved.model_config == resolved.family.config(resolved.preset)
         return resolved.preset
 
-    assert preset(task="cifar10", data="/cifar-10-batches-bin") == "hybrid"
+    assert preset(task="cifar10", data="/cifar-10-batches-bin") == "hybrid_airbench"
     assert preset(task="cifar10") == preset(task="cifar10", data=cifar10.default_data_dir)
     assert preset(task="cifar10") == "small"  # the family's default, sized for the shapes
     assert preset(task="cifar10", data="/cifar", preset="base") == "base"

@@ -69,3 +69,34 @@ def test_adamw_with_ema_ends_training_with_the_averaged_weights():
     # The weight rises from 0 towards 10 every step; fit ends with the moving average of the
     # steps' weights, which lags behind the last one.
     assert 0 < averaged < raw
+
+
+def test_triangular_rises_from_a_fifth_of_the_peak_then_falls_to_its_end_share():
+    from trainer_module.training.schedules import Triangular
+
+    schedule = Triangular(peak_learning_rate=1.0, warmup_steps=20, total_steps=120)
+    assert lr(schedule, 0) == pytest.approx(0.2)
+    assert lr(schedule, 10) == pytest.approx(0.6)  # half-way up
+    assert lr(schedule, 20) == pytest.approx(1.0)
+    assert lr(schedule, 70) == pytest.approx(1.0 - 0.93 / 2)  # half-way down
+    assert lr(schedule, 120) == pytest.approx(0.07)
+    assert lr(schedule, 500) == pytest.approx(0.07)
+
+
+def test_scaled_sgd_moves_only_the_listed_variables_faster_and_decays_all_alike():
+    import keras
+    import numpy as np
+
+    from trainer_module.training.optimizers import nesterov_sgd
+
+    def step(scale, weight_decay):
+        fast = keras.Variable(np.ones(2, "float32"), name="fast")
+        slow = keras.Variable(np.ones(2, "float32"), name="slow")
+        optimizer = nesterov_sgd(0.1, 0.0, weight_decay, [fast], scale)
+        optimizer.apply([np.ones(2, "float32")] * 2, [fast, slow])
+        return float(fast.numpy()[0]), float(slow.numpy()[0])
+
+    assert step(1.0, 0.0) == pytest.approx((0.9, 0.9))
+    assert step(8.0, 0.0) == pytest.approx((1.0 - 0.8, 0.9))  # 8 x the step for `fast` only
+    # Decoupled decay (w -= w x 0.5 x 0.1) is not scaled: both lose 0.05 more.
+    assert step(8.0, 0.5) == pytest.approx((1.0 - 0.8 - 0.05, 0.9 - 0.05))

@@ -150,6 +150,51 @@ def test_flip_test_time_averages_the_logits_of_the_image_and_its_mirror():
     assert not np.allclose(expected, single_pass(images), atol=1e-3)  # the mirror mattered
 
 
+def test_translate_test_time_adds_one_pixel_shifts_weighted_as_airbench():
+    config = get_preset(
+        "tiny", {"flip_test_time": True, "translate_test_time": True, "num_layers": 1}
+    )
+    model = VitClassifier(config)
+    images = np.random.default_rng(2).normal(size=(2, 16, 16, 3)).astype("float32")
+
+    def single_pass(x):
+        return ops.convert_to_numpy(model.head(model.pool(model.encode(x)[0])))
+
+    def shifts(x):  # reflect-padded by one pixel: up-left and down-right crops
+        padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
+        return [padded[:, :16, :16], padded[:, 2:, 2:]]
+
+    mirror = images[:, :, ::-1]
+    np.testing.assert_array_equal(shifts(images)[1][:, :15, :15], images[:, 1:, 1:])
+    unshifted = (single_pass(images) + single_pass(mirror)) / 2
+    shifted = sum(single_pass(x) for x in shifts(images) + shifts(mirror)) / 4
+    expected = (unshifted + shifted) / 2
+    np.testing.assert_allclose(ops.convert_to_numpy(model(images)), expected, atol=1e-5)
+    assert not np.allclose(expected, unshifted, atol=1e-4)  # the shifts mattered
+
+
+def test_sgd_recipe_scales_the_stem_norm_offsets_and_leaves_norms_without_a_scale():
+    config = get_preset(
+        "tiny",
+        {
+            "tokenizer": "hybrid",
+            "conv_layers": 2,
+            "stem_pooling": True,
+            "optimizer": "sgd",
+            "norm_bias_scaler": 64.0,
+            "norm_scale": False,
+            "norm_momentum": 0.6,
+        },
+    )
+    model = build_model(config, train_steps=10)
+    norms = [x for x in model.tokenizer_layers if isinstance(x, keras.layers.BatchNormalization)]
+    assert len(norms) == 4 and all(not n.scale and n.momentum == 0.6 for n in norms)
+    assert model.optimizer.nesterov and model.optimizer.scale == 64.0
+    assert sorted(model.optimizer.scaled_paths) == sorted(n.beta.path for n in norms)
+    images = np.random.default_rng(0).normal(size=(8, 16, 16, 3)).astype("float32")
+    model.fit(images, np.eye(10, dtype="float32")[np.arange(8)], epochs=1, verbose=0)
+
+
 def test_cls_token_sits_at_position_zero():
     # No blocks: the output is LayerNorm(token + position). Zero images and zero-initialised
     # patch biases leave the patch tokens at their position embeddings; [CLS] is at row 0.
@@ -205,6 +250,9 @@ def test_config_round_trip_rebuilds_the_same_model():
         ({"whitening_kernel": 2}, "needs tokenizer='hybrid'"),
         ({"stem_pooling": True}, "stem_pooling needs tokenizer='hybrid'"),
         ({"depth": 3}, "unknown VitConfig fields"),
+        ({"optimizer": "lamb"}, "optimizer must be"),
+        ({"norm_bias_scaler": 64.0}, "norm_bias_scaler needs optimizer='sgd'"),
+        ({"translate_test_time": True}, "translate_test_time needs flip_test_time"),
         ({}, "unknown vit preset 'huge'"),
     ],
 )

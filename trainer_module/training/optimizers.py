@@ -1,21 +1,79 @@
-"""The optimizer every model family uses."""
+"""The optimizers the model families use: AdamW everywhere, Nesterov SGD for airbench's
+CIFAR-10 recipe."""
 
 import keras
 
 
-def adamw(learning_rate, weight_decay: float, ema_momentum: float = 0.0) -> keras.optimizers.AdamW:
+def adamw(
+    learning_rate, weight_decay: float, ema_momentum: float = 0.0, ema_every: int = 0
+) -> keras.optimizers.AdamW:
     """AdamW with gradient clipping; no weight decay on biases and LayerNorm scales/offsets.
 
     With `ema_momentum` > 0 it also keeps an exponential moving average of the weights
     (Polyak averaging), which validation uses and training ends with (Keras swaps it in at the
-    end of `fit`): the average of the last ~1 / (1 - momentum) steps' weights.
+    end of `fit`): the average of the last ~1 / (1 - momentum) steps' weights. With `ema_every`
+    = N > 0 the weights are also reset to the average every N steps (lookahead, as airbench).
     """
     optimizer = keras.optimizers.AdamW(
         learning_rate=learning_rate,
         weight_decay=weight_decay,
         clipnorm=1.0,
-        use_ema=ema_momentum > 0,
-        ema_momentum=ema_momentum or 0.99,
+        **ema(ema_momentum, ema_every),
     )
     optimizer.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
     return optimizer
+
+
+def nesterov_sgd(
+    learning_rate,
+    momentum: float,
+    weight_decay: float,
+    scaled_variables=(),
+    scale: float = 1.0,
+    ema_momentum: float = 0.0,
+    ema_every: int = 0,
+) -> "ScaledSGD":
+    """Nesterov SGD with decoupled weight decay (Keras's: w -= w x decay x learning rate) on every
+    weight but LayerNorm scales/offsets and biases; `scaled_variables` (airbench's BatchNorm
+    offsets) take `scale` x the learning rate in their gradient step. EMA as in `adamw`."""
+    optimizer = ScaledSGD(
+        scaled_paths=[v.path for v in scaled_variables],
+        scale=scale,
+        learning_rate=learning_rate,
+        momentum=momentum,
+        nesterov=True,
+        weight_decay=weight_decay,
+        **ema(ema_momentum, ema_every),
+    )
+    optimizer.exclude_from_weight_decay(var_names=["bias", "gamma"])
+    return optimizer
+
+
+def ema(momentum: float, every: int) -> dict:
+    """Keras optimizers' arguments for an average of the weights (none when momentum is 0)."""
+    return {
+        "use_ema": momentum > 0,
+        "ema_momentum": momentum or 0.99,
+        "ema_overwrite_frequency": every or None,
+    }
+
+
+@keras.saving.register_keras_serializable(package="tfx_transformers")
+class ScaledSGD(keras.optimizers.SGD):
+    """SGD whose variables at `scaled_paths` take `scale` x the learning rate in their gradient
+    step, not in their weight decay (airbench's `bias_scaler`: a BatchNorm without a scale
+    learns its offset 64 times faster than the convolutions, whose scale it fixes)."""
+
+    def __init__(self, scaled_paths=(), scale: float = 1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scaled_paths, self.scale = tuple(scaled_paths), float(scale)
+
+    def update_step(self, gradient, variable, learning_rate):
+        # The backend passes its own variable (TensorFlow's), which has no path: look it up.
+        index = self._get_variable_index(variable)
+        if self._trainable_variables[index].path in self.scaled_paths:
+            learning_rate = learning_rate * self.scale
+        super().update_step(gradient, variable, learning_rate)
+
+    def get_config(self):
+        return {**super().get_config(), "scaled_paths": self.scaled_paths, "scale": self.scale}

@@ -75,3 +75,42 @@ class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):
             "warmup_steps": self.warmup_steps,
             "total_steps": self.total_steps,
         }
+
+
+class Triangular(keras.optimizers.schedules.LearningRateSchedule):
+    """airbench's (Jordan, 2024): linear from `start` x peak to the peak over `warmup_steps`,
+    then linear to `end` x peak at `total_steps`."""
+
+    def __init__(
+        self,
+        peak_learning_rate: float,
+        warmup_steps: int,
+        total_steps: int,
+        start: float = 0.2,
+        end: float = 0.07,
+    ):
+        self.peak_learning_rate = peak_learning_rate
+        self.warmup_steps = max(1, int(warmup_steps))
+        self.total_steps = max(self.warmup_steps + 1, int(total_steps))
+        self.start, self.end = start, end
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        warmup = ops.cast(self.warmup_steps, "float32")
+        rising = ops.clip(step / warmup, 0.0, 1.0)
+        falling = ops.clip((step - warmup) / float(self.total_steps - self.warmup_steps), 0.0, 1.0)
+        fraction = ops.where(
+            step < warmup,
+            self.start + (1.0 - self.start) * rising,
+            1.0 + (self.end - 1.0) * falling,
+        )
+        return self.peak_learning_rate * fraction
+
+    def get_config(self):
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+            "start": self.start,
+            "end": self.end,
+        }

@@ -8,8 +8,8 @@ import numpy as np
 from keras import ops
 
 from trainer_module.layers import EncoderStack, LearnedPositionalEmbedding
-from trainer_module.training.optimizers import adamw
-from trainer_module.training.schedules import WarmupCosineDecay
+from trainer_module.training.optimizers import adamw, nesterov_sgd
+from trainer_module.training.schedules import Triangular, WarmupCosineDecay
 from trainer_module.vit.config import VitConfig
 
 WHITENING_IMAGES = 5_000  # training images for the patch-whitening statistics (airbench's)
@@ -69,9 +69,7 @@ class VitClassifier(keras.Model):
                             trainable=not whitening,
                             name=f"stem_{i}{part}",
                         ),
-                        # Moving statistics at PyTorch's rate (Keras: 0.99), so that short
-                        # trainings infer with the statistics they trained with.
-                        keras.layers.BatchNormalization(momentum=0.9, name=f"stem_{i}{part}_norm"),
+                        stem_norm(config, f"stem_{i}{part}_norm"),
                         keras.layers.Activation("gelu", name=f"stem_{i}{part}_gelu"),
                     ]
         else:
@@ -147,11 +145,12 @@ class VitClassifier(keras.Model):
         return ops.sum(weights * ops.cast(hidden, "float32"), axis=1)
 
     def call(self, images, training=None):
-        logits = self.head(self.pool(self.encode(images, training=training)[0]))
-        if self.config.flip_test_time and not training:  # the mean with the mirror's logits
-            mirrored, _ = self.encode(ops.flip(images, axis=2), training=training)
-            logits = (logits + self.head(self.pool(mirrored))) / 2
-        return logits
+        if training or not self.config.flip_test_time:
+            return self.head(self.pool(self.encode(images, training=training)[0]))
+        views, weights = test_time_views(images, self.config.translate_test_time)
+        logits = self.head(self.pool(self.encode(ops.concatenate(views), training=training)[0]))
+        logits = ops.reshape(logits, (len(views), -1, self.config.num_classes))
+        return ops.einsum("v,vbc->bc", ops.convert_to_tensor(weights, logits.dtype), logits)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -160,6 +159,29 @@ class VitClassifier(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         return cls(VitConfig.from_dict(config.pop("config")), **config)
+
+
+def test_time_views(images, translate: bool):
+    """The views whose logits test-time augmentation averages, and their weights: the image and
+    its mirror; with `translate`, airbench's also: both shifted one pixel up-left and down-right
+    (reflect-padded), together weighted as much as the unshifted two."""
+    mirror = ops.flip(images, axis=2)
+    if not translate:
+        return [images, mirror], [0.5, 0.5]
+    size = ops.shape(images)[1]
+    padding = [[0, 0], [1, 1], [1, 1], [0, 0]]
+    shifted = []
+    for view in (images, mirror):
+        padded = ops.pad(view, padding, mode="reflect")
+        shifted += [padded[:, :size, :size], padded[:, 2 : size + 2, 2 : size + 2]]
+    return [images, mirror, *shifted], [0.25, 0.25, 0.125, 0.125, 0.125, 0.125]
+
+
+def stem_norm(config: VitConfig, name: str) -> keras.layers.BatchNormalization:
+    """The hybrid stem's BatchNorm: config.norm_momentum, a scale only with config.norm_scale."""
+    return keras.layers.BatchNormalization(
+        momentum=config.norm_momentum, scale=config.norm_scale, name=name
+    )
 
 
 def pooled_stem(config: VitConfig) -> list:
@@ -184,7 +206,7 @@ def pooled_stem(config: VitConfig) -> list:
             if part == "a":
                 layers.append(keras.layers.MaxPooling2D(2, name=f"stem_{i}_pool"))
             layers += [
-                keras.layers.BatchNormalization(momentum=0.9, name=f"stem_{i}{part}_norm"),
+                stem_norm(config, f"stem_{i}{part}_norm"),
                 keras.layers.Activation("gelu", name=f"stem_{i}{part}_gelu"),
             ]
     return layers
@@ -215,13 +237,31 @@ def whitening_kernel(images: np.ndarray, size: int, eps: float = 5e-4) -> np.nda
 
 def build_model(config: VitConfig, train_steps: int) -> keras.Model:
     """The classifier, built and compiled with its training recipe: AdamW on a warmup-cosine
-    schedule over train_steps, cross-entropy on (possibly mixed) soft labels with smoothing."""
+    schedule or airbench's Nesterov SGD on its triangle, over train_steps; cross-entropy on
+    (possibly mixed) soft labels with smoothing."""
     model = VitClassifier(config)
-    schedule = WarmupCosineDecay(
-        config.peak_learning_rate, round(config.warmup_fraction * train_steps), train_steps
-    )
+    model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
+    warmup = round(config.warmup_fraction * train_steps)
+    if config.optimizer == "sgd":
+        offsets = [
+            layer.beta
+            for layer in model.tokenizer_layers
+            if isinstance(layer, keras.layers.BatchNormalization)
+        ]
+        optimizer = nesterov_sgd(
+            Triangular(config.peak_learning_rate, warmup, train_steps),
+            config.momentum,
+            config.weight_decay,
+            offsets,
+            config.norm_bias_scaler,
+            config.ema_momentum,
+            config.ema_every,
+        )
+    else:
+        schedule = WarmupCosineDecay(config.peak_learning_rate, warmup, train_steps)
+        optimizer = adamw(schedule, config.weight_decay, config.ema_momentum, config.ema_every)
     model.compile(
-        optimizer=adamw(schedule, config.weight_decay, config.ema_momentum),
+        optimizer=optimizer,
         loss=keras.losses.CategoricalCrossentropy(
             from_logits=True, label_smoothing=config.label_smoothing
         ),
@@ -230,5 +270,4 @@ def build_model(config: VitConfig, train_steps: int) -> keras.Model:
             keras.metrics.TopKCategoricalAccuracy(k=3, name="top3_accuracy"),
         ],
     )
-    model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
     return model
