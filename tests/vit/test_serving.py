@@ -72,3 +72,25 @@ def test_attention_over_the_patch_grid(vit_run):
     config = vit_run.model.config
     assert weights.shape == (2, config.num_layers, config.num_heads, 17, 17)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-5)
+
+
+def test_a_saved_model_with_shifted_test_time_views_answers_as_the_keras_model(tmp_path):
+    """airbench's views (flips and one-pixel shifts, reflect-padded) trace into a graph with an
+    unknown batch, as the export's signatures have."""
+    from trainer_module.vit import FAMILY
+    from trainer_module.vit.model import VitClassifier
+
+    config = FAMILY.config("tiny", {"flip_test_time": True, "translate_test_time": True})
+    model = VitClassifier(config)
+    images = np.random.default_rng(3).normal(size=(3, 16, 16, 3)).astype("float32")
+    expected = model(images).numpy()
+    module = tf.Module()
+    module.model = model
+    module.classify = tf.function(
+        lambda x: model(x, training=False),
+        input_signature=[tf.TensorSpec([None, 16, 16, 3], tf.float32)],
+    )
+    tf.saved_model.save(module, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    np.testing.assert_allclose(loaded.classify(images).numpy(), expected, atol=1e-5)
+    np.testing.assert_allclose(loaded.classify(images[:1]).numpy(), expected[:1], atol=1e-5)
