@@ -44,7 +44,7 @@ class VitConfig(PresetConfig):
     # Hybrid only: the stem's BatchNorms. airbench's have a moving-average momentum of 0.6 (in
     # Keras's sense: 0.6 x the old statistics) and no scale (the convolution's scale is free).
     norm_momentum: float = 0.9  # PyTorch's rate (Keras: 0.99): short trainings infer well
-    norm_scale: bool = True
+    norm_scale: bool = True  # a learned scale per channel (Keras's default)
     # Optimisation: "adamw" (linear warmup, then cosine decay to zero at the last step) or "sgd"
     # (airbench's: Nesterov SGD, from 0.2 x the peak to the peak over the warmup, then linearly
     # to 0.07 x the peak; weight decay decoupled, Keras's: w -= w x decay x learning rate).
