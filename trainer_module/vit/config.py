@@ -128,6 +128,25 @@ class VitConfig(PresetConfig):
         return self.grid_size**2
 
 
+# The pooled hybrid's network and what its two recipes share (the `hybrid` presets below): a
+# frozen 2x2 whitening convolution, three conv-pool stages of 64, 128 and 256 channels (3x3 = 9
+# tokens of 256), two Transformer blocks, airbench's label smoothing, flip test-time views.
+POOLED_HYBRID = dict(
+    tokenizer="hybrid",
+    conv_layers=3,
+    conv_filters=64,
+    stem_pooling=True,
+    whitening_kernel=2,
+    d_model=256,
+    num_heads=4,
+    mlp_dim=512,
+    num_layers=2,
+    pooling="sequence",
+    dropout=0.0,
+    label_smoothing=0.2,
+    flip_test_time=True,
+)
+
 PRESETS: Mapping[str, VitConfig] = {
     # For tests: builds and trains a step in about a second.
     "tiny": VitConfig(
@@ -171,48 +190,24 @@ PRESETS: Mapping[str, VitConfig] = {
         dropout=0.0,
         mixup_alpha=0.2,
     ),
-    # The ViT paper's hybrid with airbench's stem: a frozen 2x2 whitening convolution, then
-    # three conv-pool blocks of 64, 128 and 256 (3x3 = 9 tokens of 256), 2 Transformer blocks;
-    # a long warmup, label smoothing 0.2 (airbench's), mixup 0.2 (at 60 epochs without it the
-    # training accuracy reached 0.99 and validation flattened), flip test-time augmentation:
-    # the CIFAR-10 task's recipe until issue 45 (80 epochs, AdamW; docs/benchmarks.md).
+    # The ViT paper's hybrid with airbench's stem (POOLED_HYBRID) and AdamW: a long warmup,
+    # mixup 0.2 (at 60 epochs without it the training accuracy reached 0.99 and validation
+    # flattened): the CIFAR-10 task's recipe until issue 45 (80 epochs; docs/benchmarks.md).
     "hybrid": VitConfig(
-        tokenizer="hybrid",
-        conv_layers=3,
-        conv_filters=64,
-        stem_pooling=True,
-        whitening_kernel=2,
-        d_model=256,
-        num_heads=4,
-        mlp_dim=512,
-        num_layers=2,
-        pooling="sequence",
-        dropout=0.0,
+        **POOLED_HYBRID,
         warmup_fraction=0.25,
-        label_smoothing=0.2,
         mixup_alpha=0.2,
-        flip_test_time=True,
     ),
     # The hybrid above trained with airbench's recipe (issue 45; the CIFAR-10 task's recipe,
     # 25 epochs: benchmarks/cifar10_recipes.py chose it under JAX, docs/benchmarks.md): batches
     # of 1,024; Nesterov SGD (momentum 0.85) from 0.2 x its peak of 0.1 up to the peak over 23%
     # of the steps, then linearly down to 0.07 x; decoupled weight decay 0.05; stem BatchNorms
     # with a moving-average momentum of 0.6 and no scale, their offsets learning 64 x faster;
-    # label smoothing 0.2; 2-pixel crops and flips, no mixup; flips and 1-pixel shifts averaged
-    # at test time. airbench's peak of 1.5 diverges here: the head, pooling and Transformer
-    # blocks are not invariant to their weights' scale, as a BatchNorm'd convolution is.
+    # 2-pixel crops and flips, no mixup; flips and 1-pixel shifts averaged at test time.
+    # airbench's peak of 1.5 diverges here: the head, pooling and Transformer blocks are not
+    # invariant to their weights' scale, as a BatchNorm'd convolution is.
     "hybrid_airbench": VitConfig(
-        tokenizer="hybrid",
-        conv_layers=3,
-        conv_filters=64,
-        stem_pooling=True,
-        whitening_kernel=2,
-        d_model=256,
-        num_heads=4,
-        mlp_dim=512,
-        num_layers=2,
-        pooling="sequence",
-        dropout=0.0,
+        **POOLED_HYBRID,
         norm_momentum=0.6,
         norm_scale=False,
         optimizer="sgd",
@@ -222,9 +217,7 @@ PRESETS: Mapping[str, VitConfig] = {
         weight_decay=0.05,
         momentum=0.85,
         norm_bias_scaler=64.0,
-        label_smoothing=0.2,
         crop_padding=2,
-        flip_test_time=True,
         translate_test_time=True,
     ),
     # The hybrid before (the task's recipe until 2026-11-25): the published CIFAR-10 hybrid's
