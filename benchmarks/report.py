@@ -7,6 +7,7 @@ memory, Python), the command, the commit, and the figures. docs/benchmarks.md is
 these files (scripts/docs_hooks.py); no figure is copied into the documentation by hand.
 """
 
+import contextlib
 import datetime
 import glob
 import json
@@ -369,10 +370,7 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
 
     from trainer_module.training.flops import training_flops
 
-    policy = history.get("precision", "float32")
-    previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(policy)
-    try:
+    with dtype_policy(history.get("precision", "float32")):
         model = build(config)
         model.compile(
             optimizer=keras.optimizers.AdamW(1e-3),
@@ -382,6 +380,18 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
             np.arange(config.batch_size) % config.num_classes
         ]
         step_flops = training_flops(model, inputs, labels)
+    return efficiency(step_flops, history)
+
+
+@contextlib.contextmanager
+def dtype_policy(name: str):
+    """Keras's global dtype policy set to `name` (the one a run trained under) for the block,
+    then restored."""
+    import keras
+
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(name)
+    try:
+        yield
     finally:
         keras.mixed_precision.set_global_policy(previous)
-    return efficiency(step_flops, history)

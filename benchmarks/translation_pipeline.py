@@ -252,7 +252,6 @@ def efficiency_of(history: dict, pipeline_root: str) -> dict:
     in pieces (padding in a length bucket is not counted: useful arithmetic)."""
     import glob
 
-    import keras
     import numpy as np
     import tensorflow as tf
     import tensorflow_transform as tft
@@ -282,15 +281,11 @@ def efficiency_of(history: dict, pipeline_root: str) -> dict:
             lengths[key].extend(np.count_nonzero(parsed[key].numpy() != PAD_ID, axis=1))
     source, target = (max(1, round(float(np.mean(lengths[key])))) for key in lengths)
     config = TranslatorConfig.from_dict(history["config"])
-    previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(history.get("precision", "float32"))
-    try:
+    with report.dtype_policy(history.get("precision", "float32")):
         model = build_model(config, history["train_steps"])
         ids = np.full((config.batch_size, source), 5, "int32")
         targets = np.full((config.batch_size, target), 5, "int32")
         step = training_flops(model, {SOURCE_IDS: ids, DECODER_INPUT_IDS: targets}, targets)
-    finally:
-        keras.mixed_precision.set_global_policy(previous)
     return {
         "mean_source_pieces": source,
         "mean_target_pieces": target,
