@@ -100,7 +100,11 @@ def efficiency_of(model: str, history: dict) -> dict:
         config = BertConfig.from_dict(history["config"])
         backbone = load_backbone(config.backbone_preset)
         flops = report.bert_step_flops(
-            config, backbone.num_layers, backbone.hidden_dim, backbone.intermediate_dim
+            config,
+            backbone.num_layers,
+            backbone.hidden_dim,
+            backbone.intermediate_dim,
+            history.get("padded_lengths"),
         )
         return report.efficiency(flops, history)
     from trainer_module.text_encoder.config import TextEncoderConfig

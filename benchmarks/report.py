@@ -296,19 +296,30 @@ def text_encoder_inputs(config, seed: int = 0):
     }
 
 
-def bert_step_flops(config, num_layers: int, hidden: int, intermediate: int) -> float:
+def bert_step_flops(
+    config, num_layers: int, hidden: int, intermediate: int, padded_lengths=None
+) -> float:
     """The matrix-multiply FLOPs of one BERT training step, counted from its shapes: per token
     and block, the four attention projections (4 H²), the feed-forward network (2 H I) and the
     attention scores and mixing (2 T H), two FLOPs per multiply-add; forward through every
-    block, backward (twice the forward) through the blocks that train. TensorFlow's profiler
-    counts several times this for a KerasHub BERT (it counts gathers and the embedding
-    gradient as dense products), so the share of the peak is taken from this count."""
-    tokens = config.batch_size * config.sequence_length
-    per_block = 2 * (
-        4 * hidden**2 + 2 * hidden * intermediate + 2 * config.sequence_length * hidden
-    )
+    block, backward (twice the forward) through the blocks that train. With `padded_lengths`
+    ({T: share of the steps}, history.json's: length-grouped batches), the mean over the
+    steps; else every step at config.sequence_length. TensorFlow's profiler counts several
+    times this for a KerasHub BERT (it counts gathers and the embedding gradient as dense
+    products), so the share of the peak is taken from this count."""
     trained = num_layers - config.frozen_layers
-    return float(tokens * per_block * (num_layers + 2 * trained))
+    shares = padded_lengths or {config.sequence_length: 1.0}
+    return float(
+        sum(
+            share
+            * config.batch_size
+            * int(length)
+            * 2
+            * (4 * hidden**2 + 2 * hidden * intermediate + 2 * int(length) * hidden)
+            * (num_layers + 2 * trained)
+            for length, share in shares.items()
+        )
+    )
 
 
 def matmul_tflops(size: int, dtype: str, seconds: float) -> float:

@@ -75,6 +75,31 @@ def test_the_steps_are_measured_on_a_copy_that_is_dropped():
     assert step > 0 and evaluation > 0 and trace > 0
 
 
+def test_a_step_on_input_shapes_not_seen_before_is_not_timed():
+    """Length-grouped batches come in several shapes, and a step on a new one traces."""
+    widths = [3, 5, 7]  # cycling: the third shape is new after the two warm-up steps
+    rows = (
+        tf.data.Dataset.range(3)
+        .repeat()
+        .map(
+            lambda i: (tf.ones((8, tf.gather(widths, i), 4)), tf.one_hot(tf.zeros(8, tf.int32), 2))
+        )
+    )
+    built = []
+
+    def build(config):
+        model = keras.Sequential(
+            [keras.Input((None, 4)), keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(2)]
+        )
+        model.compile(optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True))
+        built.append(model)
+        return model
+
+    config = types.SimpleNamespace(batch_size=8, evaluations=1)
+    plan.measure(Prepared(config, None, rows, rows, build=build, objective="val_loss"))
+    assert int(built[0].optimizer.iterations) == plan.WARMUP_STEPS + 1 + plan.TIMED_STEPS
+
+
 def test_the_schedule_is_said_over_the_steps_that_run(said):
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
     model.compile(optimizer=keras.optimizers.AdamW(WarmupLinearDecay(1e-3, 10, 100)), loss="mse")

@@ -113,3 +113,25 @@ def test_an_export_with_the_search_under_xla_translates_as_the_plain_export(
     for batch in (sources[:1], sources[:3], sources):
         result = translate(source=tf.constant(batch))["translation"].numpy()
         assert [t.decode() for t in result] == TRANSLATIONS[: len(batch)]
+
+
+def test_one_tied_embedding_and_the_export_decodes_as_the_keras_model(translator_run):
+    """The run shares one vocabulary: the source and target embeddings and the output
+    projection are one variable, and the export's beam search gives the Keras model's ids."""
+    model, output = translator_run.model, translator_run.output
+    assert model.config.shared_vocabulary and model.config.tie_output_embeddings
+    table = model.source_embedding.embedding.embeddings
+    assert model.target_embedding is model.source_embedding
+    tables = [w for w in model.weights if tuple(w.shape) == tuple(table.shape)]
+    assert len(tables) == 1 and tables[0] is table  # no untied copy anywhere
+    sources = [s for s, _ in PAIRS]
+    source_ids = tf.cast(
+        output.transform_features_layer()({"source": tf.constant(sources)})["source_ids"],
+        tf.int32,
+    )
+    keras_ids = make_generate(model, 11, model.config.beam_width, model.config.length_penalty)(
+        source_ids
+    )[:, 1:]
+    loaded = tf.saved_model.load(translator_run.export_dir)
+    served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
+    np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())

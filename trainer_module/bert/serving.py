@@ -12,6 +12,8 @@ from trainer_module.preprocessing.ngrams import NGRAM_IDS
 from trainer_module.serving.classifier import export_classifier
 from trainer_module.serving.contract import CLASSIFY_TEXT
 
+SEQUENCES = ("token_ids", "segment_ids", "padding_mask")  # the inputs that trim_padding cuts
+
 
 def bert_inputs(transformed: dict) -> dict:
     """Transform's outputs -> the model's inputs (model.BertClassifier)."""
@@ -25,12 +27,31 @@ def bert_inputs(transformed: dict) -> dict:
     return inputs
 
 
-def export(model: keras.Model, tf_transform_output: tft.TFTransformOutput, export_dir: str) -> None:
+def trim_padding(inputs: dict, multiple: int) -> dict:
+    """The model's inputs with the padding past their longest sequence cut off, rounded up to a
+    multiple of `multiple` pieces (few distinct shapes: one compiled step each); the n-gram ids
+    unchanged. Packed sequences end in padding and every layer masks it, so the logits are
+    the same at a fraction of the work for short reviews. 0: unchanged."""
+    if not multiple:
+        return inputs
+    full = tf.shape(inputs["token_ids"])[1]
+    longest = tf.reduce_max(tf.reduce_sum(inputs["padding_mask"], axis=1))
+    length = tf.minimum(full, -(-longest // multiple) * multiple)
+    return {key: value[:, :length] if key in SEQUENCES else value for key, value in inputs.items()}
+
+
+def export(
+    model: keras.Model,
+    tf_transform_output: tft.TFTransformOutput,
+    export_dir: str,
+    length_multiple: int = 0,
+) -> None:
+    """The SavedModel, each request's padding trimmed (trim_padding) to `length_multiple`."""
     export_classifier(
         model,
         tf_transform_output,
         export_dir,
-        model_inputs=bert_inputs,
+        model_inputs=lambda transformed: trim_padding(bert_inputs(transformed), length_multiple),
         label_names=features.LABEL_NAMES,
         raw_feature=features.TEXT,
         raw_signature=CLASSIFY_TEXT,

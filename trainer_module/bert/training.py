@@ -2,11 +2,14 @@
 (fit_phases); the Trainer's entry point: training/run_fn.py fits and exports what prepare
 returns (a pretrained backbone has no search space: no Tuner)."""
 
+import collections
 import math
 import os
 import time
 
 import keras
+import numpy as np
+import tensorflow as tf
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
@@ -14,7 +17,7 @@ from trainer_module.bert import FAMILY
 from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import build_model
 from trainer_module.bert.preprocessing import VOCABULARY_NAME
-from trainer_module.bert.serving import bert_inputs, export
+from trainer_module.bert.serving import bert_inputs, export, trim_padding
 from trainer_module.preprocessing.ngrams import ngram_ratios
 from trainer_module.training import backup, wide_path
 from trainer_module.training.history import Fitted, LogEvaluations
@@ -75,6 +78,9 @@ def prepare(fn_args: FnArgs) -> Prepared:
     if wide_path.holds_out(config, fn_args.custom_config["train_examples"]):
         # The deep path trains outside the held-out slice.
         train = wide_path.split(train, config.holdout_percent, config.batch_size, holdout=False)
+    if config.length_multiple:
+        train = grouped_by_length(train, config)
+        evaluation = evaluation.map(lambda x, y: (trim_padding(x, config.length_multiple), y))
 
     def build(config: BertConfig) -> keras.Model:
         model = build_model(config, ratios)
@@ -95,15 +101,59 @@ def prepare(fn_args: FnArgs) -> Prepared:
         evaluation,
         build=build,
         objective="val_accuracy",
-        export=lambda model, folder: export(model, tf_transform_output, folder),
+        export=lambda model, folder: export(
+            model, tf_transform_output, folder, config.length_multiple
+        ),
         datasets=datasets,
         ngram_ratios=ratios,
+        describe=lambda model: {"padded_lengths": padded_lengths(datasets(False, 1), config)},
         fit=lambda model: fit_phases(model, config, train, evaluation, fn_args),
         # Most steps are the full phase's.
         ready_to_train=lambda model: compile_phase(
             model, config, "full", config.peak_learning_rate
         ),
     )
+
+
+def review_pieces(inputs) -> tf.Tensor:
+    """The model's inputs -> (...) each review's pieces, [CLS] and [SEP] included."""
+    return tf.reduce_sum(inputs["padding_mask"], axis=-1)
+
+
+def grouped_by_length(batches: tf.data.Dataset, config: BertConfig) -> tf.data.Dataset:
+    """Batches of (inputs, labels) -> batches of config.batch_size reviews from one bucket of
+    config.length_multiple pieces (1-64, 65-128, ...: tf.data's bucket_by_sequence_length, in
+    the order they come), each cut to its bucket's end (trim_padding). A review waits in its
+    bucket until the batch is full, so the last batches of a finite dataset may be smaller."""
+    boundaries = list(
+        range(config.length_multiple + 1, config.sequence_length + 1, config.length_multiple)
+    )
+    return (
+        batches.unbatch()
+        .bucket_by_sequence_length(
+            element_length_func=lambda x, y: review_pieces(x),
+            bucket_boundaries=boundaries,
+            bucket_batch_sizes=[config.batch_size] * (len(boundaries) + 1),
+        )
+        .map(
+            lambda x, y: (trim_padding(x, config.length_multiple), y),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+        .prefetch(tf.data.AUTOTUNE)
+    )
+
+
+def padded_lengths(batches, config: BertConfig) -> dict:
+    """{padded length: share of the training batches}: the lengths that group_by_length pads
+    the training reviews to (config.sequence_length for each without length_multiple), counted
+    over one pass of `batches`, for the benchmarks' FLOP count."""
+    multiple = config.length_multiple or config.sequence_length
+    counts = collections.Counter()
+    for inputs, _ in batches:
+        pieces = review_pieces(inputs).numpy()
+        counts.update(np.minimum(-(-pieces // multiple) * multiple, config.sequence_length))
+    total = sum(counts.values()) or 1
+    return {int(length): round(n / total, 4) for length, n in sorted(counts.items())}
 
 
 def fit_phases(model, config: BertConfig, train, evaluation, fn_args: FnArgs) -> Fitted:

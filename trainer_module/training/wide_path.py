@@ -192,7 +192,7 @@ def train_and_combine(
             if key in metrics
         }
 
-    trained, combination, before_refit = None, None, None
+    trained, combination = None, None
     if holds_out(config, train_examples):
         steps = steps_over(max(1, round(train_examples * (100 - percent) / 100)))
         logging.info("Wide path: %d steps of SGD outside the held-out slice", steps)
@@ -207,7 +207,6 @@ def train_and_combine(
             model, split(datasets(False, 1), percent, config.batch_size, True)
         )
         logging.info("Paths combined on held-out reviews: %s", combination)
-        before_refit = validate()
     else:
         logging.info(
             "%d training reviews: no held-out slice of %d or more, the paths' logits are summed",
@@ -226,7 +225,6 @@ def train_and_combine(
         "wide_path_steps": steps,
         "wide_path_training": trained,
         "combination": combination,
-        "validation_before_refit": before_refit,
         "wide_path_refit_steps": refit_steps,
         "validation": validation,
         "seconds": round(time.perf_counter() - started, 1),
