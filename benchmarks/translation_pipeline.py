@@ -137,21 +137,32 @@ def _measure_serving(model_dir: str, data_dir: str, intra_op_threads: int) -> di
 
 
 def keep_snapshots(folder: str) -> None:
-    """Also writes every snapshot the Trainer's checkpoint averaging takes to `folder` (the
-    Trainer runs in this process), so that one training measures several averages."""
+    """Also writes the weights after every evaluation to `folder` (the Trainer runs in this
+    process): the snapshots the checkpoint averaging takes, or without averaging
+    (average_last 1) the same weights, so that one training measures every epoch and several
+    averages."""
+    import keras
     import numpy as np
 
     from trainer_module.training import averaging
 
     os.makedirs(folder, exist_ok=True)
-    on_epoch_end = averaging.AverageLast.on_epoch_end
+
+    def write(epoch, weights):
+        np.savez(os.path.join(folder, f"interval-{epoch + 1}.npz"), *weights)
+
+    class Recording(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            write(epoch, [keras.ops.convert_to_numpy(w) for w in self.model.weights])
+
+    on_epoch_end, make = averaging.AverageLast.on_epoch_end, averaging.callback
 
     def recording(self, epoch, logs=None):
         on_epoch_end(self, epoch, logs)
-        weights = self.snapshots[epoch + 1]
-        np.savez(os.path.join(folder, f"interval-{epoch + 1}.npz"), *weights)
+        write(epoch, self.snapshots[epoch + 1])
 
     averaging.AverageLast.on_epoch_end = recording
+    averaging.callback = lambda k, backup: make(k, backup) or Recording()
 
 
 def snapshot_bleus(folder: str, pipeline_root: str, history: dict, data_dir: str) -> dict:
@@ -228,7 +239,7 @@ def snapshot_bleus(folder: str, pipeline_root: str, history: dict, data_dir: str
     for interval in sorted(set(intervals[step - 1 :: step]) | {intervals[-1]}):
         measure(f"after evaluation {interval}", [snapshots[interval]], trained)
     best_k, best = 1, rows[-1][-1]
-    for k in sorted({3, 5, 10, trained.average_last}):
+    for k in sorted({3, 5, 10, trained.average_last} - {1}):
         if k <= len(intervals):
             lower = measure(
                 f"average of the last {k}", [snapshots[i] for i in intervals[-k:]], trained
@@ -324,8 +335,7 @@ def main() -> int:
     config = report.model_config("translation", args)
     eval_steps = -(-VAL_PAIRS // config.batch_size)
     snapshots = os.path.join(args.output, f"snapshots-{int(time.time())}")
-    if config.average_last > 1:
-        keep_snapshots(snapshots)
+    keep_snapshots(snapshots)
     summary, history = report.run_pipeline(args, "translation", args.data, eval_steps)
     fit_seconds, train_steps = history.get("fit_seconds"), history.get("train_steps")
     tokens = target_tokens(args.data) * args.epochs
@@ -346,9 +356,7 @@ def main() -> int:
     measured.update(efficiency_of(history, summary["pipeline_root"]))
     if summary["pushed_model"]:
         measured.update(serving_measures(summary["pushed_model"], args.data))
-    tables = []
-    if config.average_last > 1:
-        tables.append(snapshot_bleus(snapshots, summary["pipeline_root"], history, args.data))
+    tables = [snapshot_bleus(snapshots, summary["pipeline_root"], history, args.data)]
     print(
         f"\nTranslation pipeline benchmark, Multi30k de->en ({report.machine()}): preset "
         f"{args.preset} {overrides or ''}, {train_steps} steps ({args.epochs} epochs), "
