@@ -176,7 +176,7 @@ def train_and_combine(
     training reviews outside the held-out slice), the combination (fit_combination), then the
     wide path trained again the same way on every training review (the held-out ones too: a
     tenth more data, with the combination's weights kept), and each path's and the
-    combination's validation metrics before and after that refit. `datasets(shuffle, epochs)`
+    combination's validation metrics after that refit. `datasets(shuffle, epochs)`
     gives batches of the training split (epochs None: repeated). Returns what history.json
     records."""
     started, percent = time.perf_counter(), config.holdout_percent
