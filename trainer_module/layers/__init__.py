@@ -3,6 +3,7 @@ TensorFlow imports)."""
 
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import EncoderStack, FeedForward, TransformerBlock, causal_mask
+from trainer_module.layers.dense import Dense, flat_matmul
 from trainer_module.layers.ngram import NgramLogit, PathCombination, WideAndDeep
 from trainer_module.layers.pooling import masked_mean
 from trainer_module.layers.positional import (
@@ -15,6 +16,7 @@ from trainer_module.layers.positional import (
 )
 
 __all__ = [
+    "Dense",
     "EncoderStack",
     "FeedForward",
     "LearnedPositionalEmbedding",
@@ -27,6 +29,7 @@ __all__ = [
     "TransformerBlock",
     "WideAndDeep",
     "causal_mask",
+    "flat_matmul",
     "masked_mean",
     "position_layer",
     "sinusoidal_table",

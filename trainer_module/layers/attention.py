@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from trainer_module.layers.dense import Dense
+
 MASKED_SCORE = -1.0e9  # a masked key's score, before the softmax (in float32)
 
 
@@ -41,10 +43,10 @@ class MultiHeadAttention(keras.layers.Layer):
     def build(self, query_shape, value_shape=None):
         value_shape = query_shape if value_shape is None else value_shape
         inner = self.num_heads * self.key_dim
-        self.query_dense = keras.layers.Dense(inner, name="query")
-        self.key_dense = keras.layers.Dense(inner, name="key")
-        self.value_dense = keras.layers.Dense(inner, name="value")
-        self.output_dense = keras.layers.Dense(query_shape[-1], name="output")
+        self.query_dense = Dense(inner, name="query")
+        self.key_dense = Dense(inner, name="key")
+        self.value_dense = Dense(inner, name="value")
+        self.output_dense = Dense(query_shape[-1], name="output")
         self.query_dense.build(query_shape)
         self.key_dense.build(value_shape)
         self.value_dense.build(value_shape)

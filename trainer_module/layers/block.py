@@ -8,6 +8,7 @@ import keras
 from keras import ops
 
 from trainer_module.layers.attention import MultiHeadAttention
+from trainer_module.layers.dense import Dense
 
 
 def causal_mask(length) -> "keras.KerasTensor":
@@ -27,8 +28,8 @@ class FeedForward(keras.layers.Layer):
         self.dropout = dropout
 
     def build(self, input_shape):
-        self.inner = keras.layers.Dense(self.ff_dim, activation=self.activation, name="inner")
-        self.outer = keras.layers.Dense(input_shape[-1], name="outer")
+        self.inner = Dense(self.ff_dim, activation=self.activation, name="inner")
+        self.outer = Dense(input_shape[-1], name="outer")
         self.inner.build(input_shape)
         self.outer.build(tuple(input_shape[:-1]) + (self.ff_dim,))
         self.inner_dropout = keras.layers.Dropout(self.dropout)

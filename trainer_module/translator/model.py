@@ -3,7 +3,14 @@
 import keras
 from keras import ops
 
-from trainer_module.layers import EncoderStack, TokenEmbedding, TransformerBlock, position_layer
+from trainer_module.layers import (
+    Dense,
+    EncoderStack,
+    TokenEmbedding,
+    TransformerBlock,
+    flat_matmul,
+    position_layer,
+)
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import WarmupInverseSqrt
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
@@ -75,7 +82,7 @@ class Translator(keras.Model):
         self.output_projection = (
             None
             if config.tie_output_embeddings
-            else keras.layers.Dense(config.target_rows, name="output_projection")
+            else Dense(config.target_rows, name="output_projection")
         )
 
     def build(self, input_shape=None):
@@ -164,7 +171,7 @@ class Translator(keras.Model):
             return ops.cast(self.output_projection(x), "float32")
         if output_table is None:
             output_table = self._output_table(x.dtype)
-        logits = ops.matmul(x, output_table)  # compute dtype
+        logits = flat_matmul(x, output_table)  # compute dtype
         # Logits in float32 whatever the compute dtype: the softmax and the beam scores use them.
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 

@@ -7,7 +7,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from trainer_module.layers import EncoderStack, LearnedPositionalEmbedding
+from trainer_module.layers import Dense, EncoderStack, LearnedPositionalEmbedding
 from trainer_module.training.optimizers import adamw, nesterov_sgd
 from trainer_module.training.schedules import Triangular, WarmupCosineDecay
 from trainer_module.vit.config import VitConfig
@@ -104,7 +104,7 @@ class VitClassifier(keras.Model):
             name="encoder",
         )
         if config.pooling == "sequence":
-            self.pooling_scores = keras.layers.Dense(1, name="sequence_pooling")
+            self.pooling_scores = Dense(1, name="sequence_pooling")
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
 
