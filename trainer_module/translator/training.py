@@ -43,8 +43,8 @@ def make_dataset(
     batch_size: int,
     shuffle: bool,
 ) -> tf.data.Dataset:
-    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated; training
-    batches (`shuffle`) are also bucketed by length."""
+    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed; training batches
+    (`shuffle`) are repeated and bucketed by length, validation batches one pass."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(
@@ -52,6 +52,10 @@ def make_dataset(
             label_key=TARGET_IDS,
             shuffle=shuffle,
             shuffle_seed=0 if shuffle else None,
+            # Validation reads its split once per evaluation (the first eval_steps batches);
+            # a repeated one left a half-read iterator for Keras to destroy at each evaluation,
+            # which stalled training for up to 40 s (docs/benchmarks.md#translation).
+            num_epochs=None if shuffle else 1,
         ),
         tf_transform_output.transformed_metadata.schema,
     )
