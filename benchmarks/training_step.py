@@ -78,18 +78,18 @@ def translator():
     from trainer_module.translator.config import PRESETS
     from trainer_module.translator.model import Translator
 
-    config = batched(PRESETS["base"].replace(source_vocab_size=8000, target_vocab_size=6000))
+    config = batched(PRESETS["base"].replace(source_vocab_size=9567, target_vocab_size=9567))
     rng = np.random.default_rng(0)
     shape = (config.batch_size, 24)  # Multi30k's batches are trimmed to about this length
     inputs = {
-        "source_ids": rng.integers(4, 8000, size=shape),
-        "decoder_input_ids": rng.integers(4, 6000, size=shape),
+        "source_ids": rng.integers(4, 9567, size=shape),
+        "decoder_input_ids": rng.integers(4, 9567, size=shape),
     }
     return (
         Translator,
         config,
         inputs,
-        rng.integers(4, 6000, size=shape),
+        rng.integers(4, 9567, size=shape),
         MaskedSequenceCrossEntropy(0.1),
     )
 

@@ -18,8 +18,10 @@ counts: one joint vocabulary of 10,000 pieces, and separate ones of 10,000 Germa
 English pieces, for `shared_vocabulary=false`), and the ids made as `preprocessing.py` makes
 them. A *selection* split of about 4% of the training pairs (seeded hash, seed 7) is held out:
 recipes are chosen on it, so the pipeline's validation BLEU is not what picks them; both are
-printed. Training batches are grouped by length and trimmed as `training.py` groups them; the
-model and its compile are the trainer's (`build_model`), under mixed_bfloat16. BLEU is greedy
+printed. Training batches are grouped by length as `training.py` groups them, and trimmed as it
+trims them under TensorFlow (under JAX they keep one width: a compilation per shape costs more
+than the padding); the model and its compile are the trainer's (`build_model`), under
+mixed_bfloat16. BLEU is greedy
 (beam 4 adds about a point in the pipeline's snapshots), detokenized as the served model
 detokenizes (`wordpiece.detokenize`), sacreBLEU 13a cased and lower-cased.
 """
@@ -107,10 +109,12 @@ def model_arrays(de: np.ndarray, en: np.ndarray) -> tuple:
     return source, decoder, target
 
 
-def batches(source, decoder, target, batch_size: int, seed: int):
+def batches(source, decoder, target, batch_size: int, seed: int, trim: bool = True):
     """Training batches for ever: each pass shuffled, then grouped into the length buckets of
-    training.py and trimmed to their longest sentence (rounded up to LENGTH_MULTIPLE)."""
-    from trainer_module.translator.training import BATCH_LENGTH_BOUNDARIES, LENGTH_MULTIPLE
+    training.py and trimmed to their longest sentence (rounded up to LENGTH_MULTIPLE); with
+    `trim` false, all MAX_LENGTH wide (one shape: JAX compiles a step per shape, and on a GPU
+    a compilation costs more than the padding)."""
+    from trainer_module.translator.config import BATCH_LENGTH_BOUNDARIES, LENGTH_MULTIPLE
 
     lengths = np.maximum((source > 0).sum(1), (target > 0).sum(1))
     groups = np.searchsorted(BATCH_LENGTH_BOUNDARIES, lengths, side="right")
@@ -123,6 +127,7 @@ def batches(source, decoder, target, batch_size: int, seed: int):
                 rows = np.array(pending.pop(groups[i]))
                 used = int(lengths[rows].max())
                 width = min(MAX_LENGTH, -(-used // LENGTH_MULTIPLE) * LENGTH_MULTIPLE)
+                width = width if trim else MAX_LENGTH
                 yield source[rows, :width], decoder[rows, :width], target[rows, :width]
 
 
@@ -197,7 +202,7 @@ def run(name: str, overrides: dict, data, seed: int, emit=print) -> list:
     steps_per_epoch = len(train[0]) / config.batch_size
     train_steps = int(np.ceil(steps_per_epoch * epochs))
     model = build_model(config, train_steps)
-    stream = batches(*train, config.batch_size, seed)
+    stream = batches(*train, config.batch_size, seed, trim=keras.backend.backend() == "tensorflow")
     recent = collections.deque(maxlen=average)
     results, started, step = [], time.perf_counter(), 0
     for epoch in range(1, int(np.ceil(epochs)) + 1):

@@ -5,8 +5,8 @@ import numpy as np
 import tensorflow as tf
 
 from benchmarks import translation_recipes as recipes
+from trainer_module.translator.config import BATCH_LENGTH_BOUNDARIES, LENGTH_MULTIPLE
 from trainer_module.translator.preprocessing import pad, shift_target
-from trainer_module.translator.training import BATCH_LENGTH_BOUNDARIES, LENGTH_MULTIPLE
 
 
 def test_model_arrays_are_preprocessings_padded_and_shifted_ids():
@@ -32,3 +32,5 @@ def test_batches_hold_one_length_bucket_trimmed_to_its_longest():
         groups = np.searchsorted(BATCH_LENGTH_BOUNDARIES, used, side="right")
         assert len(set(groups)) == 1
         assert source.shape[1] == -(-used.max() // LENGTH_MULTIPLE) * LENGTH_MULTIPLE
+    untrimmed = recipes.batches(ids, ids, ids, batch_size=16, seed=0, trim=False)
+    assert {next(untrimmed)[0].shape for _ in range(20)} == {(16, recipes.MAX_LENGTH)}

@@ -50,10 +50,22 @@ def make_dataset(
         ),
         tf_transform_output.transformed_metadata.schema,
     )
-    return dataset.map(
+    dataset = dataset.map(
         lambda x, y: (model_inputs(x), tf.one_hot(tf.reshape(y, [-1]), num_classes)),
         num_parallel_calls=tf.data.AUTOTUNE,
     ).prefetch(tf.data.AUTOTUNE)
+    return dataset if shuffle else without_autotuning(dataset)
+
+
+def without_autotuning(dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """A validation dataset without tf.data's autotuning thread. Keras drops its validation
+    iterator after every evaluation, and (TensorFlow 2.16) destroying an iterator waits for its
+    autotuning thread's current sleep to end: up to a minute once the iterator has lived through
+    a training interval, which stalled the translator's training at half its evaluations. A
+    validation pass of a few batches has nothing to tune."""
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.with_options(options)
 
 
 # What the pipeline writes into the Trainer's custom_config (pipeline/factory.py), read strictly:

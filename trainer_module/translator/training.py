@@ -7,22 +7,19 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
-from trainer_module.training.inputs import Prepared, start_run
+from trainer_module.training.inputs import Prepared, start_run, without_autotuning
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.translator import FAMILY
 from trainer_module.translator.config import (
+    BATCH_LENGTH_BOUNDARIES,
     DECODER_INPUT_IDS,
+    LENGTH_MULTIPLE,
     SOURCE_IDS,
     TARGET_IDS,
 )
 from trainer_module.translator.model import build_model
 from trainer_module.translator.preprocessing import vocabulary_sizes
 from trainer_module.translator.serving import export
-
-LENGTH_MULTIPLE = 4  # batches are trimmed to their longest sentence, rounded up to this
-# Training batches group sentences of similar length (tokens, the longer side), so a batch pads
-# to about its own length instead of the longest sentence among 128 random ones.
-BATCH_LENGTH_BOUNDARIES = (8, 12, 16, 20, 24, 32)
 
 
 def trim_to_longest(ids: tf.Tensor, *more: tf.Tensor):
@@ -52,9 +49,8 @@ def make_dataset(
             label_key=TARGET_IDS,
             shuffle=shuffle,
             shuffle_seed=0 if shuffle else None,
-            # Validation reads its split once per evaluation (the first eval_steps batches);
-            # a repeated one left a half-read iterator for Keras to destroy at each evaluation,
-            # which stalled training for up to 40 s (docs/benchmarks.md#translation).
+            # Validation reads its split from the start at every evaluation: the same
+            # eval_steps batches each time, not a window sliding over a repeated split.
             num_epochs=None if shuffle else 1,
         ),
         tf_transform_output.transformed_metadata.schema,
@@ -76,9 +72,10 @@ def make_dataset(
         )
         return {SOURCE_IDS: source, DECODER_INPUT_IDS: decoder_inputs}, targets
 
-    return dataset.map(to_model_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
+    dataset = dataset.map(to_model_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
         tf.data.AUTOTUNE
     )
+    return dataset if shuffle else without_autotuning(dataset)
 
 
 def prepare(fn_args: FnArgs) -> Prepared:
