@@ -31,7 +31,7 @@ def prepare(fn_args: FnArgs) -> Prepared:
             epochs,
         )
 
-    train, evaluation = datasets(True), datasets(False, 1, fn_args.eval_files)
+    train, evaluation = datasets(True), datasets(False, files=fn_args.eval_files)
     ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
     if wide_path.holds_out(config, fn_args.custom_config["train_examples"]):
         # The deep path trains outside the held-out slice.

@@ -40,8 +40,8 @@ def make_dataset(
     batch_size: int,
     shuffle: bool,
 ) -> tf.data.Dataset:
-    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed; training batches
-    (`shuffle`) are repeated and bucketed by length, validation batches one pass."""
+    """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated; training
+    batches (`shuffle`) are also bucketed by length, validation ones not autotuned."""
     dataset = fn_args.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(
@@ -49,9 +49,6 @@ def make_dataset(
             label_key=TARGET_IDS,
             shuffle=shuffle,
             shuffle_seed=0 if shuffle else None,
-            # Validation reads its split from the start at every evaluation: the same
-            # eval_steps batches each time, not a window sliding over a repeated split.
-            num_epochs=None if shuffle else 1,
         ),
         tf_transform_output.transformed_metadata.schema,
     )
