@@ -86,12 +86,7 @@ def main(
     if args.prepare_only:
         return
 
-    def emit(result):
-        print(json.dumps(result), flush=True)
-        if args.output:
-            with open(args.output, "a") as f:
-                f.write(json.dumps(result) + "\n")
-
+    emit = emitter(args.output)
     results = []
     with_anchor = anchor is not None and args.anchor
     if with_anchor:
@@ -102,6 +97,18 @@ def main(
         emit(results[-1])
     if args.name:
         save(benchmark, args.name, results, columns)
+
+
+def emitter(output):
+    """result -> None: prints it as a JSON line, and appends it to `output` when given."""
+
+    def emit(result):
+        print(json.dumps(result), flush=True)
+        if output:
+            with open(output, "a") as f:
+                f.write(json.dumps(result) + "\n")
+
+    return emit
 
 
 def save(benchmark: str, name: str, results: list, extra=()) -> None:

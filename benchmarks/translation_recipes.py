@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from benchmarks.recipes import bucket, parse_recipe
+from benchmarks.recipes import bucket, emitter, parse_recipe
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "..", "shared", "data", "multi30k")
@@ -288,15 +288,9 @@ def main(argv=None) -> None:
     with np.load(args.cache, allow_pickle=True) as arrays:
         data = dict(arrays)
 
-    def emit(result):
-        print(json.dumps(result), flush=True)
-        if args.output:
-            with open(args.output, "a") as f:
-                f.write(json.dumps(result) + "\n")
-
     results = []
     for text in args.recipe or ["base"]:
-        results += run(*parse_recipe(text), data, args.seed, emit)
+        results += run(*parse_recipe(text), data, args.seed, emitter(args.output))
     if args.name:
         save(args.name, results)
 
