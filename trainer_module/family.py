@@ -8,6 +8,15 @@ family's declarations cheaply (trainer_module/families.py lists them by name).
 import dataclasses
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
+# The learning rate after warmup (training/schedules.py: warmup_then): 1/sqrt(step) (Vaswani et
+# al.), or linear or cosine to zero at the last step.
+DECAYS = ("inverse_sqrt", "linear", "cosine")
+
+
+def check_decay(decay: str) -> None:
+    if decay not in DECAYS:
+        raise ValueError(f"decay must be one of {DECAYS}, not {decay!r}")
+
 
 class PresetConfig:
     """Mixed into each family's frozen dataclass config: overrides that refuse unknown names,

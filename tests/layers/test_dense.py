@@ -74,3 +74,21 @@ def test_flat_matmul_equals_matmul():
     np.testing.assert_allclose(
         ops.convert_to_numpy(flat_matmul(x[0], kernel)), x[0] @ kernel, rtol=1e-6, atol=1e-6
     )
+
+
+def test_static_inner_axes_need_no_shape_computation():
+    """One decoding position, (B, 1, D) with B unknown: the output's shape is written as
+    (-1, 1, K), with no Shape op in the graph; an unknown length still computes it."""
+    _, flat = _pair(6, 5)
+    kernel = flat.kernel
+
+    def ops_of(spec, function):
+        graph = tf.function(function, input_signature=[spec]).get_concrete_function().graph
+        return [op.type for op in graph.get_operations()]
+
+    for function in (flat, lambda x: flat_matmul(x, kernel)):
+        position = ops_of(tf.TensorSpec([None, 1, 5]), function)
+        assert "MatMul" in position and "Shape" not in position
+        assert "Shape" in ops_of(tf.TensorSpec([None, None, 5]), function)
+    x = np.ones((3, 1, 5), "float32")
+    assert tuple(flat(x).shape) == (3, 1, 6)

@@ -1,6 +1,7 @@
 """Beam search against exhaustive search, its stopping rule, greedy decoding, and one sentence at
 a time against a batch."""
 
+import contextlib
 import itertools
 
 import keras
@@ -179,3 +180,34 @@ def test_the_xla_compiled_search_pads_to_a_bucket_and_returns_the_plain_search_i
         generated = compiled(batch).numpy()
         assert generated.shape == (rows, 5)
         np.testing.assert_array_equal(generated, plain(batch).numpy())
+
+
+def loop_body_ops(function) -> list:
+    """The op types of the (one) while loop's body in a traced tf.function."""
+    graph = function.get_concrete_function().graph
+    (loop,) = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+    library = {f.signature.name: f for f in graph.as_graph_def().library.function}
+    return [node.op for node in library[loop.get_attr("body").name].node_def]
+
+
+def test_in_mixed_precision_the_search_casts_the_weights_once_and_decodes_the_same(monkeypatch):
+    """weights_cast_once: the loop reads only what is not cast (LayerNorm's float32 scales)
+    instead of every kernel at every step, and the translations are the same to the token."""
+    from trainer_module.translator import decoding
+
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = small_model()
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    spec = [tf.TensorSpec([None, None], tf.int32)]
+    once = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
+    norms = [w for w in model.weights if not w._autocast]
+    assert norms and len(norms) < len(model.weights)
+    decoder_norms = [w for w in norms if "/encoder/" not in w.path]
+    assert loop_body_ops(once).count("ReadVariableOp") == len(decoder_norms)
+    monkeypatch.setattr(decoding, "weights_cast_once", lambda model: contextlib.nullcontext())
+    every_step = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
+    assert loop_body_ops(every_step).count("ReadVariableOp") > len(model.weights) // 2
+    sources = tf.constant(SOURCES)
+    np.testing.assert_array_equal(once(sources).numpy(), every_step(sources).numpy())

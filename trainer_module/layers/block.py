@@ -175,20 +175,21 @@ class TransformerBlock(keras.layers.Layer):
     def step(self, x, index, self_cache, cross_keys_values, memory_mask=None):
         """One decoding position with cached keys and values (a causal block, inference only).
 
-        x: (B, 1, D) at position `index`. self_cache: (keys, values) (B, H, L, Dk) of positions
-        0 ... L - 1, filled up to index - 1. cross_keys_values: the encoder output's projected
-        (keys, values). Returns (x, self_cache with position `index` written in).
+        x: (B, 1, D) at position `index`. self_cache: (keys, values) (B, H, L, Dk), a shift
+        register of the last L positions, the newest last: positions 0 ... index - 1 fill its
+        last `index` slots. cross_keys_values: the encoder output's projected (keys, values).
+        Returns (x, self_cache shifted by one, position `index` in its last slot).
         """
 
         def self_attend(h):
             new_keys, new_values = self.self_attention.project_key_value(h)  # (B, H, 1, Dk)
-            # Write position `index` with a select rather than ops.slice_update, which
-            # TensorFlow runs as a separately compiled XLA cluster per call.
-            positions = ops.arange(ops.shape(self_cache[0])[2])
-            here = ops.equal(positions, index)[None, None, :, None]
-            keys = ops.where(here, new_keys, self_cache[0])
-            values = ops.where(here, new_values, self_cache[1])
-            visible = positions <= index  # causal: positions <= index
+            # Shift in the new position: two copies of the cache, where writing it in place
+            # (ops.where over a position mask, or ops.slice_update, which TensorFlow compiles
+            # as a separate XLA cluster per call) cost more than the rest of a step at batch 64.
+            keys = ops.concatenate([self_cache[0][:, :, 1:], new_keys], axis=2)
+            values = ops.concatenate([self_cache[1][:, :, 1:], new_values], axis=2)
+            length = ops.shape(keys)[2]
+            visible = ops.arange(length) >= length - 1 - index  # the filled slots, causal
             out, _ = self.self_attention.attend(h, keys, values, visible[None, None, :])
             return out, (keys, values)
 

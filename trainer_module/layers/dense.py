@@ -15,9 +15,17 @@ def flat_matmul(x, kernel):
     """x (..., D) @ kernel (D, K) -> (..., K), computed as one (N, D) @ (D, K) product."""
     if len(x.shape) <= 2:
         return ops.matmul(x, kernel)
-    leading = ops.shape(x)[:-1]
     product = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), kernel)
-    return ops.reshape(product, (*leading, kernel.shape[-1]))
+    return ops.reshape(product, unflattened(x, kernel.shape[-1]))
+
+
+def unflattened(x, units: int) -> tuple:
+    """The shape of x (..., D) with `units` for D. Static where x's inner axes are (one
+    decoding position: (-1, 1, units)), which spares a graph its shape computations."""
+    inner = x.shape[1:-1]
+    if all(size is not None for size in inner):
+        return (-1, *inner, units)
+    return (*ops.shape(x)[:-1], units)
 
 
 @keras.saving.register_keras_serializable(package="trainer_module")
@@ -28,6 +36,5 @@ class Dense(keras.layers.Dense):
     def call(self, inputs, training=None):
         if len(inputs.shape) <= 2:
             return super().call(inputs, training=training)
-        leading = ops.shape(inputs)[:-1]
         flat = super().call(ops.reshape(inputs, (-1, inputs.shape[-1])), training=training)
-        return ops.reshape(flat, (*leading, self.units))
+        return ops.reshape(flat, unflattened(inputs, self.units))

@@ -4,12 +4,11 @@ data: no TensorFlow, no Keras)."""
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import PresetConfig, WidePathConfig, default_search_space
+from trainer_module.family import PresetConfig, WidePathConfig, check_decay, default_search_space
 
 # Ids below the vocabulary: 0 pads, and one out-of-vocabulary bucket sits after the words.
 PAD_ID = 0
 NUM_OOV_BUCKETS = 1  # every word outside the vocabulary shares one id
-DECAYS = ("inverse_sqrt", "linear", "cosine")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,9 +38,7 @@ class TextEncoderConfig(WidePathConfig, PresetConfig):
     batch_size: int = 32  # per replica; small batches regularise this small model
     peak_learning_rate: float = 1e-3  # reached at the end of warmup
     warmup_steps: int = 300  # ~half an epoch of 20k reviews at batch 32
-    # After warmup: "inverse_sqrt" (Vaswani et al.), or "linear" / "cosine" to zero at the
-    # last step.
-    decay: str = "inverse_sqrt"
+    decay: str = "inverse_sqrt"  # after warmup (trainer_module/family.py: DECAYS)
     weight_decay: float = 0.01  # AdamW's default scale; biases and LayerNorm are exempt
     ema_momentum: float = 0.0  # > 0: validate and export an average of the weights; 0: off
     label_smoothing: float = 0.0  # off: the probabilities are served as calibrated scores
@@ -52,8 +49,7 @@ class TextEncoderConfig(WidePathConfig, PresetConfig):
             raise ValueError(
                 f"positional must be 'sinusoidal' or 'learned', not {self.positional!r}"
             )
-        if self.decay not in DECAYS:
-            raise ValueError(f"decay must be one of {DECAYS}, not {self.decay!r}")
+        check_decay(self.decay)
         if self.pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls', not {self.pooling!r}")
         if not 0 <= self.truncation_head <= self.max_length:

@@ -15,11 +15,7 @@ from trainer_module.layers import (
 from trainer_module.layers.ngram import WideAndDeep
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.schedules import (
-    WarmupCosineDecay,
-    WarmupInverseSqrt,
-    WarmupLinearDecay,
-)
+from trainer_module.training.schedules import warmup_then
 
 
 class TextEncoderClassifier(WideAndDeep, keras.Model):
@@ -134,11 +130,7 @@ def build_model(
     # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
     # quarter of the steps.
     warmup = min(config.warmup_steps, max(1, train_steps // 4))
-    if config.decay == "inverse_sqrt":
-        schedule = WarmupInverseSqrt(config.peak_learning_rate, warmup)
-    else:
-        decay = WarmupLinearDecay if config.decay == "linear" else WarmupCosineDecay
-        schedule = decay(config.peak_learning_rate, warmup, train_steps)
+    schedule = warmup_then(config.decay, config.peak_learning_rate, warmup, train_steps)
     model.compile(
         optimizer=adamw(schedule, config.weight_decay, config.ema_momentum),
         loss=keras.losses.CategoricalCrossentropy(

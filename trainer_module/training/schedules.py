@@ -114,3 +114,11 @@ class Triangular(keras.optimizers.schedules.LearningRateSchedule):
             "start": self.start,
             "end": self.end,
         }
+
+
+def warmup_then(decay: str, peak_learning_rate: float, warmup_steps: int, total_steps: int):
+    """Linear warmup, then `decay` (trainer_module/family.py: DECAYS) over total_steps."""
+    if decay == "inverse_sqrt":
+        return WarmupInverseSqrt(peak_learning_rate, warmup_steps)
+    schedule = {"linear": WarmupLinearDecay, "cosine": WarmupCosineDecay}[decay]
+    return schedule(peak_learning_rate, warmup_steps, total_steps)

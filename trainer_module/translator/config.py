@@ -4,7 +4,7 @@ data: no TensorFlow, no Keras)."""
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import PresetConfig, default_search_space
+from trainer_module.family import PresetConfig, check_decay, default_search_space
 
 # Ids before the vocabulary's pieces or words, in both languages.
 RESERVED_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
@@ -48,10 +48,11 @@ class TranslatorConfig(PresetConfig):
     norm_first: bool = True  # pre-norm (+ a final LayerNorm): trains stably at a higher rate
     positional: str = "sinusoidal"  # "sinusoidal" (fixed, extends to any length) or "learned"
     tie_output_embeddings: bool = True  # the output projection reuses the target embedding
-    # Optimisation: AdamW, linear warmup then inverse-square-root decay.
+    # Optimisation: AdamW, linear warmup then a decay.
     batch_size: int = 128  # sentences per replica, bucketed by length
     peak_learning_rate: float = 1e-3  # pre-norm tolerates it; the paper's rate peaks near 7e-4
     warmup_steps: int = 600  # ~2.5 epochs of Multi30k at batch 128
+    decay: str = "inverse_sqrt"  # after warmup (trainer_module/family.py: DECAYS)
     weight_decay: float = 0.01  # AdamW's default scale; biases and LayerNorm are exempt
     label_smoothing: float = 0.1  # the paper's
     evaluations: int = 4  # validation passes spread over the training steps
@@ -85,6 +86,7 @@ class TranslatorConfig(PresetConfig):
             )
         if self.max_target_length < 2:
             raise ValueError("max_target_length must leave room for [START]/[END] and a token")
+        check_decay(self.decay)
         if self.beam_width < 1:
             raise ValueError(f"beam_width must be >= 1, not {self.beam_width}")
         if not 1 <= self.average_last <= self.evaluations:

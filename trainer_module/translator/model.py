@@ -12,7 +12,7 @@ from trainer_module.layers import (
     position_layer,
 )
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.schedules import WarmupInverseSqrt
+from trainer_module.training.schedules import warmup_then
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 from trainer_module.translator.config import DECODER_INPUT_IDS, PAD_ID, SOURCE_IDS, TranslatorConfig
 
@@ -197,12 +197,15 @@ class Translator(keras.Model):
 
 def build_model(config: TranslatorConfig, train_steps: int) -> keras.Model:
     """The translator, built and compiled with its training recipe: AdamW after a linear
-    warmup (at most a quarter of train_steps) with inverse square-root decay, label-smoothed
+    warmup (at most a quarter of train_steps) with config.decay over train_steps, label-smoothed
     cross-entropy and token accuracy over the real (unpadded) target tokens."""
     model = Translator(config)
     warmup = min(config.warmup_steps, max(1, train_steps // 4))
     model.compile(
-        optimizer=adamw(WarmupInverseSqrt(config.peak_learning_rate, warmup), config.weight_decay),
+        optimizer=adamw(
+            warmup_then(config.decay, config.peak_learning_rate, warmup, train_steps),
+            config.weight_decay,
+        ),
         loss=MaskedSequenceCrossEntropy(config.label_smoothing),
         metrics=[MaskedTokenAccuracy()],
     )
