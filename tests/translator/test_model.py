@@ -145,19 +145,14 @@ def test_cached_decoding_steps_match_decoding_the_whole_prefix(overrides):
     "decay, rate_at_end", [("inverse_sqrt", 1e-3 * (10 / 101) ** 0.5), ("cosine", 0.0)]
 )
 def test_build_model_decays_the_learning_rate_as_configured(decay, rate_at_end):
+    """The schedules themselves: tests/training/test_schedules.py."""
     from trainer_module.translator.model import build_model
 
     config = PRESETS["tiny"].replace(
         source_vocab_size=16, target_vocab_size=16, decay=decay, warmup_steps=10
     )
-    config = config.replace(peak_learning_rate=1e-3)
-    optimizer = build_model(config, train_steps=100).optimizer
-
-    def rate_at(step):
-        optimizer.iterations.assign(step)
-        return float(optimizer.learning_rate)
-
-    assert rate_at(9) == pytest.approx(1e-3)  # the peak at the end of warmup
-    assert rate_at(100) == pytest.approx(rate_at_end, abs=1e-9)
+    optimizer = build_model(config.replace(peak_learning_rate=1e-3), train_steps=100).optimizer
+    optimizer.iterations.assign(100)
+    assert float(optimizer.learning_rate) == pytest.approx(rate_at_end, abs=1e-9)
     with pytest.raises(ValueError, match="decay must be one of"):
         config.replace(decay="step")

@@ -47,7 +47,8 @@ def make_generate(
     """
 
     def search(source_ids):
-        return beam_search(model, source_ids, max_decode_length, beam_width, length_penalty)
+        with weights_cast_once(model):
+            return beam_search(model, source_ids, max_decode_length, beam_width, length_penalty)
 
     if not jit_compile:
         return search
@@ -87,11 +88,6 @@ def beam_search(
 ):
     """See the module docstring. Rows are sentence-major: row b * beam_width + k is beam k of
     sentence b."""
-    with weights_cast_once(model):
-        return _beam_search(model, source_ids, max_decode_length, beam_width, length_penalty)
-
-
-def _beam_search(model, source_ids, max_decode_length, beam_width, length_penalty):
     k, length = beam_width, max_decode_length + 1
     memory, source_mask, _ = model.encode(source_ids, training=False)
     batch = tf.shape(source_ids)[0]
