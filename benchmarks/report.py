@@ -176,6 +176,13 @@ def print_comparison(measured: dict, references) -> None:
         print(f"{name:32} {value:>10.4g} {reference:>10.4g} {value / reference:>7.3f}  {kind}")
 
 
+def print_table(columns, rows) -> None:
+    """A table of strings, each column right-aligned to its widest cell."""
+    widths = [max(len(str(c)), *(len(str(r[i])) for r in rows)) for i, c in enumerate(columns)]
+    for line in [columns, *rows]:
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(line, widths)))
+
+
 def print_components(components: dict) -> None:
     print(f"\n{'component':32} {'state':>9} {'seconds':>8}")
     for node, info in components.items():

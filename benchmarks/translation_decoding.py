@@ -161,9 +161,7 @@ def main() -> int:
                 f"{same['KerasHub']:.0%}, {same['search, XLA']:.0%}",
             ]
         )
-    widths = [max(len(str(c)), *(len(r[i]) for r in table)) for i, c in enumerate(columns)]
-    for line in [columns] + table:
-        print("  ".join(str(cell).rjust(width) for cell, width in zip(line, widths)))
+    report.print_table(columns, table)
     report.save(
         "translation_decoding",
         args.name,
