@@ -92,7 +92,7 @@ def test_scaled_sgd_moves_only_the_listed_variables_faster_and_decays_all_alike(
     def step(scale, weight_decay):
         fast = keras.Variable(np.ones(2, "float32"), name="fast")
         slow = keras.Variable(np.ones(2, "float32"), name="slow")
-        optimizer = nesterov_sgd(0.1, 0.0, weight_decay, [fast], scale)
+        optimizer = nesterov_sgd(0.1, 0.0, weight_decay, {fast.path: scale})
         optimizer.apply([np.ones(2, "float32")] * 2, [fast, slow])
         return float(fast.numpy()[0]), float(slow.numpy()[0])
 

@@ -189,10 +189,49 @@ def test_sgd_recipe_scales_the_stem_norm_offsets_and_leaves_norms_without_a_scal
     model = build_model(config, train_steps=10)
     norms = [x for x in model.tokenizer_layers if isinstance(x, keras.layers.BatchNormalization)]
     assert len(norms) == 4 and all(not n.scale and n.momentum == 0.6 for n in norms)
-    assert model.optimizer.nesterov and model.optimizer.scale == 64.0
-    assert sorted(model.optimizer.scaled_paths) == sorted(n.beta.path for n in norms)
+    assert model.optimizer.nesterov
+    assert model.optimizer.scales == {n.beta.path: 64.0 for n in norms}
     images = np.random.default_rng(0).normal(size=(8, 16, 16, 3)).astype("float32")
     model.fit(images, np.eye(10, dtype="float32")[np.arange(8)], epochs=1, verbose=0)
+
+
+def test_encoder_lr_scale_slows_every_variable_but_the_stems():
+    config = get_preset(
+        "tiny",
+        {
+            "tokenizer": "hybrid",
+            "conv_layers": 2,
+            "stem_pooling": True,
+            "optimizer": "sgd",
+            "norm_bias_scaler": 64.0,
+            "encoder_lr_scale": 0.1,
+        },
+    )
+    model = build_model(config, train_steps=10)
+    stem = {v.path for layer in model.tokenizer_layers for v in layer.trainable_variables}
+    rest = {v.path for v in model.trainable_variables} - stem
+    assert rest and {p for p, s in model.optimizer.scales.items() if s == 0.1} == rest
+    convs = [x for x in model.tokenizer_layers if isinstance(x, keras.layers.Conv2D)]
+    assert convs and all(c.kernel.path not in model.optimizer.scales for c in convs)
+
+
+@pytest.mark.parametrize("wide, widths", [(False, [8, 16, 32]), (True, [8, 32, 32])])
+def test_wide_stem_gives_every_stage_after_the_first_d_model_filters(wide, widths):
+    config = get_preset(
+        "tiny",
+        {
+            "tokenizer": "hybrid",
+            "conv_layers": 3,
+            "conv_filters": 8,
+            "d_model": 32,
+            "stem_pooling": True,
+            "wide_stem": wide,
+        },
+    )
+    model = VitClassifier(config)
+    convs = [x for x in model.tokenizer_layers if isinstance(x, keras.layers.Conv2D)]
+    assert [c.filters for c in convs] == [w for w in widths for _ in "ab"]
+    assert tuple(model(ops.zeros((2, 16, 16, 3))).shape) == (2, 10)
 
 
 def test_cls_token_sits_at_position_zero():
@@ -252,6 +291,8 @@ def test_config_round_trip_rebuilds_the_same_model():
         ({"depth": 3}, "unknown VitConfig fields"),
         ({"optimizer": "lamb"}, "optimizer must be"),
         ({"norm_bias_scaler": 64.0}, "norm_bias_scaler needs optimizer='sgd'"),
+        ({"encoder_lr_scale": 0.1}, "encoder_lr_scale needs optimizer='sgd'"),
+        ({"wide_stem": True}, "wide_stem needs tokenizer='hybrid'"),
         ({"translate_test_time": True}, "translate_test_time needs flip_test_time"),
         ({}, "unknown vit preset 'huge'"),
     ],

@@ -1,6 +1,8 @@
 """The optimizers the model families use: AdamW everywhere, Nesterov SGD for airbench's
 CIFAR-10 recipe."""
 
+from typing import Mapping
+
 import keras
 
 
@@ -28,17 +30,16 @@ def nesterov_sgd(
     learning_rate,
     momentum: float,
     weight_decay: float,
-    scaled_variables=(),
-    scale: float = 1.0,
+    scales: Mapping[str, float] | None = None,
     ema_momentum: float = 0.0,
     ema_every: int = 0,
 ) -> "ScaledSGD":
     """Nesterov SGD with decoupled weight decay (Keras's: w -= w x decay x learning rate) on every
-    weight but LayerNorm scales/offsets and biases; `scaled_variables` (airbench's BatchNorm
-    offsets) take `scale` x the learning rate in their gradient step. EMA as in `adamw`."""
+    weight but LayerNorm scales/offsets and biases; each variable in `scales` (path: scale) takes
+    scale x the learning rate in its gradient step (airbench's fast BatchNorm offsets; the
+    hybrid's slow Transformer). EMA as in `adamw`."""
     optimizer = ScaledSGD(
-        scaled_paths=[v.path for v in scaled_variables],
-        scale=scale,
+        scales=scales,
         learning_rate=learning_rate,
         momentum=momentum,
         nesterov=True,
@@ -60,20 +61,20 @@ def ema(momentum: float, every: int) -> dict:
 
 @keras.saving.register_keras_serializable(package="tfx_transformers")
 class ScaledSGD(keras.optimizers.SGD):
-    """SGD whose variables at `scaled_paths` take `scale` x the learning rate in their gradient
-    step, not in their weight decay (airbench's `bias_scaler`: a BatchNorm without a scale
-    learns its offset 64 times faster than the convolutions, whose scale it fixes)."""
+    """SGD whose variables named in `scales` (by path) take their scale x the learning rate in
+    their gradient step, not in their weight decay (airbench's `bias_scaler`: a BatchNorm without
+    a scale learns its offset 64 times faster than the convolutions, whose scale it fixes)."""
 
-    def __init__(self, scaled_paths=(), scale: float = 1.0, **kwargs):
+    def __init__(self, scales: Mapping[str, float] | None = None, **kwargs):
         super().__init__(**kwargs)
-        self.scaled_paths, self.scale = tuple(scaled_paths), float(scale)
+        self.scales = {path: float(scale) for path, scale in (scales or {}).items()}
 
     def update_step(self, gradient, variable, learning_rate):
         # The backend passes its own variable (TensorFlow's), which has no path: look it up.
-        index = self._get_variable_index(variable)
-        if self._trainable_variables[index].path in self.scaled_paths:
-            learning_rate = learning_rate * self.scale
+        path = self._trainable_variables[self._get_variable_index(variable)].path
+        if path in self.scales:
+            learning_rate = learning_rate * self.scales[path]
         super().update_step(gradient, variable, learning_rate)
 
     def get_config(self):
-        return {**super().get_config(), "scaled_paths": self.scaled_paths, "scale": self.scale}
+        return {**super().get_config(), "scales": self.scales}

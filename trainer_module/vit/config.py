@@ -27,6 +27,9 @@ class VitConfig(PresetConfig):
     # 2x2 max-pool, BatchNorm, GELU, 3x3 conv, BatchNorm, GELU (pooling, not a strided conv,
     # halves the grid, flooring: 32 -> 16 -> 8 -> 4, or 31 -> 15 -> 7 -> 3 after whitening).
     stem_pooling: bool = False
+    # Hybrid only: every stage after the first has d_model filters (airbench94's 64/256/256),
+    # not conv_filters x 2^i (64/128/256). 1.7 x the stem's arithmetic.
+    wide_stem: bool = False
     # Patch whitening (airbench), hybrid only: k > 0 makes the stem's first convolution a
     # frozen k x k one whose 2 * 3 * k^2 filters are the +/- eigenvectors of the training
     # images' k x k patch covariance, scaled to unit variance (set by whiten()). With
@@ -45,6 +48,9 @@ class VitConfig(PresetConfig):
     # Keras's sense: 0.6 x the old statistics) and no scale (the convolution's scale is free).
     norm_momentum: float = 0.9  # PyTorch's rate (Keras: 0.99): short trainings infer well
     norm_scale: bool = True  # a learned scale per channel (Keras's default)
+    # Keras's 1e-3; airbench's 1e-12 keeps the normalised convolution invariant to its weights'
+    # scale however far weight decay shrinks them.
+    norm_epsilon: float = 1e-3
     # Optimisation: "adamw" (linear warmup, then cosine decay to zero at the last step) or "sgd"
     # (airbench's: Nesterov SGD, from 0.2 x the peak to the peak over the warmup, then linearly
     # to 0.07 x the peak; weight decay decoupled, Keras's: w -= w x decay x learning rate).
@@ -56,6 +62,10 @@ class VitConfig(PresetConfig):
     momentum: float = 0.85  # sgd only: airbench's
     # sgd only: the stem's BatchNorm offsets learn this many times faster (airbench's 64).
     norm_bias_scaler: float = 1.0
+    # sgd only: the Transformer blocks, pooling, positions and head learn at this fraction of
+    # the stem's rate. A BatchNorm'd convolution is invariant to its weights' scale and takes
+    # airbench's large rate; these are not, and diverge at it.
+    encoder_lr_scale: float = 1.0
     label_smoothing: float = 0.1  # the ViT and CCT recipes
     ema_momentum: float = 0.0  # > 0: validate and export an average of the weights; 0: off
     # With ema_momentum: every ema_every steps the weights are reset to their average
@@ -103,6 +113,10 @@ class VitConfig(PresetConfig):
             raise ValueError(f"optimizer must be 'adamw' or 'sgd', not {self.optimizer!r}")
         if self.norm_bias_scaler != 1.0 and self.optimizer != "sgd":
             raise ValueError("norm_bias_scaler needs optimizer='sgd'")
+        if self.encoder_lr_scale != 1.0 and self.optimizer != "sgd":
+            raise ValueError("encoder_lr_scale needs optimizer='sgd'")
+        if self.wide_stem and self.tokenizer != "hybrid":
+            raise ValueError("wide_stem needs tokenizer='hybrid'")
         if self.translate_test_time and not self.flip_test_time:
             raise ValueError("translate_test_time needs flip_test_time")
         if self.d_model % self.num_heads:

@@ -52,8 +52,7 @@ class VitClassifier(keras.Model):
         elif config.tokenizer == "hybrid":
             self.tokenizer_layers = []
             for i in range(config.conv_layers):
-                last = i == config.conv_layers - 1
-                filters = config.d_model if last else config.conv_filters * 2**i
+                filters = stage_width(config, i)
                 for strides, part in ((1, "a"), (2, "b")):
                     whitening = i == 0 and part == "a" and config.whitening_kernel > 0
                     kernel, width = 3, filters
@@ -180,14 +179,25 @@ def test_time_views(images, translate: bool):
 def stem_norm(config: VitConfig, name: str) -> keras.layers.BatchNormalization:
     """The hybrid stem's BatchNorm: config.norm_momentum, a scale only with config.norm_scale."""
     return keras.layers.BatchNormalization(
-        momentum=config.norm_momentum, scale=config.norm_scale, name=name
+        momentum=config.norm_momentum,
+        epsilon=config.norm_epsilon,
+        scale=config.norm_scale,
+        name=name,
     )
+
+
+def stage_width(config: VitConfig, stage: int) -> int:
+    """The hybrid stem's filters in a stage: conv_filters x 2^stage, d_model in the last stage
+    (and in every stage after the first with wide_stem)."""
+    if stage == config.conv_layers - 1 or (stage and config.wide_stem):
+        return config.d_model
+    return config.conv_filters * 2**stage
 
 
 def pooled_stem(config: VitConfig) -> list:
     """airbench's network up to its pooling, as the hybrid's tokenizer: [a frozen unpadded
     whitening convolution and a GELU], then per stage conv -> max-pool -> norm -> GELU -> conv
-    -> norm -> GELU, with conv_filters * 2^i filters (d_model in the last stage)."""
+    -> norm -> GELU, stage_width's filters."""
     layers = []
     if config.whitening_kernel:  # whiten() sets it from training images
         k = config.whitening_kernel
@@ -196,7 +206,7 @@ def pooled_stem(config: VitConfig) -> list:
             keras.layers.Activation("gelu", name="whitening_gelu"),
         ]
     for i in range(config.conv_layers):
-        filters = config.d_model if i == config.conv_layers - 1 else config.conv_filters * 2**i
+        filters = stage_width(config, i)
         for part in ("a", "b"):
             layers.append(
                 keras.layers.Conv2D(
@@ -235,6 +245,19 @@ def whitening_kernel(images: np.ndarray, size: int, eps: float = 5e-4) -> np.nda
     return np.concatenate([kernel, -kernel], axis=-1).astype("float32")
 
 
+def learning_rate_scales(model: VitClassifier) -> dict:
+    """{variable path: its multiple of SGD's learning rate} where it is not 1: the stem's
+    BatchNorm offsets' norm_bias_scaler, and encoder_lr_scale for everything after the stem."""
+    config, stem = model.config, model.tokenizer_layers
+    scales = {v.path: config.encoder_lr_scale for v in model.trainable_variables}
+    for layer in stem:
+        for variable in layer.trainable_variables:
+            scales[variable.path] = 1.0
+        if isinstance(layer, keras.layers.BatchNormalization):
+            scales[layer.beta.path] = config.norm_bias_scaler
+    return {path: scale for path, scale in scales.items() if scale != 1.0}
+
+
 def build_model(config: VitConfig, train_steps: int) -> keras.Model:
     """The classifier, built and compiled with its training recipe: AdamW on a warmup-cosine
     schedule or airbench's Nesterov SGD on its triangle, over train_steps; cross-entropy on
@@ -243,17 +266,11 @@ def build_model(config: VitConfig, train_steps: int) -> keras.Model:
     model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
     warmup = round(config.warmup_fraction * train_steps)
     if config.optimizer == "sgd":
-        offsets = [
-            layer.beta
-            for layer in model.tokenizer_layers
-            if isinstance(layer, keras.layers.BatchNormalization)
-        ]
         optimizer = nesterov_sgd(
             Triangular(config.peak_learning_rate, warmup, train_steps),
             config.momentum,
             config.weight_decay,
-            offsets,
-            config.norm_bias_scaler,
+            learning_rate_scales(model),
             config.ema_momentum,
             config.ema_every,
         )
