@@ -59,12 +59,11 @@ def split(tarball: str) -> dict:
 def prepare(tarball: str, script: str, runs: int, workdir: str) -> tuple:
     """Writes airbench's cache files and its script (with `runs` runs) under workdir: (the
     script's path, "train: N images / test: M images" lines)."""
-    import torch
-
     with open(script) as f:
         code = f.read()
     if RUNS_IN_SCRIPT not in code:
         raise SystemExit(f"{script}: no {RUNS_IN_SCRIPT!r}; is it legacy/airbench94.py?")
+    import torch
     os.makedirs(os.path.join(workdir, "cifar10"), exist_ok=True)
     counts = ""
     for name, (images, labels) in split(tarball).items():
