@@ -481,8 +481,52 @@ def plot_label_sizes() -> bytes:
     return _png(plt, figure)
 
 
+def plot_cifar10_pflop() -> bytes:
+    """CIFAR-10: validation accuracy against training PFLOP: each pipeline run's evaluations
+    (a line), each GPU recipe (a point, its val accuracy), airbench94's published point and its
+    point on the project's JPEGs (cifar10_anchor)."""
+    plt, figure, axes = _figure()
+    for record in load_results("cifar10_pipeline"):
+        for table in record.get("tables", []):
+            if "training PFLOP" in table["columns"]:
+                x, y = (table["columns"].index(c) for c in ("training PFLOP", "val accuracy"))
+                rows = [r for r in table["rows"] if r[x] is not None]
+                axes.plot([r[x] for r in rows], [r[y] for r in rows], marker=".", linewidth=1)
+                if rows:
+                    axes.annotate(
+                        record["name"],
+                        (rows[-1][x], rows[-1][y]),
+                        fontsize=6,
+                        xytext=(3, -3),
+                        textcoords="offset points",
+                    )
+    points = []
+    for record in load_results("cifar10_recipes"):
+        for table in record.get("tables", []):
+            if "training PFLOP" in table["columns"]:
+                x, y = (table["columns"].index(c) for c in ("training PFLOP", "val accuracy"))
+                points += [(r[x], r[y], r[0]) for r in table["rows"] if r[x] and r[y]]
+    if points:
+        axes.scatter(
+            [p[0] for p in points], [p[1] for p in points], s=12, color="gray", label="GPU recipes"
+        )
+    anchors = [(0.36, 0.94, "airbench94, released pixels (published)")]
+    for record in load_results("cifar10_anchor"):
+        measured = record["measured"]
+        anchors.append(
+            (measured["training_pflop"], measured["accuracy_mean"], "airbench94 on these JPEGs")
+        )
+    _named_points(axes, anchors, marker="*", s=80, color="black", label="anchor")
+    axes.set_xlabel("training arithmetic (PFLOP)")
+    axes.set_ylabel("validation accuracy")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7)
+    return _png(plt, figure)
+
+
 PLOTS = {
     "accuracy_against_time": plot_accuracy_against_time,
+    "cifar10_pflop": plot_cifar10_pflop,
     "imdb_frontier": plot_imdb_frontier,
     "label_sizes": plot_label_sizes,
     "scaling": plot_scaling,
