@@ -28,7 +28,8 @@ class VitConfig(PresetConfig):
     # halves the grid, flooring: 32 -> 16 -> 8 -> 4, or 31 -> 15 -> 7 -> 3 after whitening).
     stem_pooling: bool = False
     # Hybrid only: every stage after the first has d_model filters (airbench94's 64/256/256),
-    # not conv_filters x 2^i (64/128/256). 1.7 x the stem's arithmetic.
+    # not conv_filters x 2^i (64/128/256). 1.7 x the stem's arithmetic, and on CIFAR-10 no
+    # more accurate per PFLOP (docs/models/vit.md).
     wide_stem: bool = False
     # Patch whitening (airbench), hybrid only: k > 0 makes the stem's first convolution a
     # frozen k x k one whose 2 * 3 * k^2 filters are the +/- eigenvectors of the training
@@ -49,7 +50,7 @@ class VitConfig(PresetConfig):
     norm_momentum: float = 0.9  # PyTorch's rate (Keras: 0.99): short trainings infer well
     norm_scale: bool = True  # a learned scale per channel (Keras's default)
     # Keras's 1e-3; airbench's 1e-12 keeps the normalised convolution invariant to its weights'
-    # scale however far weight decay shrinks them.
+    # scale however far weight decay shrinks them. On CIFAR-10 the two were within noise.
     norm_epsilon: float = 1e-3
     # Optimisation: "adamw" (linear warmup, then cosine decay to zero at the last step) or "sgd"
     # (airbench's: Nesterov SGD, from 0.2 x the peak to the peak over the warmup, then linearly
@@ -64,7 +65,8 @@ class VitConfig(PresetConfig):
     norm_bias_scaler: float = 1.0
     # sgd only: the Transformer blocks, pooling, positions and head learn at this fraction of
     # the stem's rate. A BatchNorm'd convolution is invariant to its weights' scale and takes
-    # airbench's large rate; these are not, and diverge at it.
+    # airbench's large rate; these are not, and diverge at it. Measured on CIFAR-10 with
+    # airbench's peak of 1.5 (docs/models/vit.md): better at 10 epochs, worse at the recipe's 25.
     encoder_lr_scale: float = 1.0
     label_smoothing: float = 0.1  # the ViT and CCT recipes
     ema_momentum: float = 0.0  # > 0: validate and export an average of the weights; 0: off
