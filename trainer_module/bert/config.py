@@ -48,7 +48,8 @@ class BertConfig(WidePathConfig, PresetConfig):
     # Phase 2: the whole model, AdamW, linear warmup then linear decay to zero.
     # The BERT paper's range is 2e-5 to 5e-5 for BERT-base; a 6-layer MiniLM with its bottom
     # half frozen, over one epoch, learns more at 1e-4 (measured: docs/benchmarks.md), and
-    # with every block trained over 2 epochs 5e-5 scored lower (docs/models/bert.md).
+    # with every block trained over 2 epochs 5e-5 scored lower and 2e-4 the same
+    # (docs/models/bert.md).
     peak_learning_rate: float = 1e-4
     warmup_fraction: float = 0.1  # of the phase-2 steps, the BERT paper's
     weight_decay: float = 0.01  # the BERT paper's; biases and LayerNorm are exempt
