@@ -64,6 +64,7 @@ def prepare(tarball: str, script: str, runs: int, workdir: str) -> tuple:
     if RUNS_IN_SCRIPT not in code:
         raise SystemExit(f"{script}: no {RUNS_IN_SCRIPT!r}; is it legacy/airbench94.py?")
     import torch
+
     os.makedirs(os.path.join(workdir, "cifar10"), exist_ok=True)
     counts = ""
     for name, (images, labels) in split(tarball).items():

@@ -48,6 +48,8 @@ def references() -> list:
         anchor = json.load(f)["measured"]
     label = f"anchor on these JPEGs: airbench94, {anchor['training_pflop']} PFLOP"
     return [*REFERENCES, ("val accuracy", "accuracy", anchor["accuracy_mean"], label)]
+
+
 ACCURACY = "val_accuracy"  # the Trainer's name in history.json
 
 
