@@ -481,31 +481,35 @@ def plot_label_sizes() -> bytes:
     return _png(plt, figure)
 
 
+def _accuracy_against_pflop(record) -> list:
+    """(training PFLOP, val accuracy, first cell) for each row of a results file's tables that
+    have both columns."""
+    points = []
+    for table in record.get("tables", []):
+        columns = table["columns"]
+        if "training PFLOP" in columns and "val accuracy" in columns:
+            x, y = columns.index("training PFLOP"), columns.index("val accuracy")
+            points += [(r[x], r[y], r[0]) for r in table["rows"] if r[x] and r[y]]
+    return points
+
+
 def plot_cifar10_pflop() -> bytes:
     """CIFAR-10: validation accuracy against training PFLOP: each pipeline run's evaluations
     (a line), each GPU recipe (a point, its val accuracy), airbench94's published point and its
     point on the project's JPEGs (cifar10_anchor)."""
     plt, figure, axes = _figure()
     for record in load_results("cifar10_pipeline"):
-        for table in record.get("tables", []):
-            if "training PFLOP" in table["columns"]:
-                x, y = (table["columns"].index(c) for c in ("training PFLOP", "val accuracy"))
-                rows = [r for r in table["rows"] if r[x] is not None]
-                axes.plot([r[x] for r in rows], [r[y] for r in rows], marker=".", linewidth=1)
-                if rows:
-                    axes.annotate(
-                        record["name"],
-                        (rows[-1][x], rows[-1][y]),
-                        fontsize=6,
-                        xytext=(3, -3),
-                        textcoords="offset points",
-                    )
-    points = []
-    for record in load_results("cifar10_recipes"):
-        for table in record.get("tables", []):
-            if "training PFLOP" in table["columns"]:
-                x, y = (table["columns"].index(c) for c in ("training PFLOP", "val accuracy"))
-                points += [(r[x], r[y], r[0]) for r in table["rows"] if r[x] and r[y]]
+        rows = _accuracy_against_pflop(record)
+        if rows:
+            axes.plot([r[0] for r in rows], [r[1] for r in rows], marker=".", linewidth=1)
+            axes.annotate(
+                record["name"],
+                rows[-1][:2],
+                fontsize=6,
+                xytext=(3, -3),
+                textcoords="offset points",
+            )
+    points = [p for r in load_results("cifar10_recipes") for p in _accuracy_against_pflop(r)]
     if points:
         axes.scatter(
             [p[0] for p in points], [p[1] for p in points], s=12, color="gray", label="GPU recipes"

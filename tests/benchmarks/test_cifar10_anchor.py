@@ -28,12 +28,14 @@ def write_tarball(path, names):
 def test_split_is_image_example_gens_seeded_hash_split(tmp_path):
     names = [f"train/{c}/{i:04d}.jpg" for c in ("airplane", "frog") for i in range(20)]
     write_tarball(tmp_path / "c.tar.gz", names)
-    parts = cifar10_anchor.split(str(tmp_path / "c.tar.gz"))
+    parts = cifar10_anchor.split(str(tmp_path / "c.tar.gz"), str(tmp_path / "cache.npz"))
     test = [n for n in names if bucket(n, 42) >= 90]
+    assert 0 < len(test) < 40
     assert len(parts["test"][1]) == len(test) and len(parts["train"][1]) == 40 - len(test)
     assert parts["train"][0].shape[1:] == (32, 32, 3) and parts["train"][0].dtype == np.uint8
-    expected = [cifar10_anchor.CLASSES.index(n.split("/")[1]) for n in names if n not in test]
-    assert parts["train"][1].tolist() == expected
+    label = {n: cifar10_anchor.CLASSES.index(n.split("/")[1]) for n in names}
+    assert sorted(parts["train"][1].tolist()) == sorted(label[n] for n in names if n not in test)
+    assert sorted(parts["test"][1].tolist()) == sorted(label[n] for n in test)
 
 
 def test_parse_reads_the_split_and_airbenchs_mean_and_spread():
