@@ -166,12 +166,16 @@ def keep_snapshots(folder: str) -> None:
     averaging.callback = lambda k, backup: make(k, backup) or Recording()
 
 
-def snapshot_bleus(folder: str, pipeline_root: str, history: dict, data_dir: str) -> dict:
+def snapshot_bleus(
+    folder: str, pipeline_root: str, history: dict, data_dir: str, until: int | None = None
+) -> dict:
     """BLEU on val of the weights after single evaluations (epochs against BLEU), of the
     average of the last k, and of the best average decoded with other beam widths and length
     penalties: all from the one training's snapshots, each exported as the Trainer exports it
     and decoded by its `translate` signature (batches of 64 sorted by length). Both BLEUs: cased
-    sacreBLEU 13a, and lower-cased with punctuation split off (tokenize "none"), as TFMA's."""
+    sacreBLEU 13a, and lower-cased with punctuation split off (tokenize "none"), as TFMA's.
+    `until`: only the snapshots of the first `until` evaluations, as if the training had
+    stopped there (the inverse square-root decay does not depend on the length of the run)."""
     import glob
     import tempfile
 
@@ -191,6 +195,7 @@ def snapshot_bleus(folder: str, pipeline_root: str, history: dict, data_dir: str
         int(os.path.basename(p)[len("interval-") : -len(".npz")])
         for p in glob.glob(os.path.join(folder, "interval-*.npz"))
     )
+    intervals = [i for i in intervals if until is None or i <= until]
     snapshots = {}
     for interval in intervals:
         with np.load(os.path.join(folder, f"interval-{interval}.npz")) as arrays:
@@ -255,6 +260,21 @@ def snapshot_bleus(folder: str, pipeline_root: str, history: dict, data_dir: str
         "columns": ["weights", "beam", "length penalty", "BLEU cased", "BLEU lower-cased"],
         "rows": rows,
     }
+
+
+def rescore(folder: str, pipeline_root: str, data_dir: str, until, name: str) -> int:
+    """`snapshot_bleus` of an earlier run (its Trainer's history.json gives the config),
+    written as results NAME."""
+    import glob
+
+    (history_path,) = glob.glob(
+        os.path.join(pipeline_root, "Trainer", "model_run", "*", "history.json")
+    )
+    with open(history_path) as f:
+        history = json.load(f)
+    table = snapshot_bleus(folder, pipeline_root, history, data_dir, until)
+    report.save("translation_pipeline", name, {"tables": [table]})
+    return 0
 
 
 def efficiency_of(history: dict, pipeline_root: str) -> dict:
@@ -327,10 +347,21 @@ def main() -> int:
         help="only measure serving of this SavedModel (prints JSON)",
     )
     parser.add_argument("--intra-op-threads", type=int, default=0)
+    parser.add_argument(
+        "--rescore",
+        nargs=2,
+        metavar=("SNAPSHOTS", "PIPELINE_ROOT"),
+        help="only tabulate BLEU from an earlier run's snapshots folder and pipeline root",
+    )
+    parser.add_argument(
+        "--until", type=int, help="with --rescore: the snapshots of the first N evaluations"
+    )
     args = parser.parse_args()
     if args.serving:
         print(json.dumps(_measure_serving(args.serving, args.data, args.intra_op_threads)))
         return 0
+    if args.rescore:
+        return rescore(*args.rescore, args.data, args.until, args.name)
 
     overrides = report.overrides(args)
     config = report.model_config("translation", args)
