@@ -278,13 +278,16 @@ def run_pipeline(args, task: str, data_dir: str, eval_steps: int, model=None, ex
     )
     summary = run_local(pipeline, paths)
     summary["pipeline_root"] = paths["pipeline_root"]
-    files = glob.glob(
-        os.path.join(paths["pipeline_root"], "Trainer", "model_run", "*", "history.json")
-    )
+    return summary, trainer_history(paths["pipeline_root"])
+
+
+def trainer_history(pipeline_root: str) -> dict:
+    """The Trainer's history.json under `pipeline_root` ({} when it left none)."""
+    files = glob.glob(os.path.join(pipeline_root, "Trainer", "model_run", "*", "history.json"))
     if not files:
-        return summary, {}
+        return {}
     with open(files[0]) as f:
-        return summary, json.load(f)
+        return json.load(f)
 
 
 def text_encoder_inputs(config, seed: int = 0):

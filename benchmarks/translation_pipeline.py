@@ -265,13 +265,7 @@ def snapshot_bleus(
 def rescore(folder: str, pipeline_root: str, data_dir: str, until, name: str) -> int:
     """`snapshot_bleus` of an earlier run (its Trainer's history.json gives the config),
     written as results NAME."""
-    import glob
-
-    (history_path,) = glob.glob(
-        os.path.join(pipeline_root, "Trainer", "model_run", "*", "history.json")
-    )
-    with open(history_path) as f:
-        history = json.load(f)
+    history = report.trainer_history(pipeline_root)
     table = snapshot_bleus(folder, pipeline_root, history, data_dir, until)
     report.save("translation_pipeline", name, {"tables": [table]})
     return 0
