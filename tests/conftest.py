@@ -179,7 +179,7 @@ def translator_run(tmp_path_factory):
             "beam_width": 2,
             "shared_vocabulary": True,
         },
-        train_steps=250,
+        train_steps=300,
         eval_steps=1,
     )
 

@@ -1,9 +1,10 @@
-"""Backend-agnostic Keras 3 building blocks every model family shares (keras.ops only; no
-TensorFlow imports)."""
+"""Backend-agnostic Keras 3 building blocks every model family shares (keras.ops only; Dropout
+also uses TensorFlow's random bits when TensorFlow is the backend)."""
 
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import EncoderStack, FeedForward, TransformerBlock, causal_mask
 from trainer_module.layers.dense import Dense, flat_matmul
+from trainer_module.layers.dropout import Dropout
 from trainer_module.layers.ngram import NgramLogit, PathCombination, WideAndDeep
 from trainer_module.layers.pooling import masked_mean
 from trainer_module.layers.positional import (
@@ -17,6 +18,7 @@ from trainer_module.layers.positional import (
 
 __all__ = [
     "Dense",
+    "Dropout",
     "EncoderStack",
     "FeedForward",
     "LearnedPositionalEmbedding",

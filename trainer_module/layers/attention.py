@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from trainer_module.layers.dense import Dense
+from trainer_module.layers.dropout import Dropout
 
 MASKED_SCORE = -1.0e9  # a masked key's score, before the softmax (in float32)
 
@@ -51,7 +52,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.key_dense.build(value_shape)
         self.value_dense.build(value_shape)
         self.output_dense.build(tuple(query_shape[:-1]) + (inner,))
-        self.weights_dropout = keras.layers.Dropout(self.dropout)
+        self.weights_dropout = Dropout(self.dropout)
 
     def _split_heads(self, x):
         # (B, T, H*Dk) -> (B, H, T, Dk); a static length (1 in a decoding step) needs no

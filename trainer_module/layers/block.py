@@ -9,6 +9,7 @@ from keras import ops
 
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.dense import Dense
+from trainer_module.layers.dropout import Dropout
 
 
 def causal_mask(length) -> "keras.KerasTensor":
@@ -32,7 +33,7 @@ class FeedForward(keras.layers.Layer):
         self.outer = Dense(input_shape[-1], name="outer")
         self.inner.build(input_shape)
         self.outer.build(tuple(input_shape[:-1]) + (self.ff_dim,))
-        self.inner_dropout = keras.layers.Dropout(self.dropout)
+        self.inner_dropout = Dropout(self.dropout)
 
     def call(self, x, training=None):
         return self.outer(self.inner_dropout(self.inner(x), training=training))
@@ -126,7 +127,7 @@ class TransformerBlock(keras.layers.Layer):
             norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name=name)
             norm.build(x_shape)
             self.norms.append(norm)
-            self.dropouts.append(keras.layers.Dropout(self.dropout))
+            self.dropouts.append(Dropout(self.dropout))
 
     def _sublayer(self, index, x, function, training):
         """One residual sublayer; `function` maps normalised (or raw) x to (output, extra)."""

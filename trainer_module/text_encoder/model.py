@@ -6,6 +6,7 @@ import numpy as np
 from keras import ops
 
 from trainer_module.layers import (
+    Dropout,
     EncoderStack,
     TokenDropout,
     TokenEmbedding,
@@ -53,7 +54,7 @@ class TextEncoderClassifier(WideAndDeep, keras.Model):
         self.position_encoding = position_layer(
             config.positional, positions, name="position_encoding"
         )
-        self.embedding_dropout = keras.layers.Dropout(config.dropout)
+        self.embedding_dropout = Dropout(config.dropout)
         self.encoder = EncoderStack(
             config.num_layers,
             config.num_heads,
@@ -63,7 +64,7 @@ class TextEncoderClassifier(WideAndDeep, keras.Model):
             attention_dropout=config.attention_dropout,
             name="encoder",
         )
-        self.head_dropout = keras.layers.Dropout(config.dropout)
+        self.head_dropout = Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
         self.init_wide_path(config.ngram_buckets)

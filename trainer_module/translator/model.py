@@ -5,6 +5,7 @@ from keras import ops
 
 from trainer_module.layers import (
     Dense,
+    Dropout,
     EncoderStack,
     TokenEmbedding,
     TransformerBlock,
@@ -53,8 +54,8 @@ class Translator(keras.Model):
         self.target_positions = position_layer(
             config.positional, config.target_positions, name="target_positions"
         )
-        self.source_dropout = keras.layers.Dropout(config.dropout)
-        self.target_dropout = keras.layers.Dropout(config.dropout)
+        self.source_dropout = Dropout(config.dropout)
+        self.target_dropout = Dropout(config.dropout)
         self.encoder = EncoderStack(
             config.encoder_layers,
             config.num_heads,

@@ -7,7 +7,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from trainer_module.layers import Dense, EncoderStack, LearnedPositionalEmbedding
+from trainer_module.layers import Dense, Dropout, EncoderStack, LearnedPositionalEmbedding
 from trainer_module.training.optimizers import adamw, nesterov_sgd
 from trainer_module.training.schedules import Triangular, WarmupCosineDecay
 from trainer_module.vit.config import VitConfig
@@ -92,7 +92,7 @@ class VitClassifier(keras.Model):
             )
         tokens = config.num_patches + (1 if config.pooling == "cls" else 0)
         self.position_embedding = LearnedPositionalEmbedding(tokens, name="position_embedding")
-        self.embedding_dropout = keras.layers.Dropout(config.dropout)
+        self.embedding_dropout = Dropout(config.dropout)
         self.encoder = EncoderStack(
             config.num_layers,
             config.num_heads,
