@@ -19,7 +19,7 @@ from trainer_module.translator.training import (
 
 def test_run_fn_trains_the_steps_with_the_vocabularies_transform_kept(translator_run):
     model, fn_args = translator_run.model, translator_run.fn_args
-    assert int(model.optimizer.iterations.numpy()) == fn_args.train_steps == 250
+    assert int(model.optimizer.iterations.numpy()) == fn_args.train_steps == 300
     sizes = vocabulary_sizes(translator_run.output)
     assert (model.config.source_vocab_size, model.config.target_vocab_size) == (
         sizes["source_vocab_size"],
@@ -96,3 +96,28 @@ def test_label_smoothed_loss_matches_a_hand_computed_value():
     second = (1 - smoothing) * -math.log(0.8) + smoothing * -np.mean(np.log([0.1, 0.1, 0.8]))
     loss = MaskedSequenceCrossEntropy(smoothing)(labels, logits)
     np.testing.assert_allclose(float(loss), (first + second) / 2, rtol=1e-5)
+
+
+def test_the_smoothed_loss_gradient_is_softmax_minus_the_smoothed_target():
+    """smoothed_cross_entropy's hand-written gradient against the definition p - q, padding
+    positions included (their upstream gradient is zero)."""
+    import tensorflow as tf
+
+    from trainer_module.training.sequence_losses import smoothed_cross_entropy
+
+    rng = np.random.default_rng(0)
+    logits = tf.constant(rng.normal(size=(2, 4, 7)) * 3, tf.float32)
+    labels = np.array([[1, 6, 0, 0], [3, 3, 2, 0]])
+    smoothing, weights = 0.2, rng.uniform(size=(2, 4)).astype("float32")
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        loss = tf.reduce_sum(
+            smoothed_cross_entropy(logits, tf.constant(labels), smoothing) * weights
+        )
+    p = tf.nn.softmax(logits).numpy()
+    q = (1 - smoothing) * np.eye(7)[labels] + smoothing / 7
+    np.testing.assert_allclose(
+        tape.gradient(loss, logits).numpy(), (p - q) * weights[..., None], atol=1e-6
+    )
+    expected = -(q * np.log(p)).sum(-1)
+    np.testing.assert_allclose(float(loss), (expected * weights).sum(), rtol=1e-5)

@@ -1,5 +1,5 @@
-"""Backend-agnostic Keras 3 building blocks every model family shares (keras.ops only; Dropout
-also uses TensorFlow's random bits when TensorFlow is the backend)."""
+"""Backend-agnostic Keras 3 building blocks every model family shares (keras.ops only; no
+TensorFlow imports)."""
 
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import EncoderStack, FeedForward, TransformerBlock, causal_mask
