@@ -4,13 +4,12 @@ TensorFlow imports)."""
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import EncoderStack, FeedForward, TransformerBlock, causal_mask
 from trainer_module.layers.dense import Dense, flat_matmul
-from trainer_module.layers.dropout import Dropout
+from trainer_module.layers.dropout import Dropout, TokenDropout
 from trainer_module.layers.ngram import NgramLogit, PathCombination, WideAndDeep
 from trainer_module.layers.pooling import masked_mean
 from trainer_module.layers.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
-    TokenDropout,
     TokenEmbedding,
     position_layer,
     sinusoidal_table,

@@ -1,4 +1,5 @@
-"""Dropout as a multiplicative mask from 16-bit random draws (keras.ops only)."""
+"""Dropout as a multiplicative mask from 16-bit random draws, of elements or of whole tokens
+(keras.ops only)."""
 
 import keras
 from keras import ops
@@ -51,3 +52,18 @@ class Dropout(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+
+
+class TokenDropout(Dropout):
+    """Word dropout (Iyyer et al., 2015): in training, each token's whole embedding is zeroed
+    with probability `rate` (its position stays), so no single word can decide the output. The
+    kept embeddings are not rescaled.
+
+    Call arguments: x (B, T, D) embeddings; training. Returns x with dropped tokens zeroed.
+    """
+
+    def call(self, x, training=None):
+        if not training or self.rate <= 0:
+            return x
+        keep = self.keep_mask(ops.shape(x)[:2])
+        return x * ops.cast(keep, x.dtype)[:, :, None]

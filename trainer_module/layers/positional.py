@@ -102,26 +102,3 @@ def position_layer(kind: str, max_length: int, name: str) -> keras.layers.Layer:
     if kind not in layers:
         raise ValueError(f"positional must be one of {sorted(layers)}, not {kind!r}")
     return layers[kind](max_length, name=name)
-
-
-class TokenDropout(keras.layers.Layer):
-    """Word dropout (Iyyer et al., 2015): in training, each token's whole embedding is zeroed
-    with probability `rate` (its position stays), so no single word can decide the output.
-
-    Call arguments: x (B, T, D) embeddings; training. Returns x with dropped tokens zeroed.
-    """
-
-    def __init__(self, rate: float, seed=None, **kwargs):
-        super().__init__(**kwargs)
-        self.rate = rate
-        self.seed = seed
-        self.seed_generator = keras.random.SeedGenerator(seed)
-
-    def call(self, x, training=None):
-        if not training or self.rate <= 0:
-            return x
-        keep = keras.random.uniform(ops.shape(x)[:2], seed=self.seed_generator) >= self.rate
-        return x * ops.cast(keep, x.dtype)[:, :, None]
-
-    def get_config(self):
-        return {**super().get_config(), "rate": self.rate, "seed": self.seed}

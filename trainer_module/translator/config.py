@@ -149,10 +149,10 @@ PRESETS: Mapping[str, TranslatorConfig] = {
     # Multi30k, in the published anchor's regime (a 3+3 Transformer of 256 with a feed-forward
     # network of 1,024): one WordPiece vocabulary of at most 10,000 pieces over both languages,
     # shared by the source, target and output embeddings; an evaluation per epoch at the task's
-    # 34. Dropout 0.3 (transformer_tiny's): with 0.1
-    # validation loss rose after epoch 10 and the average of the last 5 epochs reached 39.6
-    # lower-cased BLEU on val; with 0.3 the model still improved at epoch 26 (40.8), and at 30
-    # epochs the average of the last 5 (41.1) beat the last weights (40.4) and the last 3 or 10.
+    # 34. Dropout 0.3 (transformer_tiny's): with 0.1 validation loss rose after epoch 10 and the
+    # average of the last 5 epochs reached 39.6 lower-cased BLEU on val; with 0.3 the model
+    # still improved at epoch 26 (40.8), and at 30 epochs the average of the last 5 (41.1) beat
+    # the last weights (40.4) and the last 3 or 10.
     # Inverse square-root decay: a cosine to zero was ahead until epoch 24, then level (40.5 at
     # 26). Length penalty 1.0: in each of four trainings it scored 0.2 to 0.4 above Wu et al.'s
     # 0.6. Batches of 64 (the warm-up as long in sentences) with weight decay 0.1: led an H100
@@ -160,7 +160,8 @@ PRESETS: Mapping[str, TranslatorConfig] = {
     # lower-cased against 40.6 / 41.1 (61 minutes before the step's dropout and loss were made
     # cheaper, layers/dropout.py, training/sequence_losses.py); the decay alone at batches of
     # 128 gained nothing (40.5 / 41.0). With the cheaper step, 30 epochs scored 41.5 / 41.8 in
-    # 45 minutes and 34 epochs 41.5 / 42.0 in 51. docs/benchmarks.md#translation.
+    # 45 minutes and 34 epochs 41.5 / 42.0 in 51 (that training's snapshots at 30 were level
+    # with 34: the difference is between trainings). docs/benchmarks.md#translation.
     "base": TranslatorConfig(
         shared_vocabulary=True,
         source_vocab_size=5_000,
