@@ -59,7 +59,10 @@ def test_the_export_averages_the_image_and_its_mirror(vit_run):
         return model.head(model.pool(model.encode(x, training=False)[0]))
 
     mean = (one_pass(pixels) + one_pass(tf.reverse(pixels, axis=[2]))) / 2
-    np.testing.assert_allclose(out[:1], tf.nn.softmax(mean).numpy(), atol=2e-3)
+    # Both sides compute in bfloat16 (the run's mixed precision), the served graph in another op
+    # order: one rounding of a logit near 2 (a step of 2^-6) moves a probability near 0.45 by up
+    # to 0.004. The mirror check above needs no such allowance.
+    np.testing.assert_allclose(out[:1], tf.nn.softmax(mean).numpy(), atol=8e-3)
 
 
 def test_attention_over_the_patch_grid(vit_run):
