@@ -40,7 +40,10 @@ def keras_hub_generate(model, max_decode_length: int, beam_width: int):
     )
 
     def next_token_logits(prompt, cache, index):
-        logits, cache = model.decode_step(prompt[:, index - 1 : index], index - 1, cache)
+        # The last token by a gather, as the search takes it: a slice between tensor bounds
+        # has no static length, and the cache would change shape inside the sampler's loop.
+        last = tf.gather(prompt, index - 1, axis=1)[:, None]
+        logits, cache = model.decode_step(last, index - 1, cache, shift=True)  # fixed shapes
         logits = tf.cast(logits[:, 0, :], tf.float32)
         vocab = tf.shape(logits)[-1]
         banned = tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab)

@@ -4,6 +4,9 @@
         [--epochs 10] [--preset base] [--set KEY=VALUE ...]
     .venv/bin/python -m benchmarks.translation_pipeline --serving MODEL_DIR [--data DIR]
         [--intra-op-threads N]    # serving speed of any exported translator, as JSON
+    .venv/bin/python -m benchmarks.translation_pipeline --export SNAPSHOT PIPELINE_ROOT DIR
+    .venv/bin/python -m benchmarks.translation_pipeline --compare-serving DIR ... --name NAME
+        # a run's snapshot exported by this tree's code; the serving speed of exports in turn
 
 Reads `train.{de,en}.gz` and `val.{de,en}.gz` from `../shared/data/multi30k/` (Multi30k task 1;
 the 1,014 `val` pairs are the evaluation split; test2016 is not included there). Runs every
@@ -179,29 +182,19 @@ def snapshot_bleus(
     import glob
     import tempfile
 
-    import keras
-    import numpy as np
     import sacrebleu
     import tensorflow as tf
-    import tensorflow_transform as tft
 
-    from trainer_module.serving import custom_ops  # noqa: F401
-    from trainer_module.translator.config import DECODER_INPUT_IDS, SOURCE_IDS, TranslatorConfig
+    from trainer_module.translator.config import TranslatorConfig
     from trainer_module.translator.metrics import words
-    from trainer_module.translator.model import Translator
-    from trainer_module.translator.serving import export
 
     intervals = sorted(
         int(os.path.basename(p)[len("interval-") : -len(".npz")])
         for p in glob.glob(os.path.join(folder, "interval-*.npz"))
     )
     intervals = [i for i in intervals if until is None or i <= until]
-    snapshots = {}
-    for interval in intervals:
-        with np.load(os.path.join(folder, f"interval-{interval}.npz")) as arrays:
-            snapshots[interval] = [arrays[f"arr_{i}"] for i in range(len(arrays.files))]
-    (transform_dir,) = glob.glob(os.path.join(pipeline_root, "Transform", "transform_graph", "*"))
-    tf_transform_output = tft.TFTransformOutput(transform_dir)
+    snapshots = {i: load_snapshot(os.path.join(folder, f"interval-{i}.npz")) for i in intervals}
+    tf_transform_output = transform_output(pipeline_root)
     trained = TranslatorConfig.from_dict(history["config"])
     with gzip.open(os.path.join(data_dir, "val.de.gz"), "rt", encoding="utf-8") as f:
         sources = [line.strip() for line in f]
@@ -210,13 +203,8 @@ def snapshot_bleus(
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
 
     def bleus(chosen, config) -> tuple:
-        model = Translator(config)
-        ids = keras.ops.ones((1, 2), dtype="int32")
-        model({SOURCE_IDS: ids, DECODER_INPUT_IDS: ids})
-        for variable, *values in zip(model.weights, *chosen):
-            variable.assign(np.mean(values, axis=0).astype(values[-1].dtype))
         with tempfile.TemporaryDirectory() as export_dir:
-            export(model, tf_transform_output, export_dir)
+            export_average(chosen, config, tf_transform_output, export_dir)
             translate = tf.saved_model.load(export_dir).signatures["translate"]
             hypotheses = [""] * len(sources)
             for start in range(0, len(order), 64):
@@ -260,6 +248,81 @@ def snapshot_bleus(
         "columns": ["weights", "beam", "length penalty", "BLEU cased", "BLEU lower-cased"],
         "rows": rows,
     }
+
+
+def load_snapshot(path: str) -> list:
+    """The weights keep_snapshots wrote to `path`, in the model's order."""
+    import numpy as np
+
+    with np.load(path) as arrays:
+        return [arrays[f"arr_{i}"] for i in range(len(arrays.files))]
+
+
+def transform_output(pipeline_root: str):
+    import glob
+
+    import tensorflow_transform as tft
+
+    (transform_dir,) = glob.glob(os.path.join(pipeline_root, "Transform", "transform_graph", "*"))
+    return tft.TFTransformOutput(transform_dir)
+
+
+def export_average(chosen: list, config, tf_transform_output, export_dir: str) -> None:
+    """The average of the `chosen` snapshots, exported by this tree's code as the Trainer
+    exports it."""
+    import keras
+    import numpy as np
+
+    from trainer_module.serving import custom_ops  # noqa: F401
+    from trainer_module.translator.config import DECODER_INPUT_IDS, SOURCE_IDS
+    from trainer_module.translator.model import Translator
+    from trainer_module.translator.serving import export
+
+    model = Translator(config)
+    ids = keras.ops.ones((1, 2), dtype="int32")
+    model({SOURCE_IDS: ids, DECODER_INPUT_IDS: ids})
+    for variable, *values in zip(model.weights, *chosen):
+        variable.assign(np.mean(values, axis=0).astype(values[-1].dtype))
+    export(model, tf_transform_output, export_dir)
+
+
+def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> int:
+    """serving_measures of several SavedModels (the same weights exported by two versions of
+    the code, say), taken in turn `repeats` times so that the machine's drift falls on each
+    alike; the medians, written as results NAME."""
+    import statistics
+
+    runs = {path: [] for path in exports}
+    for _ in range(repeats):
+        for path in exports:
+            runs[path].append(serving_measures(path, data_dir))
+            print(path, runs[path][-1], flush=True)
+    keys = [
+        "latency_ms_batch_1",
+        "sentences_per_second_batch_64",
+        "latency_ms_batch_1_one_thread",
+        "sentences_per_second_batch_64_one_thread",
+    ]
+    rows = [
+        [os.path.basename(os.path.normpath(path))]
+        + [round(statistics.median(run[key] for run in runs[path]), 1) for key in keys]
+        for path in exports
+    ]
+    columns = [
+        "export",
+        "one sentence (ms)",
+        "batches of 64 (sentences/s)",
+        "one sentence, 1 thread/op (ms)",
+        "batches of 64, 1 thread/op (sentences/s)",
+    ]
+    report.print_table(columns, [[str(v) for v in row] for row in rows])
+    title = f"the translate signature on the val sentences, median of {repeats} in turn"
+    report.save(
+        "translation_pipeline",
+        name,
+        {"tables": [{"title": title, "columns": columns, "rows": rows}]},
+    )
+    return 0
 
 
 def rescore(folder: str, pipeline_root: str, data_dir: str, until, name: str) -> int:
@@ -350,7 +413,31 @@ def main() -> int:
     parser.add_argument(
         "--until", type=int, help="with --rescore: the snapshots of the first N evaluations"
     )
+    parser.add_argument(
+        "--export",
+        nargs=3,
+        metavar=("SNAPSHOT", "PIPELINE_ROOT", "EXPORT_DIR"),
+        help="only export an earlier run's snapshot (interval-N.npz) with this tree's code",
+    )
+    parser.add_argument(
+        "--compare-serving",
+        nargs="+",
+        metavar="MODEL_DIR",
+        help="only measure the serving speed of these SavedModels in turn (--repeats times)",
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="with --compare-serving")
     args = parser.parse_args()
+    if args.export:
+        from trainer_module.translator.config import TranslatorConfig
+
+        snapshot, pipeline_root, export_dir = args.export
+        config = TranslatorConfig.from_dict(report.trainer_history(pipeline_root)["config"])
+        export_average(
+            [load_snapshot(snapshot)], config, transform_output(pipeline_root), export_dir
+        )
+        return 0
+    if args.compare_serving:
+        return compare_serving(args.compare_serving, args.data, args.repeats, args.name)
     if args.serving:
         print(json.dumps(_measure_serving(args.serving, args.data, args.intra_op_threads)))
         return 0

@@ -141,12 +141,12 @@ def greedy(model, source: np.ndarray, batch: int = 2048) -> list:
     for start in range(0, len(source), batch):
         rows = source[start : start + batch]
         memory, mask, _ = model.encode(rows, training=False)
-        cache = model.start_decoding(memory, mask, MAX_LENGTH)  # the served model's steps
+        cache = model.start_decoding(memory, mask, MAX_LENGTH)  # fixed shapes, for JAX
         ids = np.zeros((len(rows), MAX_LENGTH), "int32")
         ids[:, 0] = START_ID
         done = np.zeros(len(rows), bool)
         for t in range(MAX_LENGTH - 1):
-            logits, cache = model.decode_step(ids[:, t : t + 1], t, cache)
+            logits, cache = model.decode_step(ids[:, t : t + 1], t, cache, shift=True)
             scores = ops.convert_to_numpy(logits[:, 0, :]).astype("float32")
             scores[:, [PAD_ID, START_ID]] = -np.inf
             ids[:, t + 1] = np.where(done, PAD_ID, scores.argmax(-1))

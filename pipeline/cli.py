@@ -251,6 +251,13 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         default=contract.REQUEST_TIMEOUT_SECONDS,
         help="seconds a request may take before it gets 504 (default: %(default)s)",
     )
+    serve.add_argument(
+        "--threads-per-op",
+        type=int,
+        default=0,
+        help="TensorFlow's threads per op in each worker; 1 answers single requests sooner "
+        "(default: %(default)s, one per core)",
+    )
     return parser
 
 
@@ -490,6 +497,7 @@ def command_serve(args) -> int:
             max_request_bytes=int(args.max_request_mb * 2**20),
             max_rows=args.max_rows,
             timeout_seconds=args.timeout,
+            threads_per_op=args.threads_per_op,
         )
     except Exception as error:  # MLflow's errors name the model and alias
         print(f"error: {str(error).strip()}", file=sys.stderr)

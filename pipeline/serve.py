@@ -23,6 +23,7 @@ class Serving:
     version: str
     url: str
     limits: Dict[str, int]
+    threads_per_op: int = 0  # TensorFlow's intra-op threads per worker; 0: one per core
 
     def describe(self) -> dict:
         return {
@@ -31,6 +32,7 @@ class Serving:
             "url": self.url,
             "tracking_uri": self.env[TRACKING_URI_ENV],
             "limits": self.limits,
+            "threads_per_op": self.threads_per_op,
         }
 
 
@@ -63,10 +65,16 @@ def serving(
     max_request_bytes: int = contract.MAX_REQUEST_BYTES,
     max_rows: int = contract.MAX_ROWS,
     timeout_seconds: int = contract.REQUEST_TIMEOUT_SECONDS,
+    threads_per_op: int = 0,
 ) -> Serving:
     """The server of `name`'s version `version`, else its `alias`, in the registry the
     `registry` command reads (MLFLOW_TRACKING_URI, else the local one): uvicorn running
-    pipeline/serving_app.py (MLflow's scoring app) with the request limits."""
+    pipeline/serving_app.py (MLflow's scoring app) with the request limits.
+
+    threads_per_op: TensorFlow's intra-op threads in each worker (0: one per core). A request
+    of one sentence or review runs many small ops that lose more to splitting across cores
+    than they gain: 1 answers single requests sooner (docs/serving.md), with workers for the
+    cores."""
     for limit, value in (
         ("max_request_bytes", max_request_bytes),
         ("max_rows", max_rows),
@@ -74,6 +82,8 @@ def serving(
     ):
         if value <= 0:
             raise ValueError(f"{limit} must be positive, not {value}")
+    if threads_per_op < 0:
+        raise ValueError(f"threads_per_op must be 0 (one per core) or more, not {threads_per_op}")
     registry = from_config(mlflow_config(configs.output_paths(output, "")["registry_dir"]))
     name = pick_name(registry, name)
     found = registry.show(name, version) if version else registry.by_alias(name, alias)
@@ -99,6 +109,7 @@ def serving(
         serving_app.MAX_REQUEST_BYTES: str(max_request_bytes),
         contract.MAX_ROWS_VARIABLE: str(max_rows),
         serving_app.TIMEOUT: str(timeout_seconds),
+        **({"TF_NUM_INTRAOP_THREADS": str(threads_per_op)} if threads_per_op else {}),
         # The project's modules, wherever the server is started from.
         "PYTHONPATH": os.pathsep.join(
             filter(None, [str(configs.REPO_ROOT), os.environ.get("PYTHONPATH")])
@@ -109,6 +120,5 @@ def serving(
         "max_rows": max_rows,
         "timeout_seconds": timeout_seconds,
     }
-    return Serving(
-        argv, env, model_uri, found["version"], f"http://{host}:{port}/invocations", limits
-    )
+    url = f"http://{host}:{port}/invocations"
+    return Serving(argv, env, model_uri, found["version"], url, limits, threads_per_op)

@@ -51,7 +51,7 @@ report["translator"] = step(translator, inputs, source, MaskedSequenceCrossEntro
                             [MaskedTokenAccuracy()])
 memory, mask, _ = translator.encode(source)
 cache = translator.start_decoding(memory, mask, max_length=4)
-logits, _ = translator.decode_step(ops.convert_to_tensor(source[:, :1]), 0, cache)
+logits, _ = translator.decode_step(ops.convert_to_tensor(source[:, :1]), 0, cache, shift=True)
 report["translator"]["decode_step"] = list(ops.shape(logits))
 
 vit = VitClassifier(VIT["tiny"])

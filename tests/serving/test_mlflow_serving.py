@@ -125,9 +125,12 @@ def columns(name: str, values) -> bytes:
     ).encode()
 
 
-# The IMDB server runs with small limits (a request of at most 0.2 MiB and 2 rows), the others
-# with the defaults.
-LIMITS = {"imdb-text-encoder": ["--max-request-mb", "0.2", "--max-rows", "2"]}
+# The IMDB server runs with small limits (a request of at most 0.2 MiB and 2 rows), the
+# translator's with one TensorFlow thread per op, the others with the defaults.
+OPTIONS = {
+    "imdb-text-encoder": ["--max-request-mb", "0.2", "--max-rows", "2"],
+    "translation-translator": ["--threads-per-op", "1"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +153,7 @@ def servers(registered):
                 name,
                 "--port",
                 str(port),
-                *LIMITS.get(name, []),
+                *OPTIONS.get(name, []),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -289,6 +292,11 @@ def test_the_limits_are_stated_and_enforced_and_the_server_keeps_answering(serve
         "max_rows": 1000,
         "timeout_seconds": 60,
     }
+    # The translator's workers run one TensorFlow thread per op (TF_NUM_INTRAOP_THREADS) and
+    # answer as the SavedModel does (test_serve_answers_http_requests_...); the others, one
+    # per core.
+    threads = {key: servers["described"][key]["threads_per_op"] for key in OPTIONS}
+    assert threads == {"imdb-text-encoder": 0, "translation-translator": 1}
     status, answer = post(port, columns("text", ["a secret review"] * 3))
     assert status == 400
     assert "the request has 3 rows; at most 2 are accepted" in answer["message"]

@@ -31,7 +31,7 @@ class TableModel:
     def encode(self, source_ids, training=False):
         return tf.cast(source_ids[:, :1], tf.float32)[..., None], source_ids > 0, []
 
-    def start_decoding(self, memory, source_mask, max_length):
+    def start_decoding(self, memory, source_mask, max_length=None):
         rows = tf.shape(memory)[0]
         return {
             "history": (tf.zeros([rows], tf.int32),),
@@ -39,7 +39,7 @@ class TableModel:
             "source_mask": source_mask,
         }
 
-    def decode_step(self, token_ids, index, cache):
+    def decode_step(self, token_ids, index, cache, shift=False):
         self.steps += 1
         state = (cache["history"][0] + token_ids[:, 0] * tf.cast(index > 0, tf.int32)) % VOCAB
         logits = tf.gather_nd(
@@ -191,7 +191,7 @@ def loop_body_ops(function) -> list:
 
 
 def test_in_mixed_precision_the_search_casts_the_weights_once_and_decodes_the_same(monkeypatch):
-    """weights_cast_once: the loop reads only what is not cast (LayerNorm's float32 scales)
+    """weights_cast_once: the loop reads no weight (each is read, and cast, once before it)
     instead of every kernel at every step, and the translations are the same to the token."""
     from trainer_module.translator import decoding
 
@@ -202,10 +202,9 @@ def test_in_mixed_precision_the_search_casts_the_weights_once_and_decodes_the_sa
         keras.mixed_precision.set_global_policy("float32")
     spec = [tf.TensorSpec([None, None], tf.int32)]
     once = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
-    norms = [w for w in model.weights if not w._autocast]
+    norms = [w for w in model.weights if not w._autocast]  # LayerNorm's float32 scales
     assert norms and len(norms) < len(model.weights)
-    decoder_norms = [w for w in norms if "/encoder/" not in w.path]
-    assert loop_body_ops(once).count("ReadVariableOp") == len(decoder_norms)
+    assert loop_body_ops(once).count("ReadVariableOp") == 0
     monkeypatch.setattr(decoding, "weights_cast_once", lambda model: contextlib.nullcontext())
     every_step = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
     assert loop_body_ops(every_step).count("ReadVariableOp") > len(model.weights) // 2

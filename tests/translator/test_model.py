@@ -120,19 +120,24 @@ def test_presets_validate_and_refuse_unknown_fields():
         FAMILY.config("tiny", {"beam_width": 0})
 
 
+@pytest.mark.parametrize("max_length", [None, 8])  # a growing cache; fixed slots, shifted
 @pytest.mark.parametrize(
     "overrides",
     [{}, {"norm_first": False, "positional": "learned", "tie_output_embeddings": False}],
 )
-def test_cached_decoding_steps_match_decoding_the_whole_prefix(overrides):
+def test_cached_decoding_steps_match_decoding_the_whole_prefix(overrides, max_length):
     model = tiny(length=8, decoder_layers=2, **overrides)
     source = np.array([[4, 5, 6, 0], [7, 8, 9, 10]])
     target = np.array([[2, 5, 7, 9, 11, 4], [2, 6, 6, 8, 12, 13]])
     memory, source_mask, _ = model.encode(source)
     full, _, _ = model.decode(target, memory, source_mask)
-    cache = model.start_decoding(memory, source_mask, max_length=8)
+    cache = model.start_decoding(memory, source_mask, max_length=max_length)
     for position in range(target.shape[1]):
-        step, cache = model.decode_step(target[:, position : position + 1], position, cache)
+        step, cache = model.decode_step(
+            target[:, position : position + 1], position, cache, shift=bool(max_length)
+        )
+        positions = max_length or position + 1  # the cache's length after the step
+        assert all(ops.shape(x)[2] == positions for x in cache["history"])
         np.testing.assert_allclose(
             ops.convert_to_numpy(step)[:, 0],
             ops.convert_to_numpy(full)[:, position],

@@ -55,8 +55,10 @@ class MultiHeadAttention(keras.layers.Layer):
         self.weights_dropout = Dropout(self.dropout)
 
     def _split_heads(self, x):
-        # (B, T, H*Dk) -> (B, H, T, Dk); a static length (1 in a decoding step) needs no
-        # shape computation in the graph.
+        # (B, T, H*Dk) -> (B, H, T, Dk); a static length needs no shape computation in the
+        # graph. (B, H*Dk), one position per row (a decoding step): a reshape alone.
+        if len(x.shape) == 2:
+            return ops.reshape(x, (-1, self.num_heads, 1, self.key_dim))
         length = x.shape[1] if x.shape[1] is not None else ops.shape(x)[1]
         x = ops.reshape(x, (-1, length, self.num_heads, self.key_dim))
         return ops.transpose(x, (0, 2, 1, 3))
@@ -66,7 +68,8 @@ class MultiHeadAttention(keras.layers.Layer):
         return self._split_heads(self.key_dense(value)), self._split_heads(self.value_dense(value))
 
     def attend(self, query, keys, values, attention_mask=None, training=None):
-        """Attention of `query` (B, Tq, D) over projected `keys`/`values` (B, H, Tk, Dk)."""
+        """Attention of `query` (B, Tq, D) over projected `keys`/`values` (B, H, Tk, Dk). A
+        query (B, D) of one position per row gives an output (B, D), with no transposes."""
         q = self._split_heads(self.query_dense(query))  # (B, H, Tq, Dk)
         scores = ops.matmul(q, ops.transpose(keys, (0, 1, 3, 2)))  # (B, H, Tq, Tk)
         # Masking and the softmax in float32 whatever the compute dtype (mixed precision).
@@ -78,6 +81,10 @@ class MultiHeadAttention(keras.layers.Layer):
 
         dropped = self.weights_dropout(ops.cast(weights, values.dtype), training=training)
         context = ops.matmul(dropped, values)
+        if len(query.shape) == 2:  # (B, H, 1, Dk): the heads of one position, in order
+            return self.output_dense(
+                ops.reshape(context, (-1, self.num_heads * self.key_dim))
+            ), weights
         context = ops.transpose(context, (0, 2, 1, 3))  # (B, Tq, H, Dk)
         length = query.shape[1] if query.shape[1] is not None else ops.shape(context)[1]
         context = ops.reshape(context, (-1, length, self.num_heads * self.key_dim))

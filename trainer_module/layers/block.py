@@ -173,25 +173,34 @@ class TransformerBlock(keras.layers.Layer):
         )
         return (x, *outputs)
 
-    def step(self, x, index, self_cache, cross_keys_values, memory_mask=None):
+    def step(self, x, index, self_cache, cross_keys_values, memory_mask=None, shift=False):
         """One decoding position with cached keys and values (a causal block, inference only).
 
-        x: (B, 1, D) at position `index`. self_cache: (keys, values) (B, H, L, Dk), a shift
-        register of the last L positions, the newest last: positions 0 ... index - 1 fill its
-        last `index` slots. cross_keys_values: the encoder output's projected (keys, values).
-        Returns (x, self_cache shifted by one, position `index` in its last slot).
+        x: (B, D) at position `index` (one position per row: no reshapes or transposes of a
+        sequence axis among the step's many small ops). self_cache: (keys, values)
+        (B, H, T, Dk), the newest position last: positions 0 ... index - 1 (T = index), or with
+        `shift` T fixed slots holding them in the last `index` (for loops whose shapes are
+        fixed). cross_keys_values: the encoder output's projected (keys, values). Returns
+        (x, self_cache with position `index` appended): T + 1 positions, or with `shift` T,
+        the oldest slot dropped.
         """
 
         def self_attend(h):
             new_keys, new_values = self.self_attention.project_key_value(h)  # (B, H, 1, Dk)
-            # Shift in the new position: two copies of the cache, where writing it in place
-            # (ops.where over a position mask, or ops.slice_update, which TensorFlow compiles
-            # as a separate XLA cluster per call) cost more than the rest of a step at batch 64.
-            keys = ops.concatenate([self_cache[0][:, :, 1:], new_keys], axis=2)
-            values = ops.concatenate([self_cache[1][:, :, 1:], new_values], axis=2)
-            length = ops.shape(keys)[2]
-            visible = ops.arange(length) >= length - 1 - index  # the filled slots, causal
-            out, _ = self.self_attention.attend(h, keys, values, visible[None, None, :])
+            keys, values = self_cache
+            if shift:
+                keys, values = keys[:, :, 1:], values[:, :, 1:]
+            # Appended by a copy: writing in place (ops.where over a position mask, or
+            # ops.slice_update, which TensorFlow compiles as a separate XLA cluster per call)
+            # cost more than the rest of a step at batch 64. A growing cache copies only the
+            # positions decoded so far, and needs no mask.
+            keys = ops.concatenate([keys, new_keys], axis=2)
+            values = ops.concatenate([values, new_values], axis=2)
+            visible = None
+            if shift:
+                length = ops.shape(keys)[2]
+                visible = (ops.arange(length) >= length - 1 - index)[None, None, :]  # filled
+            out, _ = self.self_attention.attend(h, keys, values, visible)
             return out, (keys, values)
 
         x, self_cache = self._sublayer(0, x, self_attend, training=False)

@@ -48,7 +48,9 @@ def make_generate(
 
     def search(source_ids):
         with weights_cast_once(model):
-            return beam_search(model, source_ids, max_decode_length, beam_width, length_penalty)
+            return beam_search(
+                model, source_ids, max_decode_length, beam_width, length_penalty, jit_compile
+            )
 
     if not jit_compile:
         return search
@@ -66,34 +68,42 @@ def make_generate(
 
 @contextlib.contextmanager
 def weights_cast_once(model):
-    """Inside: the model's layers read each weight that they cast to the compute dtype (mixed
-    precision) as a tensor cast once on entry, instead of reading and casting the variable at
-    every use: in a decoding loop, at every step (about a fifth of a step's time, measured at
-    batch 1). The same values: a cast rounds alike wherever it runs."""
+    """Inside: the model's layers read each weight as a tensor read once on entry, and those
+    that they cast to the compute dtype (mixed precision) cast once, instead of reading (and
+    casting) the variable at every use: in a decoding loop, at every step (the casts were about
+    a fifth of a step's time, measured at batch 1). The same values: a cast rounds alike
+    wherever it runs."""
     dtype = getattr(model, "compute_dtype", None)  # a Keras model (tests also decode tables)
-    cast = [
-        v
-        for v in (model.weights if dtype else ())
-        if v.dtype != dtype and v._autocast and keras.backend.is_float_dtype(v.dtype)
-    ]
+    weights = [v for v in (model.weights if dtype else ()) if keras.backend.is_float_dtype(v.dtype)]
     scope = keras.StatelessScope()
     # StatelessScope's constructor would convert each value back to the variable's dtype.
-    scope.state_mapping.update({id(v): tf.cast(v.value, dtype) for v in cast})
+    for v in weights:
+        value = tf.convert_to_tensor(v.value)  # read once
+        scope.state_mapping[id(v)] = tf.cast(value, dtype) if v._autocast else value
     with scope:
         yield
 
 
 def beam_search(
-    model, source_ids, max_decode_length: int, beam_width: int, length_penalty: float = 0.0
+    model,
+    source_ids,
+    max_decode_length: int,
+    beam_width: int,
+    length_penalty: float = 0.0,
+    fixed_shapes: bool = False,
 ):
     """See the module docstring. Rows are sentence-major: row b * beam_width + k is beam k of
-    sentence b."""
+    sentence b. The self-attention cache grows by a position per step, so that a step copies
+    and reorders only the positions decoded so far; with `fixed_shapes` (XLA) it is
+    max_decode_length + 1 slots from the start."""
     k, length = beam_width, max_decode_length + 1
     memory, source_mask, _ = model.encode(source_ids, training=False)
     batch = tf.shape(source_ids)[0]
     rows = batch * k
     cache = model.start_decoding(
-        tf.repeat(memory, k, axis=0), tf.repeat(source_mask, k, axis=0), length
+        tf.repeat(memory, k, axis=0),
+        tf.repeat(source_mask, k, axis=0),
+        length if fixed_shapes else None,
     )
     ids = tf.concat(
         [tf.fill([rows, 1], START_ID), tf.fill([rows, max_decode_length], PAD_ID)], axis=1
@@ -111,17 +121,20 @@ def beam_search(
     def step(index, ids, scores, best, best_ids, cache):
         # The last token by a gather: a slice between tensor bounds has a dynamic size in XLA.
         last = tf.gather(ids, index - 1, axis=1)[:, None]
-        logits, cache = model.decode_step(last, index - 1, cache)
-        logits = tf.cast(logits[:, 0, :], tf.float32)  # (R, V)
-        vocab = tf.shape(logits)[1]
-        banned = NEVER * (tf.one_hot(PAD_ID, vocab) + tf.one_hot(START_ID, vocab))
-        # The best 2k continuations of each hypothesis hold its share of the sentence's best
-        # 2k, which hold at least k that do not end (each beam ends once): rank within rows
-        # first (log-probabilities are the logits less the row's log-sum-exp), then among the
-        # sentence's k * 2k, rather than ranking all k * V.
-        per_row = min(2 * k, logits.shape[1])  # a vocabulary may be smaller (in tests)
-        row_best, row_tokens = tf.math.top_k(logits + banned[None, :], per_row)  # (R, 2k)
+        logits, cache = model.decode_step(last, index - 1, cache, shift=fixed_shapes)
+        logits = tf.cast(tf.squeeze(logits, 1), tf.float32)  # (R, V)
+        # The best k + 1 continuations of each hypothesis hold all that can matter: a
+        # continuation among its sentence's best k that do not end ranks below at most k - 1
+        # of them and one [END] in its own row. Ranked within rows first, then among the
+        # sentence's k * (k + 1), rather than among all k * V; two more per row, as [PAD] and
+        # [START] may be among them and are never written.
+        per_row = min(k + 3, logits.shape[1])  # a vocabulary may be smaller (in tests)
+        row_best, row_tokens = tf.math.top_k(logits, per_row)  # (R, k + 3)
+        # Log-probabilities: the logits less the row's log-sum-exp. (Taking its largest term
+        # from the ranking made XLA's program forty times slower.)
         row_scores = row_best - tf.reduce_logsumexp(logits, axis=1, keepdims=True)
+        banned = tf.equal(row_tokens, PAD_ID) | tf.equal(row_tokens, START_ID)
+        row_scores = tf.where(banned, NEVER, row_scores)
         candidates = tf.reshape(scores[:, None] + row_scores, [batch, k * per_row])
         top_scores, top = tf.math.top_k(candidates, 2 * k)  # (B, 2k), best first
         tokens = tf.gather(tf.reshape(row_tokens, [batch, k * per_row]), top, batch_dims=1)
@@ -144,7 +157,8 @@ def beam_search(
         parents = tf.reshape(tf.gather(rows_of, keep, batch_dims=1), [-1])
         ids = tf.reshape(tf.gather(written, keep, batch_dims=1), [rows, length])
         scores = tf.reshape(tf.gather(top_scores, keep, batch_dims=1), [-1])
-        cache = {**cache, "history": tuple(tf.gather(x, parents) for x in cache["history"])}
+        if k > 1:  # greedy: every row is its own parent
+            cache = {**cache, "history": tuple(tf.gather(x, parents) for x in cache["history"])}
         return index + 1, ids, scores, best, best_ids, cache
 
     def undecided(index, ids, scores, best, best_ids, cache):
@@ -154,11 +168,17 @@ def beam_search(
         return tf.reduce_any(reachable > best)
 
     state = (tf.constant(1), ids, scores, best, best_ids, cache)
-    any_rows = tf.nest.map_structure(  # the number of rows may be static or not, at every step
+    # The number of rows may be static or not, at every step; a growing cache's length changes.
+    invariants = tf.nest.map_structure(
         lambda x: tf.TensorShape([None] + x.shape[1:]) if x.shape.rank else x.shape, state
     )
+    if not fixed_shapes:
+        invariants[-1]["history"] = tuple(
+            tf.TensorShape([None, x.shape[1], None, *x.shape[3:]]) if x.shape.rank >= 3 else shape
+            for x, shape in zip(cache["history"], invariants[-1]["history"])
+        )
     _, ids, scores, best, best_ids, _ = tf.while_loop(
-        undecided, step, state, shape_invariants=any_rows, maximum_iterations=max_decode_length
+        undecided, step, state, shape_invariants=invariants, maximum_iterations=max_decode_length
     )
     # A sentence with no finished translation: its best open hypothesis (first of its beams).
     return tf.where((best > tf.float32.min)[:, None], best_ids, ids[::k])

@@ -1,5 +1,7 @@
 """A from-scratch encoder-decoder Transformer for translation (Vaswani et al., 2017)."""
 
+from typing import Optional
+
 import keras
 from keras import ops
 
@@ -116,11 +118,13 @@ class Translator(keras.Model):
             cross_attention.append(cross_weights)
         return self._project(x), self_attention, cross_attention
 
-    def start_decoding(self, memory, source_mask, max_length: int) -> dict:
+    def start_decoding(self, memory, source_mask, max_length: Optional[int] = None) -> dict:
         """The decoding cache, batch first everywhere:
-        - "history": per decoder block, empty (B, H, max_length, Dk) self-attention keys and
-          values, filled one position per step; they belong to the hypothesis being decoded,
-          so a beam search reorders them with it;
+        - "history": per decoder block, the self-attention keys and values (B, H, T, Dk) of the
+          positions decoded so far, the newest last: empty (T = 0), growing by one position per
+          step; or, with `max_length`, T = max_length empty slots that only steps with
+          `shift` may fill (for loops whose shapes cannot change: XLA, JAX). They belong to
+          the hypothesis being decoded, so a beam search reorders them with it;
         - "memory": per decoder block, the encoder output's projected keys and values, and
           "source_mask": fixed for a source sentence;
         - "output_table" (tied output embedding): the projection, transposed once.
@@ -130,7 +134,8 @@ class Translator(keras.Model):
         for block in self.decoder_blocks:
             attention = block.self_attention
             empty = ops.zeros(
-                (batch, attention.num_heads, max_length, attention.key_dim), dtype=memory.dtype
+                (batch, attention.num_heads, max_length or 0, attention.key_dim),
+                dtype=memory.dtype,
             )
             history.extend([empty, empty])
             projected.extend(block.memory_attention.project_key_value(memory))
@@ -143,13 +148,15 @@ class Translator(keras.Model):
             cache["output_table"] = self._output_table(memory.dtype)
         return cache
 
-    def decode_step(self, token_ids, index, cache):
+    def decode_step(self, token_ids, index, cache, shift: bool = False):
         """(B, 1) ids at position `index` -> (logits (B, 1, V), the updated cache).
 
         Costs one position per block instead of the whole prefix: decode(prefix)[:, -1] without
-        recomputing earlier positions.
+        recomputing earlier positions. The history grows by the new position; with `shift` it
+        keeps its length, its oldest slot dropped (a cache of `max_length` slots).
         """
         x = self.target_positions(self.target_embedding(token_ids), offset=index)
+        x = ops.reshape(x, (-1, self.config.d_model))  # (B, D): the blocks' one-position steps
         history = []
         for i, block in enumerate(self.decoder_blocks):
             x, keys_values = block.step(
@@ -158,9 +165,11 @@ class Translator(keras.Model):
                 cache["history"][2 * i : 2 * i + 2],
                 cache["memory"][2 * i : 2 * i + 2],
                 cache["source_mask"],
+                shift=shift,
             )
             history.extend(keys_values)
-        return (self._project(x, cache.get("output_table")), {**cache, "history": tuple(history)})
+        logits = ops.expand_dims(self._project(x, cache.get("output_table")), 1)  # (B, 1, V)
+        return logits, {**cache, "history": tuple(history)}
 
     def _project(self, x, output_table=None):
         """Final LayerNorm (pre-norm) and the projection onto the target vocabulary (float32
