@@ -125,9 +125,9 @@ def beam_search(
         logits = tf.cast(tf.squeeze(logits, 1), tf.float32)  # (R, V)
         # The best k + 1 continuations of each hypothesis hold all that can matter: a
         # continuation among its sentence's best k that do not end ranks below at most k - 1
-        # of them and one [END] in its own row. Ranked within rows first, then among the
-        # sentence's k * (k + 1), rather than among all k * V; two more per row, as [PAD] and
-        # [START] may be among them and are never written.
+        # of them and one [END] in its own row. Two more per row, as [PAD] and [START] may be
+        # among them and are never written. Ranked within rows first, then among the
+        # sentence's k * (k + 3), rather than among all k * V.
         per_row = min(k + 3, logits.shape[1])  # a vocabulary may be smaller (in tests)
         row_best, row_tokens = tf.math.top_k(logits, per_row)  # (R, k + 3)
         # Log-probabilities: the logits less the row's log-sum-exp. (Taking its largest term
