@@ -23,7 +23,6 @@ class Serving:
     version: str
     url: str
     limits: Dict[str, int]
-    threads_per_op: int = 0  # TensorFlow's intra-op threads per worker; 0: one per core
 
     def describe(self) -> dict:
         return {
@@ -32,7 +31,9 @@ class Serving:
             "url": self.url,
             "tracking_uri": self.env[TRACKING_URI_ENV],
             "limits": self.limits,
-            "threads_per_op": self.threads_per_op,
+            # TensorFlow's intra-op threads per worker, as the environment gives them (0: one
+            # per core).
+            "threads_per_op": int(self.env.get("TF_NUM_INTRAOP_THREADS", 0)),
         }
 
 
@@ -121,4 +122,4 @@ def serving(
         "timeout_seconds": timeout_seconds,
     }
     url = f"http://{host}:{port}/invocations"
-    return Serving(argv, env, model_uri, found["version"], url, limits, threads_per_op)
+    return Serving(argv, env, model_uri, found["version"], url, limits)
