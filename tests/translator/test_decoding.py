@@ -1,6 +1,7 @@
 """Beam search against exhaustive search, its stopping rule, greedy decoding, and one sentence at
 a time against a batch."""
 
+import collections
 import contextlib
 import itertools
 
@@ -11,7 +12,7 @@ import tensorflow as tf
 from keras import ops
 
 from trainer_module.translator.config import END_ID, PAD_ID, START_ID, TranslatorConfig
-from trainer_module.translator.decoding import make_generate
+from trainer_module.translator.decoding import DecodingWeights, make_generate
 from trainer_module.translator.model import Translator
 
 SOURCES = np.array([[4, 5, 6, 0], [7, 5, 0, 0], [6, 6, 4, 7]], "int32")
@@ -31,7 +32,7 @@ class TableModel:
     def encode(self, source_ids, training=False):
         return tf.cast(source_ids[:, :1], tf.float32)[..., None], source_ids > 0, []
 
-    def start_decoding(self, memory, source_mask, max_length=None):
+    def start_decoding(self, memory, source_mask, max_length=None, output_table=None):
         rows = tf.shape(memory)[0]
         return {
             "history": (tf.zeros([rows], tf.int32),),
@@ -205,8 +206,48 @@ def test_in_mixed_precision_the_search_casts_the_weights_once_and_decodes_the_sa
     norms = [w for w in model.weights if not w._autocast]  # LayerNorm's float32 scales
     assert norms and len(norms) < len(model.weights)
     assert loop_body_ops(once).count("ReadVariableOp") == 0
-    monkeypatch.setattr(decoding, "weights_cast_once", lambda model: contextlib.nullcontext())
+    monkeypatch.setattr(decoding, "weights_cast_once", lambda *args: contextlib.nullcontext())
     every_step = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
     assert loop_body_ops(every_step).count("ReadVariableOp") > len(model.weights) // 2
     sources = tf.constant(SOURCES)
     np.testing.assert_array_equal(once(sources).numpy(), every_step(sources).numpy())
+
+
+def weight_preparation(function) -> collections.Counter:
+    """The casts and transposes of weights (read from a variable) in a traced search."""
+
+    def of_a_weight(tensor) -> bool:
+        while tensor.op.type in ("Cast", "Transpose", "Identity"):
+            tensor = tensor.op.inputs[0]
+        return tensor.op.type == "ReadVariableOp"
+
+    graph = function.get_concrete_function().graph
+    return collections.Counter(
+        op.type
+        for op in graph.get_operations()
+        if op.type in ("Cast", "Transpose") and of_a_weight(op.inputs[0])
+    )
+
+
+def test_weights_prepared_once_spare_each_search_its_casts_and_transpose():
+    """DecodingWeights (what an export stores): a mixed-precision model's kernels already in
+    bfloat16 and the tied output table already transposed, so that a search casts and
+    transposes no weight, and translates the same to the token."""
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = small_model()
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    prepared = DecodingWeights(model)
+    kernels = [w for w in model.weights if w._autocast]
+    assert len(prepared.copies) == len(kernels)
+    assert {copy.dtype for copy in prepared.copies} == {tf.bfloat16}
+    table = model.target_embedding.embedding.embeddings
+    assert tuple(prepared.output_table.shape) == tuple(reversed(table.shape))
+    spec = [tf.TensorSpec([None, None], tf.int32)]
+    each_search = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
+    once = tf.function(make_generate(model, 4, 2, 0.6, weights=prepared), input_signature=spec)
+    assert weight_preparation(each_search) == {"Cast": len(kernels), "Transpose": 1}
+    assert weight_preparation(once) == {}
+    sources = tf.constant(SOURCES)
+    np.testing.assert_array_equal(once(sources).numpy(), each_search(sources).numpy())

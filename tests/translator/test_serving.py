@@ -115,6 +115,46 @@ def test_an_export_with_the_search_under_xla_translates_as_the_plain_export(
         assert [t.decode() for t in result] == TRANSLATIONS[: len(batch)]
 
 
+def test_a_mixed_precision_export_stores_bfloat16_weights_and_decodes_as_the_keras_model(
+    translator_run, tmp_path
+):
+    """A model trained in mixed bfloat16 is exported with its kernels also stored in bfloat16
+    and the output table transposed (decoding.DecodingWeights), and translates exactly what the
+    Keras model's search does."""
+    import keras
+
+    from trainer_module.translator.model import Translator
+    from trainer_module.translator.serving import export
+
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = Translator(translator_run.model.config)
+        ids = np.ones((1, 2), "int32")
+        model({"source_ids": ids, "decoder_input_ids": ids})
+        model.set_weights(translator_run.model.get_weights())
+        export(model, translator_run.output, str(tmp_path))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    sources = [s for s, _ in PAIRS]
+    source_ids = tf.cast(
+        translator_run.output.transform_features_layer()({"source": tf.constant(sources)})[
+            "source_ids"
+        ],
+        tf.int32,
+    )
+    config = model.config
+    keras_ids = make_generate(
+        model, config.max_decode_length, config.beam_width, config.length_penalty
+    )(source_ids)[:, 1:]
+    loaded = tf.saved_model.load(str(tmp_path))
+    served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
+    np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
+    stored = tf.train.load_checkpoint(str(tmp_path / "variables" / "variables"))
+    dtypes = stored.get_variable_to_dtype_map()
+    kernels = [w for w in model.weights if w._autocast]
+    assert sum(dtype == tf.bfloat16 for dtype in dtypes.values()) == len(kernels) + 1
+
+
 def test_one_tied_embedding_and_the_export_decodes_as_the_keras_model(translator_run):
     """The run shares one vocabulary: the source and target embeddings and the output
     projection are one variable, and the export's beam search gives the Keras model's ids."""

@@ -21,13 +21,16 @@ def strings_function(input_name: str):
     )
 
 
-def write_saved_model(export_dir: str, model: keras.Model, tft_layer, endpoints: dict) -> None:
+def write_saved_model(
+    export_dir: str, model: keras.Model, tft_layer, endpoints: dict, also_track=()
+) -> None:
     """`endpoints`: signature name -> tf.function with an input_signature; a `serving_default`
     also gets its BULK_INFERENCE twin. The model and the transform layer are tracked so their
-    variables and assets (vocabularies) are saved."""
+    variables and assets (vocabularies) are saved, and so is each of `also_track` (tf.Modules
+    whose variables the endpoints read)."""
     archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tft_layer)
+    for resource in (model, tft_layer, *also_track):
+        archive.track(resource)
     if "serving_default" in endpoints:
         endpoints = {**endpoints, BULK_INFERENCE: string_columns(endpoints["serving_default"])}
     for name, function in endpoints.items():

@@ -21,6 +21,7 @@ soon as the result is known.
 """
 
 import contextlib
+from typing import Optional
 
 import keras
 import tensorflow as tf
@@ -36,9 +37,13 @@ def make_generate(
     beam_width: int,
     length_penalty: float = 0.0,
     jit_compile: bool = False,
+    weights: Optional["DecodingWeights"] = None,
 ):
     """Returns generate: (B, S) source ids -> (B, max_decode_length + 1) ids: [START], the
     tokens, [END], padding.
+
+    weights: the model's weights as the search reads them, prepared once (an export's): else
+    each search reads, casts and transposes them itself (weights_cast_once).
 
     jit_compile: the search is compiled by XLA, which fuses a step's many small ops. XLA
     compiles a program per input shape, so the batch is padded to the next power of two with
@@ -47,9 +52,15 @@ def make_generate(
     """
 
     def search(source_ids):
-        with weights_cast_once(model):
+        with weights_cast_once(model, weights):
             return beam_search(
-                model, source_ids, max_decode_length, beam_width, length_penalty, jit_compile
+                model,
+                source_ids,
+                max_decode_length,
+                beam_width,
+                length_penalty,
+                jit_compile,
+                weights.read_output_table() if weights is not None else None,
             )
 
     if not jit_compile:
@@ -66,22 +77,79 @@ def make_generate(
     return generate
 
 
+def float_weights(model) -> list:
+    """The weights that a Keras model's layers read as floats, in model.weights' order ([]
+    for anything else: tests also decode tables)."""
+    if getattr(model, "compute_dtype", None) is None:
+        return []
+    return [v for v in model.weights if keras.backend.is_float_dtype(v.dtype)]
+
+
+def as_read(variable, dtype):
+    """A variable's value as its layer uses it: cast to the compute dtype where Keras autocasts
+    it (a mixed-precision model's kernels), else as stored (LayerNorm's float32 scales)."""
+    value = tf.convert_to_tensor(variable.value)
+    return tf.cast(value, dtype) if variable._autocast else value
+
+
 @contextlib.contextmanager
-def weights_cast_once(model):
+def weights_cast_once(model, weights: Optional["DecodingWeights"] = None):
     """Inside: the model's layers read each weight as a tensor read once on entry, and those
     that they cast to the compute dtype (mixed precision) cast once, instead of reading (and
     casting) the variable at every use: in a decoding loop, at every step (the casts were about
     a fifth of a step's time, measured at batch 1). The same values: a cast rounds alike
-    wherever it runs."""
-    dtype = getattr(model, "compute_dtype", None)  # a Keras model (tests also decode tables)
-    weights = [v for v in (model.weights if dtype else ()) if keras.backend.is_float_dtype(v.dtype)]
+    wherever it runs. With `weights` (prepared at export), the casts are already done."""
     scope = keras.StatelessScope()
     # StatelessScope's constructor would convert each value back to the variable's dtype.
-    for v in weights:
-        value = tf.convert_to_tensor(v.value)  # read once
-        scope.state_mapping[id(v)] = tf.cast(value, dtype) if v._autocast else value
+    if weights is not None:
+        scope.state_mapping.update(weights.read(model))
+    else:
+        dtype = getattr(model, "compute_dtype", None)
+        for v in float_weights(model):
+            scope.state_mapping[id(v)] = as_read(v, dtype)
     with scope:
         yield
+
+
+class DecodingWeights(tf.Module):
+    """A model's weights as its search reads them, prepared once when the model is exported:
+    each weight that the layers cast (a mixed-precision model's kernels) stored cast to the
+    compute dtype, and the tied output table stored transposed. A request then reads them,
+    without a copy, instead of casting every kernel and transposing the table (per request,
+    the size of the model in memory traffic: as much as a few decoding steps of one sentence).
+    The stored copies take the compute dtype's bytes per parameter in the SavedModel."""
+
+    def __init__(self, model):
+        super().__init__(name="decoding_weights")
+        dtype = model.compute_dtype
+        weights = float_weights(model)
+        # Positions in float_weights(model) of the weights stored cast, and their copies.
+        self._positions = tuple(
+            i for i, v in enumerate(weights) if v._autocast and v.dtype != dtype
+        )
+        self.copies = [  # tracked: saved with the model
+            tf.Variable(as_read(weights[i], dtype), trainable=False, name=weights[i].name)
+            for i in self._positions
+        ]
+        self.output_table = None
+        if getattr(model, "output_projection", True) is None:  # tied output embedding
+            self.output_table = tf.Variable(
+                model._output_table(dtype), trainable=False, name="output_table"
+            )
+
+    def read_output_table(self):
+        """The transposed output table (D, V) as a tensor, or None (an untied projection)."""
+        return None if self.output_table is None else tf.convert_to_tensor(self.output_table)
+
+    def read(self, model) -> dict:
+        """id(weight) -> its value for the search: the stored copy, or the weight itself."""
+        copies = dict(zip(self._positions, self.copies))
+        return {
+            id(v): tf.convert_to_tensor(copies[i])
+            if i in copies
+            else as_read(v, model.compute_dtype)
+            for i, v in enumerate(float_weights(model))
+        }
 
 
 def beam_search(
@@ -91,11 +159,13 @@ def beam_search(
     beam_width: int,
     length_penalty: float = 0.0,
     fixed_shapes: bool = False,
+    output_table=None,
 ):
     """See the module docstring. Rows are sentence-major: row b * beam_width + k is beam k of
     sentence b. The self-attention cache grows by a position per step, so that a step copies
     and reorders only the positions decoded so far; with `fixed_shapes` (XLA) it is
-    max_decode_length + 1 slots from the start."""
+    max_decode_length + 1 slots from the start. `output_table`: a tied model's output
+    projection already transposed (DecodingWeights)."""
     k, length = beam_width, max_decode_length + 1
     memory, source_mask, _ = model.encode(source_ids, training=False)
     batch = tf.shape(source_ids)[0]
@@ -104,6 +174,7 @@ def beam_search(
         tf.repeat(memory, k, axis=0),
         tf.repeat(source_mask, k, axis=0),
         length if fixed_shapes else None,
+        output_table=output_table,
     )
     ids = tf.concat(
         [tf.fill([rows, 1], START_ID), tf.fill([rows, max_decode_length], PAD_ID)], axis=1

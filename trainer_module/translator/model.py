@@ -118,7 +118,9 @@ class Translator(keras.Model):
             cross_attention.append(cross_weights)
         return self._project(x), self_attention, cross_attention
 
-    def start_decoding(self, memory, source_mask, max_length: Optional[int] = None) -> dict:
+    def start_decoding(
+        self, memory, source_mask, max_length: Optional[int] = None, output_table=None
+    ) -> dict:
         """The decoding cache, batch first everywhere:
         - "history": per decoder block, the self-attention keys and values (B, H, T, Dk) of the
           positions decoded so far, the newest last: empty (T = 0), growing by one position per
@@ -127,7 +129,8 @@ class Translator(keras.Model):
           the hypothesis being decoded, so a beam search reorders them with it;
         - "memory": per decoder block, the encoder output's projected keys and values, and
           "source_mask": fixed for a source sentence;
-        - "output_table" (tied output embedding): the projection, transposed once.
+        - "output_table" (tied output embedding): the projection, transposed once (or as given:
+          an export stores it transposed, decoding.DecodingWeights).
         """
         history, projected = [], []
         batch = ops.shape(memory)[0]
@@ -145,7 +148,9 @@ class Translator(keras.Model):
             "source_mask": ops.cast(source_mask, memory.dtype),
         }
         if self.output_projection is None:
-            cache["output_table"] = self._output_table(memory.dtype)
+            cache["output_table"] = (
+                self._output_table(memory.dtype) if output_table is None else output_table
+            )
         return cache
 
     def decode_step(self, token_ids, index, cache, shift: bool = False):

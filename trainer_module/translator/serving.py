@@ -30,7 +30,7 @@ from trainer_module.translator.config import (
     SOURCE_IDS,
     TARGET_IDS,
 )
-from trainer_module.translator.decoding import make_generate
+from trainer_module.translator.decoding import DecodingWeights, make_generate
 from trainer_module.translator.model import Translator
 from trainer_module.translator.preprocessing import (
     SOURCE_VOCABULARY,
@@ -82,6 +82,9 @@ def export(
     }
     words = tf.constant(vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY))
     pieces = is_wordpiece(tf_transform_output)
+    # The weights as the search reads them (cast, the output table transposed), stored with
+    # the model so that a request does not prepare them again.
+    decoding_weights = DecodingWeights(model)
     # Traced once, called by every signature that decodes.
     generate = tf.function(
         make_generate(
@@ -90,6 +93,7 @@ def export(
             beam_width,
             model.config.length_penalty,
             model.config.jit_compile,
+            decoding_weights,
         ),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
         autograph=False,
@@ -159,4 +163,5 @@ def export(
             "transform_features": transform_features,
             "attention": attention,
         },
+        also_track=[decoding_weights],
     )
