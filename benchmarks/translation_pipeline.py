@@ -2,9 +2,10 @@
 
     .venv/bin/python -m benchmarks.translation_pipeline [--data DIR] [--output DIR]
         [--epochs 10] [--preset base] [--set KEY=VALUE ...]
-    .venv/bin/python -m benchmarks.translation_pipeline --serving MODEL_DIR [--data DIR]
-        [--intra-op-threads N]    # serving speed of any exported translator, as JSON
+    .venv/bin/python -m benchmarks.translation_pipeline --serving MODEL_DIR ... [--data DIR]
+        [--intra-op-threads N]    # serving speed of exported translators, in turn, as JSON
     .venv/bin/python -m benchmarks.translation_pipeline --export SNAPSHOT PIPELINE_ROOT DIR
+        [--export-precision float32|mixed_bfloat16]
     .venv/bin/python -m benchmarks.translation_pipeline --compare-serving DIR ... --name NAME
         # a run's snapshot exported by this tree's code; the serving speed of exports in turn
 
@@ -94,15 +95,20 @@ def target_tokens(data_dir: str) -> int:
 def serving_speed(model_dir: str, data_dir: str, intra_op_threads: int = 0) -> dict:
     """The `translate` signature of the SavedModel at model_dir on raw val sentences: median
     latency of one sentence (the first 100), and sentences per second in batches of 64 (the
-    first 512). Measured in a fresh
-    process, as a server would load it: TensorFlow fixes its thread pools when it starts
+    first 512)."""
+    return serving_speeds([model_dir], data_dir, intra_op_threads)[model_dir]
+
+
+def serving_speeds(model_dirs: list, data_dir: str, intra_op_threads: int = 0) -> dict:
+    """serving_speed of several SavedModels measured in turn (_measure_serving), in a fresh
+    process, as a server would load them: TensorFlow fixes its thread pools when it starts
     (`intra_op_threads` 0: its default, one per core)."""
     command = [
         sys.executable,
         "-m",
         "benchmarks.translation_pipeline",
         "--serving",
-        model_dir,
+        *model_dirs,
         "--data",
         data_dir,
         "--intra-op-threads",
@@ -112,7 +118,12 @@ def serving_speed(model_dir: str, data_dir: str, intra_op_threads: int = 0) -> d
     return json.loads(finished.stdout.strip().splitlines()[-1])
 
 
-def _measure_serving(model_dir: str, data_dir: str, intra_op_threads: int) -> dict:
+def _measure_serving(model_dirs: list, data_dir: str, intra_op_threads: int) -> dict:
+    """{model_dir: serving measures} (see serving_speed). Several SavedModels are loaded side by
+    side and measured in turn, a block of ten single sentences or one batch of 64 each, in a
+    rotating order: the machine's drift (a third within an hour on a shared EPYC) then falls on
+    each alike, and each block's first request also finds the other models' weights in the
+    cache, as every request of a server with several models would."""
     import statistics
 
     import tensorflow as tf
@@ -122,21 +133,35 @@ def _measure_serving(model_dir: str, data_dir: str, intra_op_threads: int) -> di
         tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
     with gzip.open(os.path.join(data_dir, "val.de.gz"), "rt", encoding="utf-8") as f:
         sentences = [line.strip() for line in f][:512]
-    translate = tf.saved_model.load(model_dir).signatures["translate"]
-    # Warm up: a first request of each batch size traces (and, with jit_compile, compiles).
-    translate(source=tf.constant(sentences[:1]))
-    translate(source=tf.constant(sentences[:64]))
-    single = []
-    for sentence in sentences[:100]:
-        started = time.perf_counter()
-        translate(source=tf.constant([sentence]))
-        single.append(time.perf_counter() - started)
-    started = time.perf_counter()
-    for i in range(0, len(sentences), 64):
-        translate(source=tf.constant(sentences[i : i + 64]))
+    translates = {d: tf.saved_model.load(d).signatures["translate"] for d in model_dirs}
+    for translate in translates.values():
+        # Warm up: a first request of each batch size traces (and, with jit_compile, compiles).
+        translate(source=tf.constant(sentences[:1]))
+        translate(source=tf.constant(sentences[:64]))
+
+    def in_turn(round_: int) -> list:
+        turn = round_ % len(model_dirs)
+        return model_dirs[turn:] + model_dirs[:turn]
+
+    single = {d: [] for d in model_dirs}
+    for round_, start in enumerate(range(0, 100, 10)):
+        for d in in_turn(round_):
+            for sentence in sentences[start : start + 10]:
+                started = time.perf_counter()
+                translates[d](source=tf.constant([sentence]))
+                single[d].append(time.perf_counter() - started)
+    batched = dict.fromkeys(model_dirs, 0.0)
+    for round_, start in enumerate(range(0, len(sentences), 64)):
+        for d in in_turn(round_):
+            started = time.perf_counter()
+            translates[d](source=tf.constant(sentences[start : start + 64]))
+            batched[d] += time.perf_counter() - started
     return {
-        "latency_ms_batch_1": round(1000 * statistics.median(single), 1),
-        "sentences_per_second_batch_64": round(len(sentences) / (time.perf_counter() - started), 1),
+        d: {
+            "latency_ms_batch_1": round(1000 * statistics.median(single[d]), 1),
+            "sentences_per_second_batch_64": round(len(sentences) / batched[d], 1),
+        }
+        for d in model_dirs
     }
 
 
@@ -196,6 +221,7 @@ def snapshot_bleus(
     snapshots = {i: load_snapshot(os.path.join(folder, f"interval-{i}.npz")) for i in intervals}
     tf_transform_output = transform_output(pipeline_root)
     trained = TranslatorConfig.from_dict(history["config"])
+    precision = history.get("precision", "float32")
     with gzip.open(os.path.join(data_dir, "val.de.gz"), "rt", encoding="utf-8") as f:
         sources = [line.strip() for line in f]
     with gzip.open(os.path.join(data_dir, "val.en.gz"), "rt", encoding="utf-8") as f:
@@ -204,7 +230,7 @@ def snapshot_bleus(
 
     def bleus(chosen, config) -> tuple:
         with tempfile.TemporaryDirectory() as export_dir:
-            export_average(chosen, config, tf_transform_output, export_dir)
+            export_average(chosen, config, tf_transform_output, export_dir, precision)
             translate = tf.saved_model.load(export_dir).signatures["translate"]
             hypotheses = [""] * len(sources)
             for start in range(0, len(order), 64):
@@ -267,9 +293,12 @@ def transform_output(pipeline_root: str):
     return tft.TFTransformOutput(transform_dir)
 
 
-def export_average(chosen: list, config, tf_transform_output, export_dir: str) -> None:
+def export_average(
+    chosen: list, config, tf_transform_output, export_dir: str, precision: str
+) -> None:
     """The average of the `chosen` snapshots, exported by this tree's code as the Trainer
-    exports it."""
+    exports it: under the dtype policy that it trained under (`precision`, its history's), so
+    that a mixed-precision model decodes in bfloat16 as the pushed one does."""
     import keras
     import numpy as np
 
@@ -278,24 +307,28 @@ def export_average(chosen: list, config, tf_transform_output, export_dir: str) -
     from trainer_module.translator.model import Translator
     from trainer_module.translator.serving import export
 
-    model = Translator(config)
-    ids = keras.ops.ones((1, 2), dtype="int32")
-    model({SOURCE_IDS: ids, DECODER_INPUT_IDS: ids})
-    for variable, *values in zip(model.weights, *chosen):
-        variable.assign(np.mean(values, axis=0).astype(values[-1].dtype))
-    export(model, tf_transform_output, export_dir)
+    with report.dtype_policy(precision):
+        model = Translator(config)
+        ids = keras.ops.ones((1, 2), dtype="int32")
+        model({SOURCE_IDS: ids, DECODER_INPUT_IDS: ids})
+        for variable, *values in zip(model.weights, *chosen):
+            variable.assign(np.mean(values, axis=0).astype(values[-1].dtype))
+        export(model, tf_transform_output, export_dir)
 
 
 def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> int:
     """serving_measures of several SavedModels (the same weights exported by two versions of
-    the code, say), taken in turn `repeats` times so that the machine's drift falls on each
-    alike; the medians, written as results NAME."""
+    the code, say), measured side by side in one process (_measure_serving: in turn, so that
+    the machine's drift falls on each alike), in `repeats` fresh processes per thread setting;
+    the medians, written as results NAME."""
     import statistics
 
     runs = {path: [] for path in exports}
     for _ in range(repeats):
+        default, one = serving_speeds(exports, data_dir), serving_speeds(exports, data_dir, 1)
         for path in exports:
-            runs[path].append(serving_measures(path, data_dir))
+            one_thread = {f"{key}_one_thread": value for key, value in one[path].items()}
+            runs[path].append({**default[path], **one_thread})
             print(path, runs[path][-1], flush=True)
     keys = [
         "latency_ms_batch_1",
@@ -316,7 +349,10 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
         "batches of 64, 1 thread/op (sentences/s)",
     ]
     report.print_table(columns, [[str(v) for v in row] for row in rows])
-    title = f"the translate signature on the val sentences, median of {repeats} in turn"
+    title = (
+        "the translate signature on the val sentences, the exports side by side in turn; "
+        f"median of {repeats} processes"
+    )
     report.save(
         "translation_pipeline",
         name,
@@ -400,8 +436,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--serving",
+        nargs="+",
         metavar="MODEL_DIR",
-        help="only measure serving of this SavedModel (prints JSON)",
+        help="only measure serving of these SavedModels, in turn (prints JSON)",
     )
     parser.add_argument("--intra-op-threads", type=int, default=0)
     parser.add_argument(
@@ -420,6 +457,11 @@ def main() -> int:
         help="only export an earlier run's snapshot (interval-N.npz) with this tree's code",
     )
     parser.add_argument(
+        "--export-precision",
+        choices=["float32", "mixed_bfloat16"],
+        help="with --export: the dtype policy to export under (default: the run's own)",
+    )
+    parser.add_argument(
         "--compare-serving",
         nargs="+",
         metavar="MODEL_DIR",
@@ -431,9 +473,13 @@ def main() -> int:
         from trainer_module.translator.config import TranslatorConfig
 
         snapshot, pipeline_root, export_dir = args.export
-        config = TranslatorConfig.from_dict(report.trainer_history(pipeline_root)["config"])
+        history = report.trainer_history(pipeline_root)
         export_average(
-            [load_snapshot(snapshot)], config, transform_output(pipeline_root), export_dir
+            [load_snapshot(snapshot)],
+            TranslatorConfig.from_dict(history["config"]),
+            transform_output(pipeline_root),
+            export_dir,
+            args.export_precision or history.get("precision", "float32"),
         )
         return 0
     if args.compare_serving:
