@@ -92,17 +92,12 @@ def target_tokens(data_dir: str) -> int:
         return sum(len(re.sub(r"([^\w\s])", r" \1 ", line.lower()).split()) + 1 for line in f)
 
 
-def serving_speed(model_dir: str, data_dir: str, intra_op_threads: int = 0) -> dict:
-    """The `translate` signature of the SavedModel at model_dir on raw val sentences: median
-    latency of one sentence (the first 100), and sentences per second in batches of 64 (the
-    first 512)."""
-    return serving_speeds([model_dir], data_dir, intra_op_threads)[model_dir]
-
-
 def serving_speeds(model_dirs: list, data_dir: str, intra_op_threads: int = 0) -> dict:
-    """serving_speed of several SavedModels measured in turn (_measure_serving), in a fresh
-    process, as a server would load them: TensorFlow fixes its thread pools when it starts
-    (`intra_op_threads` 0: its default, one per core)."""
+    """The `translate` signature of each SavedModel on raw val sentences: median latency of one
+    sentence (the first 100), and sentences per second in batches of 64 (the first 512),
+    measured in turn (_measure_serving), in a fresh process, as a server would load them:
+    TensorFlow fixes its thread pools when it starts (`intra_op_threads` 0: its default, one per
+    core)."""
     command = [
         sys.executable,
         "-m",
@@ -119,7 +114,7 @@ def serving_speeds(model_dirs: list, data_dir: str, intra_op_threads: int = 0) -
 
 
 def _measure_serving(model_dirs: list, data_dir: str, intra_op_threads: int) -> dict:
-    """{model_dir: serving measures} (see serving_speed). Several SavedModels are loaded side by
+    """{model_dir: serving measures} (see serving_speeds). Several SavedModels are loaded side by
     side and measured in turn, a block of ten single sentences or one batch of 64 each, in a
     rotating order: the machine's drift (a third within an hour on a shared EPYC) then falls on
     each alike, and each block's first request also finds the other models' weights in the
@@ -325,10 +320,9 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
 
     runs = {path: [] for path in exports}
     for _ in range(repeats):
-        default, one = serving_speeds(exports, data_dir), serving_speeds(exports, data_dir, 1)
+        measures = serving_measures(exports, data_dir)
         for path in exports:
-            one_thread = {f"{key}_one_thread": value for key, value in one[path].items()}
-            runs[path].append({**default[path], **one_thread})
+            runs[path].append(measures[path])
             print(path, runs[path][-1], flush=True)
     keys = [
         "latency_ms_batch_1",
@@ -418,11 +412,14 @@ def efficiency_of(history: dict, pipeline_root: str) -> dict:
     }
 
 
-def serving_measures(model_dir: str, data_dir: str) -> dict:
-    """serving_speed with TensorFlow's default threads, and with one thread per op (on few
-    cores a single sentence's small ops lose more to splitting than they gain)."""
-    default, one = serving_speed(model_dir, data_dir), serving_speed(model_dir, data_dir, 1)
-    return {**default, **{f"{key}_one_thread": value for key, value in one.items()}}
+def serving_measures(model_dirs: list, data_dir: str) -> dict:
+    """{model_dir: serving_speeds with TensorFlow's default threads, and with one thread per op
+    (on few cores a single sentence's small ops lose more to splitting than they gain)}."""
+    default, one = serving_speeds(model_dirs, data_dir), serving_speeds(model_dirs, data_dir, 1)
+    return {
+        d: {**default[d], **{f"{key}_one_thread": value for key, value in one[d].items()}}
+        for d in model_dirs
+    }
 
 
 def main() -> int:
@@ -514,7 +511,8 @@ def main() -> int:
         measured["train_sentences_per_second"] = round(TRAIN_PAIRS * args.epochs / fit_seconds, 1)
     measured.update(efficiency_of(history, summary["pipeline_root"]))
     if summary["pushed_model"]:
-        measured.update(serving_measures(summary["pushed_model"], args.data))
+        pushed = summary["pushed_model"]
+        measured.update(serving_measures([pushed], args.data)[pushed])
     tables = [snapshot_bleus(snapshots, summary["pipeline_root"], history, args.data)]
     print(
         f"\nTranslation pipeline benchmark, Multi30k de->en ({report.machine()}): preset "

@@ -104,9 +104,9 @@ def weights_cast_once(model, weights: Optional["DecodingWeights"] = None):
     if weights is not None:
         scope.state_mapping.update(weights.read(model))
     else:
-        dtype = getattr(model, "compute_dtype", None)
-        for v in float_weights(model):
-            scope.state_mapping[id(v)] = as_read(v, dtype)
+        scope.state_mapping.update(
+            {id(v): as_read(v, model.compute_dtype) for v in float_weights(model)}
+        )
     with scope:
         yield
 
@@ -133,7 +133,7 @@ class DecodingWeights(tf.Module):
             for i in self._positions
         ]
         self.output_table = None
-        if getattr(model, "output_projection", True) is None:  # tied output embedding
+        if model.output_projection is None:  # tied output embedding
             self.output_table = tf.Variable(
                 model._output_table(dtype), trainable=False, name="output_table"
             )
