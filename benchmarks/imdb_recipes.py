@@ -137,6 +137,15 @@ def rows(inputs, index):
     )
 
 
+def shuffled_batches(inputs, labels, batch_size: int, rng):
+    """Endless (rows of `inputs`, one-hot labels) batches, in a new order on every pass."""
+    while True:
+        order = rng.permutation(len(labels))
+        for start in range(0, len(order) - batch_size + 1, batch_size):
+            index = order[start : start + batch_size]
+            yield rows(inputs, index), np.eye(2, dtype="float32")[labels[index]]
+
+
 def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dict:
     import keras
 
@@ -152,19 +161,10 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     steps = round(epochs * PIPELINE_TRAIN_REVIEWS / config.batch_size)
     model = build_model(config, steps, class_counts)
     x, y = encoded["train"]
-    rng = np.random.default_rng(seed)
-
-    def batches():
-        while True:
-            order = rng.permutation(len(y))
-            for start in range(0, len(order) - config.batch_size + 1, config.batch_size):
-                index = order[start : start + config.batch_size]
-                yield rows(x, index), np.eye(2, dtype="float32")[y[index]]
-
     selection_x, selection_y = encoded["selection"]
     started = time.perf_counter()
     history = model.fit(
-        batches(),
+        shuffled_batches(x, y, config.batch_size, np.random.default_rng(seed)),
         steps_per_epoch=steps // config.evaluations,
         epochs=config.evaluations,
         verbose=0,

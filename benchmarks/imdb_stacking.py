@@ -168,28 +168,19 @@ def deep_logits(data: dict, seed: int, offset=None, **overrides) -> dict:
     keras.utils.set_random_seed(seed)
     steps = round(2 * imdb_recipes.PIPELINE_TRAIN_REVIEWS / config.batch_size)
     deep = build_model(config, steps)
-    trained = deep
+    trained, x, y = deep, *encoded["train"]
     if offset is not None:
-        tokens = keras.Input((config.max_length,), dtype="int32")
-        shift = keras.Input((), dtype="float32")
+        tokens = keras.Input((config.max_length,), dtype="int32", name="tokens")
+        shift = keras.Input((), dtype="float32", name="offset")
         logits = keras.layers.Lambda(lambda a: a[0] + ops.stack([-a[1] / 2, a[1] / 2], -1))(
             [deep(tokens), shift]
         )
-        trained = keras.Model([tokens, shift], logits)
+        trained = keras.Model({"tokens": tokens, "offset": shift}, logits)
         trained.compile(deep.optimizer, keras.losses.CategoricalCrossentropy(from_logits=True))
-    x, y = encoded["train"]
-    rng = np.random.default_rng(seed)
-
-    def batches():
-        while True:
-            order = rng.permutation(len(y))
-            for start in range(0, len(order) - config.batch_size + 1, config.batch_size):
-                index = order[start : start + config.batch_size]
-                inputs = x[index] if offset is None else (x[index], offset[index])
-                yield inputs, np.eye(2, dtype="float32")[y[index]]
-
+        x = {"tokens": x, "offset": offset}
+    batches = imdb_recipes.shuffled_batches(x, y, config.batch_size, np.random.default_rng(seed))
     started = time.perf_counter()
-    trained.fit(batches(), steps_per_epoch=steps, epochs=1, verbose=0)
+    trained.fit(batches, steps_per_epoch=steps, epochs=1, verbose=0)
     print(f"deep path trained in {time.perf_counter() - started:.0f} s", flush=True)
     out = {}
     for split in ("selection", "val"):
