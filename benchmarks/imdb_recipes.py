@@ -14,10 +14,12 @@ Data: the tarball's 25,000 labelled training reviews, split as ReviewsExampleGen
 10%), so that the pipeline's validation accuracy is not what picks it; both are printed.
 Tokens as the transform graph makes them (`trainer_module/preprocessing/text.py`: lower case,
 `<br />` removed, punctuation and symbols split off, whitespace), the `vocab_size` most
-frequent training words, head-and-tail truncation, and for the wide path the hashed n-grams
-and their class counts (`encode`); the model and its compile are the
-trainer's (`trainer_module/text_encoder/model.py: build_model`), under `mixed_bfloat16` as on
-this CPU. Steps: epochs x the pipeline's 19,963 training reviews / batch size.
+frequent training words, head-and-tail truncation (`encode`); the model and its compile are
+the trainer's (`trainer_module/text_encoder/model.py: build_model`), under `mixed_bfloat16` as
+on this CPU. Steps: epochs x the pipeline's 19,963 training reviews / batch size. The encoder
+trains alone (the recipe's `ngram_buckets` is set to 0): the pipeline trains the wide path
+apart, after it (trainer_module/training/wide_path.py), and `--anchor` and
+benchmarks/imdb_stacking.py measure that path and the combination.
 
 `--anchor` also fits the classic non-neural anchor, NBSVM (Wang and Manning, 2012: binarized
 word uni-, bi- and trigrams scaled by their naive-Bayes log-count ratios, a linear SVM, C 0.1;
@@ -32,7 +34,6 @@ import os
 import pickle
 import tarfile
 import time
-import zlib
 
 import numpy as np
 
@@ -85,12 +86,9 @@ def load(tarball: str, cache: str):
 
 
 def encode(data: dict, config):
-    """Token lists -> the model's inputs as the transform graph writes them, and for the wide
-    path the training split's class counts. Token ids: 0 pads, 1 + rank for the vocab_size most
-    frequent training words, 1 + vocab_size for the rest, head-and-tail truncated. N-gram ids:
-    each review's distinct unigrams then bigrams, the first max_ngrams, hashed into
-    1..ngram_buckets by CRC-32 (the transform graph uses TensorFlow's hash, which JAX machines
-    lack; another hash collides elsewhere, at the same rate)."""
+    """Token lists -> ({split: (token ids, labels)}, the number of words kept), ids as the
+    transform graph writes them: 0 pads, 1 + rank for the vocab_size most frequent training
+    words, 1 + vocab_size for the rest, head-and-tail truncated."""
     counts = collections.Counter(t for tokens in data["train"][0] for t in tokens)
     vocabulary = {w: i + 1 for i, (w, _) in enumerate(counts.most_common(config.vocab_size))}
     oov, head = len(vocabulary) + 1, config.truncation_head
@@ -98,35 +96,12 @@ def encode(data: dict, config):
     encoded = {}
     for split, (reviews, labels) in data.items():
         ids = np.zeros((len(reviews), config.max_length), np.int32)
-        grams = np.zeros((len(reviews), config.max_ngrams), np.int32)
         for row, tokens in enumerate(reviews):
-            if config.ngram_buckets:
-                distinct = dict.fromkeys(
-                    zlib.crc32(g.encode()) % config.ngram_buckets + 1
-                    for g in tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]
-                )
-                kept = list(distinct)[: config.max_ngrams]
-                grams[row, : len(kept)] = kept
             if len(tokens) > config.max_length:
                 tokens = tokens[:head] + (tokens[-tail:] if tail else [])
             ids[row, : len(tokens)] = [vocabulary.get(t, oov) for t in tokens]
-        encoded[split] = (
-            {"token_ids": ids, "ngram_ids": grams} if config.ngram_buckets else ids,
-            labels,
-        )
-    class_counts = None
-    if config.ngram_buckets:
-        inputs, labels = encoded["train"]
-        class_counts = np.stack(
-            [
-                np.bincount(
-                    inputs["ngram_ids"][labels == label].ravel(), minlength=config.ngram_buckets + 1
-                )
-                for label in (0, 1)
-            ]
-        )
-        class_counts[:, 0] = 0
-    return encoded, len(vocabulary), class_counts
+        encoded[split] = (ids, labels)
+    return encoded, len(vocabulary)
 
 
 def rows(inputs, index):
@@ -153,13 +128,18 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     from trainer_module.text_encoder.model import build_model
 
     epochs = float(overrides.pop("epochs", epochs))
-    config = PRESETS["small"].replace(**overrides)
-    encoded, kept, class_counts = encode(data, config)
+    config = PRESETS["small"].replace(**{"ngram_buckets": 0, **overrides})
+    if config.ngram_buckets:
+        raise ValueError(
+            "imdb_recipes trains the encoder alone; the wide path trains in the pipeline "
+            "(measure it with --anchor or benchmarks/imdb_stacking.py)"
+        )
+    encoded, kept = encode(data, config)
     config = config.replace(vocab_size=kept)
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     keras.utils.set_random_seed(seed)
     steps = round(epochs * PIPELINE_TRAIN_REVIEWS / config.batch_size)
-    model = build_model(config, steps, class_counts)
+    model = build_model(config, steps)
     x, y = encoded["train"]
     selection_x, selection_y = encoded["selection"]
     started = time.perf_counter()

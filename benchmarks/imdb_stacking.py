@@ -163,7 +163,7 @@ def deep_logits(data: dict, seed: int, offset=None, **overrides) -> dict:
     from trainer_module.text_encoder.model import build_model
 
     config = PRESETS["small"].replace(ngram_buckets=0, **overrides)
-    encoded, kept, _ = imdb_recipes.encode(data, config)
+    encoded, kept = imdb_recipes.encode(data, config)
     config = config.replace(vocab_size=kept)
     keras.utils.set_random_seed(seed)
     steps = round(2 * imdb_recipes.PIPELINE_TRAIN_REVIEWS / config.batch_size)
