@@ -97,6 +97,16 @@ NGRAM_MODELS = [
 ]
 
 
+def out_of_fold(fit, labels, folds, model="logistic", c=1.0, unit_length=False) -> np.ndarray:
+    """Each review's score from the n-gram model trained (ratios included) on the other folds."""
+    scores = np.zeros(len(labels))
+    for fold in range(FOLDS):
+        inside, outside = folds != fold, folds == fold
+        a, b = nb_scaled(fit[inside], labels[inside], fit[outside], unit_length=unit_length)
+        scores[outside] = classifier(model, c).fit(a, labels[inside]).decision_function(b)
+    return scores
+
+
 def cross_validate(data: dict) -> list:
     """NGRAM_MODELS by FOLDS-fold cross-validation over train + selection, and on val."""
     tokens = data["train"][0] + data["selection"][0]
@@ -109,12 +119,7 @@ def cross_validate(data: dict) -> list:
         if kind not in cached:
             cached = {kind: features(kind, tokens, val_tokens)}
         fit, val = cached[kind]
-        correct = 0
-        for fold in range(FOLDS):
-            inside, outside = folds != fold, folds == fold
-            a, b = nb_scaled(fit[inside], labels[inside], fit[outside], unit_length=unit)
-            scores = classifier(model, c).fit(a, labels[inside]).decision_function(b)
-            correct += int(((scores > 0) == labels[outside]).sum())
+        correct = int(((out_of_fold(fit, labels, folds, model, c, unit) > 0) == labels).sum())
         a, b = nb_scaled(fit, labels, val, unit_length=unit)
         scores = classifier(model, c).fit(a, labels).decision_function(b)
         rows.append(
@@ -130,9 +135,9 @@ def cross_validate(data: dict) -> list:
     return rows
 
 
-def ngram_logits(data: dict, kind: str) -> dict:
-    """The logistic n-gram model trained on train: its logits on selection and val, and its
-    out-of-fold logits on train."""
+def ngram_logits(data: dict, kind: str, with_train: bool = False) -> dict:
+    """The logistic n-gram model trained on train: its logits on selection and val, and with
+    `with_train` its out-of-fold logits on train."""
     train_tokens, labels = data["train"]
     others = data["selection"][0] + data["val"][0]
     fit, other = features(kind, train_tokens, others)
@@ -140,15 +145,9 @@ def ngram_logits(data: dict, kind: str) -> dict:
     scores = classifier("logistic", 1.0).fit(a, labels).decision_function(b)
     split = len(data["selection"][0])
     logits = {"selection": scores[:split], "val": scores[split:]}
-    out_of_fold = np.zeros(len(labels))
-    folds = np.random.default_rng(1).permutation(len(labels)) % FOLDS
-    for fold in range(FOLDS):
-        inside, outside = folds != fold, folds == fold
-        a, b = nb_scaled(fit[inside], labels[inside], fit[outside])
-        out_of_fold[outside] = (
-            classifier("logistic", 1.0).fit(a, labels[inside]).decision_function(b)
-        )
-    logits["train"] = out_of_fold
+    if with_train:
+        folds = np.random.default_rng(1).permutation(len(labels)) % FOLDS
+        logits["train"] = out_of_fold(fit, labels, folds)
     return logits
 
 
@@ -242,7 +241,7 @@ def main(argv=None) -> None:
                 "rows": cross_validate(data),
             }
         )
-    word = ngram_logits(data, "word3")
+    word = ngram_logits(data, "word3", with_train=True)
     paths = {
         "word n-grams": word,
         "deep": deep_logits(data, seed=0),
