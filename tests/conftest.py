@@ -214,7 +214,10 @@ def vit_run(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def bert_run(tmp_path_factory, tiny_bert_checkpoint):
-    """From a Hugging Face checkpoint, with the wide path (the tiny preset's)."""
+    """From a Hugging Face checkpoint, with the wide path (the tiny preset's). Its steps are not
+    compiled by XLA: compiling each of the four batch lengths in each phase was most of its time
+    (about 40 s on the AVX2 EPYC); the slow tier's BERT pipeline (tests/e2e/test_bert_pipeline.py)
+    trains with the default XLA steps."""
     from tests.family_util import run_family
 
     return run_family(
@@ -228,6 +231,7 @@ def bert_run(tmp_path_factory, tiny_bert_checkpoint):
             "truncation_head": 4,
             "batch_size": 8,
             "length_multiple": 4,  # batches trimmed to 4, 8, 12 or 16 pieces
+            "jit_compile": False,
         },
         train_steps=10,
     )
