@@ -456,10 +456,15 @@ def command_report(args) -> int:
 
 
 def command_registry(args) -> int:
-    from components.model_registry.backends import from_config, mlflow_config
+    from components.model_registry.backends import (
+        existing_mlflow_config,
+        from_config,
+        mlflow_config,
+    )
 
     try:
-        registry = from_config(mlflow_config(configs.output_paths(args.output, "")["registry_dir"]))
+        registry_dir = configs.output_paths(args.output, "")["registry_dir"]
+        registry = from_config(existing_mlflow_config(registry_dir))
         if args.action == "list":
             rows = registry.versions(args.name)
         elif args.action == "show":

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Dict, List, Optional
 
-from components.model_registry.backends import TRACKING_URI_ENV, from_config, mlflow_config
+from components.model_registry.backends import TRACKING_URI_ENV, existing_mlflow_config, from_config
 from pipeline import configs, serving_app
 from trainer_module.serving import contract
 
@@ -85,7 +85,7 @@ def serving(
             raise ValueError(f"{limit} must be positive, not {value}")
     if threads_per_op < 0:
         raise ValueError(f"threads_per_op must be 0 (one per core) or more, not {threads_per_op}")
-    registry = from_config(mlflow_config(configs.output_paths(output, "")["registry_dir"]))
+    registry = from_config(existing_mlflow_config(configs.output_paths(output, "")["registry_dir"]))
     name = pick_name(registry, name)
     found = registry.show(name, version) if version else registry.by_alias(name, alias)
     model_uri = f"models:/{name}/{version}" if version else f"models:/{name}@{alias}"

@@ -29,6 +29,21 @@ def mlflow_config(
     )
 
 
+def existing_mlflow_config(registry_dir: str) -> str:
+    """The registry that commands read (`registry`, `serve`): the server MLFLOW_TRACKING_URI
+    names, else the local store in `registry_dir`, which a pipeline run made. Reading creates
+    nothing: without that store, FileNotFoundError naming it."""
+    if not os.environ.get(TRACKING_URI_ENV):
+        store = mlflow_registry.local_tracking_uri(registry_dir)[len(mlflow_registry.SQLITE) :]
+        if not os.path.exists(store):
+            raise FileNotFoundError(
+                f"no model registry in {registry_dir} ({store} does not exist): a pipeline run "
+                f"with this --output registers its models there; {TRACKING_URI_ENV} names a "
+                "tracking server instead"
+            )
+    return mlflow_config(registry_dir)
+
+
 def vertex_config(
     project: str,
     region: str,

@@ -103,6 +103,25 @@ def _logging_untouched():
 
 
 @contextlib.contextmanager
+def _default_artifacts_in(folder: Optional[str]):
+    """MLflow gives a SQLite store with no artifact root of its own the folder `./mlruns` of the
+    process's working directory, and creates it there (an empty `mlruns/` wherever a pipeline or
+    `registry` command ran): while the block builds the store, its default is `folder`."""
+    from mlflow.tracking._tracking_service import utils
+
+    name = "DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH"
+    saved = getattr(utils, name, None)
+    if folder is None or saved is None:
+        yield
+        return
+    setattr(utils, name, folder)
+    try:
+        yield
+    finally:
+        setattr(utils, name, saved)
+
+
+@contextlib.contextmanager
 def _artifacts_through(tracking_uri: str):
     """MLflow resolves a proxied artifact URI (mlflow-artifacts:/...) against the process's
     tracking URI, not the client's: this sets it to the registry's while the block runs, then
@@ -143,7 +162,8 @@ class MlflowRegistry:
         os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", REQUEST_RETRIES)
         if tracking_uri.startswith(SQLITE):
             os.makedirs(os.path.dirname(tracking_uri[len(SQLITE) :]), exist_ok=True)
-        with _logging_untouched():  # the stores (and a new database's tables) start here
+        # The stores (and a new database's tables) start here.
+        with _logging_untouched(), _default_artifacts_in(artifact_root):
             self.client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
             self._retried(lambda: self.client.search_experiments(max_results=1))
             self._retried(lambda: self.client.search_registered_models(max_results=1))

@@ -84,14 +84,38 @@ def test_report_regeneration_needs_a_known_pipeline(tmp_path, capsys):
 def test_registry_takes_output_before_or_after_the_action(
     tmp_path, mlflow_imported, capfd, position
 ):
+    from components.model_registry.backends import from_config, mlflow_config
+
+    from_config(mlflow_config(str(tmp_path / "mlflow")))  # an empty registry, as a run makes
     argv = (
         ["registry", "--output", str(tmp_path), "list"]
         if position == "before"
         else ["registry", "list", "--output", str(tmp_path)]
     )
     assert cli.main(argv) == 0
-    assert capfd.readouterr().out == ""  # an empty registry under tmp_path
-    assert (tmp_path / "mlflow" / "mlflow.db").exists()
+    assert capfd.readouterr().out == ""  # no version
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["registry", "list"],
+        ["registry", "show", "imdb-text-encoder"],
+        ["registry", "promote", "imdb-text-encoder", "1"],
+        ["serve"],
+    ],
+)
+def test_commands_reading_a_registry_that_is_not_there_say_where_they_looked_and_create_nothing(
+    tmp_path, monkeypatch, mlflow_imported, capfd, argv
+):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "outptus"
+    assert cli.main([*argv, "--output", str(typo)]) == 2
+    err = capfd.readouterr().err
+    assert f"error: no model registry in {typo / 'mlflow'}" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_unreachable_tracking_server_is_an_error_line_not_a_traceback(

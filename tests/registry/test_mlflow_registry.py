@@ -43,6 +43,18 @@ def test_local_registry_is_sqlite_under_the_output_unless_a_tracking_uri_is_set(
     )
 
 
+def test_a_local_registry_writes_only_under_its_folder(tmp_path, monkeypatch, pushed):
+    """MLflow's SQLite store would make an empty `mlruns/` in the working directory."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    registry = from_config(mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None))
+    registry.register(version(pushed(1)))
+    assert list(elsewhere.iterdir()) == []
+    (experiment,) = registry.client.search_experiments(filter_string="name = 'Default'")
+    assert experiment.artifact_location.startswith(str(tmp_path / "mlflow"))
+
+
 def test_two_runs_give_two_versions_and_the_alias_follows_the_blessed_one(registry, pushed):
     first = registry.register(version(pushed(1), accuracy=0.8, run="run-1"))
     second = registry.register(version(pushed(2), accuracy=0.85, run="run-2"))
