@@ -21,12 +21,8 @@ run (report.peak_tflops). Writes benchmarks/results/bert_step/<machine>.json.
 """
 
 import argparse
-import collections
-import glob
-import os
 import statistics
 import sys
-import tempfile
 import time
 
 from benchmarks import report
@@ -102,39 +98,6 @@ def build(sequence_length: int, policy: str, backbone_graph: bool, attention_dro
     return model, config, inputs, labels
 
 
-def profile(step, steps: int = 2) -> dict:
-    """The compute threads' busy seconds per part over `steps` steps, from TensorFlow's
-    profiler trace."""
-    import tensorflow as tf
-
-    try:
-        from tsl.profiler.protobuf import xplane_pb2
-    except ImportError:
-        from tensorflow.tsl.profiler.protobuf import xplane_pb2
-
-    with tempfile.TemporaryDirectory() as logdir:
-        tf.profiler.experimental.start(logdir)
-        for _ in range(steps):
-            step()
-        tf.profiler.experimental.stop()
-        (path,) = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)
-        space = xplane_pb2.XSpace()
-        with open(path, "rb") as f:
-            space.ParseFromString(f.read())
-    seconds = collections.Counter()
-    for plane in space.planes:
-        names = {key: meta.name for key, meta in plane.event_metadata.items()}
-        for line in plane.lines:
-            if not line.name.startswith("tf_Compute"):
-                continue
-            for event in line.events:
-                name = names.get(event.metadata_id, "")
-                if ":" not in name or "::" in name:  # the executor's spans, not ops
-                    continue
-                seconds[part(name)] += event.duration_ps / 1e12
-    return {key: value / steps for key, value in seconds.items()}
-
-
 def part(op: str) -> str:
     """What a profiled op ("scope/name:Type") belongs to."""
     name, _, op_type = op.rpartition(":")
@@ -181,7 +144,7 @@ def measure(variant, sequence_length: int, steps: int) -> dict:
         "fraction_of_peak": round(share_of_peak(tflops, peak, label), 3),
     }
     if profiled:
-        result["busy_seconds"] = {k: round(v, 3) for k, v in profile(step).items()}
+        result["busy_seconds"] = {k: round(v, 3) for k, v in report.op_seconds(step, part).items()}
     print(
         f"{label:40} {result['ms_per_step']:>8} ms {result['examples_per_second']:>7} ex/s "
         f"{tflops:6.3f} TFLOP/s {result['fraction_of_peak']:6.1%} of the {policy} peak",

@@ -7,6 +7,7 @@ memory, Python), the command, the commit, and the figures. docs/benchmarks.md is
 these files (scripts/docs_hooks.py); no figure is copied into the documentation by hand.
 """
 
+import collections
 import contextlib
 import datetime
 import glob
@@ -16,6 +17,7 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -156,6 +158,40 @@ class MemorySampler:
 
     def peak(self) -> dict:
         return self.peak_between(0.0, float("inf"))
+
+
+def op_seconds(run, part_of, repeats: int = 2) -> dict:
+    """The compute threads' busy seconds per call of `run`, by part: part_of(op) names what a
+    profiled op ("scope/name:Type") belongs to. From TensorFlow's profiler trace of `repeats`
+    calls."""
+    import tensorflow as tf
+
+    try:
+        from tsl.profiler.protobuf import xplane_pb2
+    except ImportError:
+        from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        for _ in range(repeats):
+            run()
+        tf.profiler.experimental.stop()
+        (path,) = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)
+        space = xplane_pb2.XSpace()
+        with open(path, "rb") as f:
+            space.ParseFromString(f.read())
+    seconds = collections.Counter()
+    for plane in space.planes:
+        names = {key: meta.name for key, meta in plane.event_metadata.items()}
+        for line in plane.lines:
+            if not line.name.startswith("tf_Compute"):
+                continue
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                if ":" not in name or "::" in name:  # the executor's spans, not ops
+                    continue
+                seconds[part_of(name)] += event.duration_ps / 1e12
+    return {key: value / repeats for key, value in seconds.items()}
 
 
 def peak_memory_gb() -> float:

@@ -12,9 +12,15 @@ sentence runs the full `max_decode_length` steps: the worst case, where the sear
 does not help (the pipeline benchmark measures the trained model). Also the same search
 compiled by XLA (`jit_compile`, the export's default). Prints the median time per batch (after
 a first call that traces and compiles) and the ratios, checks that every variant returns the
-search's translations, and writes the table to benchmarks/results/translation_decoding/."""
+search's translations, and writes the table to benchmarks/results/translation_decoding/.
+
+With `--profile`, TensorFlow's profiler also splits the search's op time at beam 4 (the served
+width) by part, per decoding step: the output projection, the blocks' projections and
+feed-forward networks, attention, layer norm, the ranking, the cache's reordering; and the
+encoder, once per sentence. One sentence's latency (issue 44's target) is the first column."""
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -70,6 +76,79 @@ def keras_hub_generate(model, max_decode_length: int, beam_width: int):
     return generate
 
 
+# What a profiled op of the search ("scope/name:Type") belongs to: by a scope of its name (Keras
+# numbers repeated scopes: feed_forward_5), the first match, else by its type. Ops outside the
+# decoding loop run once per batch.
+PARTS_BY_SCOPE = (
+    (r"\w*norm(_\d+)?", "layer norm"),  # self_attention_norm, feed_forward_norm, ...
+    (r"feed_forward(_\d+)?", "feed-forward networks"),
+    (r"(query|key|value|output)(_\d+)?", "attention projections"),
+    (r"output_projection(_\d+)?", "output projection"),  # an untied one (a Dense)
+)
+PARTS_BY_TYPE = (
+    ("MatMul", "output projection"),  # a tied one: the loop's one product outside a block
+    ("BatchMatMul", "attention scores and mixing"),
+    ("Softmax", "attention scores and mixing"),
+    ("TopK", "ranking"),
+    ("Sort", "ranking"),
+    ("ArgMax", "ranking"),
+    ("Gather", "cache and hypotheses reordered"),
+    ("Concat", "cache and hypotheses reordered"),
+)
+
+
+def decoding_part(op: str) -> str:
+    """What a profiled op of the search ("scope/name:Type") belongs to."""
+    name, _, op_type = op.rpartition(":")
+    scopes = name.split("/")
+    if "while" not in scopes:
+        return "encoder and set-up (once)"
+    for pattern, label in PARTS_BY_SCOPE:
+        if any(re.fullmatch(pattern, scope) for scope in scopes[:-1]):
+            return label
+    for key, label in PARTS_BY_TYPE:
+        if op_type == key or (key != "MatMul" and op_type.startswith(key)):
+            return label
+    return "the rest"
+
+
+def profile_table(model, config, source_vocabulary: int, batch_sizes, decode_length: int):
+    """Milliseconds of op time per decoding step by part (the encoder: per batch) at beam 4,
+    for each batch size."""
+    import numpy as np
+    import tensorflow as tf
+
+    from trainer_module.translator.decoding import DecodingWeights, make_generate
+
+    weights = DecodingWeights(model)  # as the export reads them
+    columns = ["part"] + [f"batch {b}, ms per step" for b in batch_sizes]
+    parts = {}
+    for batch in batch_sizes:
+        source = tf.constant(
+            np.random.default_rng(0).integers(4, source_vocabulary, (batch, SOURCE_LENGTH)),
+            tf.int32,
+        )
+        generate = tf.function(
+            make_generate(model, decode_length, 4, weights=weights),
+            input_signature=[tf.TensorSpec([None, None], tf.int32)],
+        )
+        generate(source)  # trace
+        seconds = report.op_seconds(
+            lambda g=generate, x=source: g(x).numpy(), decoding_part, repeats=3
+        )
+        for part, value in seconds.items():
+            once = part.endswith("(once)")
+            parts.setdefault(part, {})[batch] = 1000 * value / (1 if once else decode_length)
+    loop_total = {
+        b: sum(v.get(b, 0.0) for p, v in parts.items() if not p.endswith("(once)"))
+        for b in batch_sizes
+    }
+    order = sorted(parts, key=lambda p: (p.endswith("(once)"), -parts[p].get(batch_sizes[0], 0)))
+    rows = [[part] + [f"{parts[part].get(b, 0.0):.3f}" for b in batch_sizes] for part in order]
+    rows.append(["a step, all parts"] + [f"{loop_total[b]:.3f}" for b in batch_sizes])
+    return columns, rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="base")
@@ -81,7 +160,23 @@ def main() -> int:
         help="the Keras policy, as the Trainer picks it (default: %(default)s)",
     )
     parser.add_argument("--name", default="beam-search", help="the results file's name")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also split the search's op time at beam 4 by part, per decoding step",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="TensorFlow's intra-op threads (0: one per core; 1: as `serve --threads-per-op 1`)",
+    )
     args = parser.parse_args()
+    threads = (
+        f"{args.threads} intra-op thread{'s' if args.threads > 1 else ''}"
+        if args.threads
+        else "one intra-op thread per core"
+    )
 
     import keras
     import numpy as np
@@ -92,6 +187,8 @@ def main() -> int:
     from trainer_module.translator.decoding import make_generate
     from trainer_module.translator.model import Translator
 
+    if args.threads:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     policy = precision_policy(args.mixed_precision, gpus=0)
     keras.mixed_precision.set_global_policy(policy)
     config = FAMILY.config(args.preset)
@@ -165,22 +262,39 @@ def main() -> int:
             ]
         )
     report.print_table(columns, table)
+    tables = [
+        {
+            "title": (
+                f"preset {args.preset} with random weights, {policy}, "
+                f"{SOURCE_LENGTH}-token sources, all {config.max_decode_length} tokens "
+                f"decoded; median of {args.repeats}"
+            ),
+            "columns": columns,
+            "rows": table,
+        }
+    ]
+    if args.profile:
+        columns, rows = profile_table(
+            model, config, sizes[0], args.batch_sizes, config.max_decode_length
+        )
+        print(f"\nThe search's op time at beam 4 by part (TensorFlow's profiler, {threads})\n")
+        report.print_table(columns, rows)
+        tables.append(
+            {
+                "title": (
+                    f"The search's op time at beam 4 by part, per decoding step (the encoder: "
+                    f"per batch), from TensorFlow's profiler; {threads}"
+                ),
+                "columns": columns,
+                "rows": rows,
+            }
+        )
     report.save(
         "translation_decoding",
         args.name,
         {
             "title": "Decoding: KerasHub's samplers, translator/decoding.py, and it under XLA",
-            "tables": [
-                {
-                    "title": (
-                        f"preset {args.preset} with random weights, {policy}, "
-                        f"{SOURCE_LENGTH}-token sources, all {config.max_decode_length} tokens "
-                        f"decoded; median of {args.repeats}"
-                    ),
-                    "columns": columns,
-                    "rows": table,
-                }
-            ],
+            "tables": tables,
         },
     )
     return 0

@@ -1,0 +1,26 @@
+import pytest
+
+from benchmarks.translation_decoding import decoding_part
+
+LOOP = "while/body/_1/while/"
+
+
+@pytest.mark.parametrize(
+    "op, part",
+    [
+        # Names as TensorFlow's profiler gives them for the search's ops ("scope/name:Type").
+        (LOOP + "MatMul_12:MatMul", "output projection"),
+        (LOOP + "feed_forward_5/inner_1/Relu:_FusedMatMul", "feed-forward networks"),
+        (LOOP + "feed_forward_norm_3/moments/mean:Mean", "layer norm"),
+        (LOOP + "value_1/BiasAdd:_FusedMatMul", "attention projections"),
+        (LOOP + "output_7/BiasAdd:BiasAdd", "attention projections"),
+        (LOOP + "output_projection_1/BiasAdd:_FusedMatMul", "output projection"),
+        (LOOP + "einsum/Einsum:BatchMatMulV2", "attention scores and mixing"),
+        (LOOP + "TopKV2_1:TopKV2", "ranking"),
+        (LOOP + "GatherV2_3:GatherV2", "cache and hypotheses reordered"),
+        (LOOP + "add_9:AddV2", "the rest"),
+        ("encoder/encoder_0/feed_forward/inner/Relu:_FusedMatMul", "encoder and set-up (once)"),
+    ],
+)
+def test_each_op_of_the_search_is_put_in_its_part(op, part):
+    assert decoding_part(op) == part
