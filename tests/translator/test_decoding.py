@@ -28,6 +28,7 @@ class TableModel:
     def __init__(self, table, end_bias=0.0):
         self.table = tf.constant(table + end_bias * np.eye(VOCAB)[END_ID], tf.float32)
         self.steps = 0  # decode_step calls (eager only)
+        self.rows = []  # the rows each call decoded (eager only)
 
     def encode(self, source_ids, training=False):
         return tf.cast(source_ids[:, :1], tf.float32)[..., None], source_ids > 0, []
@@ -42,6 +43,7 @@ class TableModel:
 
     def decode_step(self, token_ids, index, cache, shift=False):
         self.steps += 1
+        self.rows.append(int(tf.shape(token_ids)[0]))
         state = (cache["history"][0] + token_ids[:, 0] * tf.cast(index > 0, tf.int32)) % VOCAB
         logits = tf.gather_nd(
             self.table, tf.stack([cache["memory"][0] % len(self.table.numpy()), state], axis=1)
@@ -148,6 +150,22 @@ def test_a_sentence_decodes_the_same_alone_as_in_a_batch(beam_width):
     together = generate(tf.constant(SOURCES)).numpy()
     for i, source in enumerate(SOURCES):
         np.testing.assert_array_equal(generate(tf.constant(source[None])).numpy()[0], together[i])
+
+
+@pytest.mark.parametrize("beam_width", [1, 3])
+def test_a_decided_sentence_leaves_the_batch_and_keeps_its_translation(beam_width):
+    """Sources whose first id is 4 write [END] at once; the others write 4 5 6 then [END]: the
+    first step decides the short ones, and the later steps decode the long one's rows alone."""
+    table = np.full((4, VOCAB, VOCAB), -30.0)
+    table[:, :, END_ID] = 30.0  # whatever was written, [END] is certain...
+    table[3, 0, END_ID], table[3, 0, 4] = -30.0, 30.0  # ...but source row 3 (first id 7): 4,
+    table[3, 4, END_ID], table[3, 4, 5] = -30.0, 30.0  # then 5 (state 4),
+    table[3, 2, END_ID], table[3, 2, 6] = -30.0, 30.0  # then 6 (state (4 + 5) % 7 = 2)
+    model = TableModel(table)
+    sources = tf.constant([[4, 5, 0, 0], [7, 5, 0, 0], [4, 4, 0, 0]], tf.int32)
+    generated = make_generate(model, 10, beam_width)(sources).numpy()
+    assert [written(row) for row in generated] == [(END_ID,), (4, 5, 6, END_ID), (END_ID,)]
+    assert model.rows == [3 * beam_width] + [beam_width] * 3
 
 
 @pytest.mark.parametrize("beam_width", [1, 2])

@@ -7,9 +7,10 @@ sentence keeps its best one, ranked by the score divided by the length penalty
 ((5 + tokens) / 6) ** length_penalty (Wu et al., 2016; 0 ranks by the score alone, which favours
 short translations). The best `beam_width` continuations that do not end stay open. A sentence
 is decided once no open hypothesis can overtake its best finished one (scores only fall, so an
-open score divided by the penalty at max_decode_length bounds all it can reach), and decoding
-stops when every sentence is decided or after max_decode_length tokens; a sentence with no
-finished translation then gives its best open one. At width 1 this is greedy decoding.
+open score divided by the penalty at max_decode_length bounds all it can reach); it then leaves
+the batch (its rows are dropped from the hypotheses and the cache), and decoding stops when
+every sentence is decided or after max_decode_length tokens; a sentence with no finished
+translation then gives its best open one. At width 1 this is greedy decoding.
 
 Why not KerasHub's BeamSampler (which this replaced; `benchmarks/translation_decoding.py`
 measures both): it reorders every cache tensor with `keras.ops.take_along_axis`, which
@@ -29,6 +30,8 @@ import tensorflow as tf
 from trainer_module.translator.config import END_ID, PAD_ID, START_ID
 
 NEVER = -1.0e9  # a log-probability no search keeps
+# The decoding cache's entries with a row per hypothesis (a search reorders them).
+PER_ROW = ("history", "memory", "source_mask")
 
 
 def make_generate(
@@ -153,6 +156,11 @@ class DecodingWeights(tf.Module):
         }
 
 
+def gather_rows(tensors, rows):
+    """Every tensor of a structure, its rows (first axis) gathered by `rows`."""
+    return tf.nest.map_structure(lambda x: tf.gather(x, rows), tensors)
+
+
 def beam_search(
     model,
     source_ids,
@@ -166,7 +174,12 @@ def beam_search(
     sentence b. The self-attention cache grows by a position per step, so that a step copies
     and reorders only the positions decoded so far; with `fixed_shapes` (XLA) it is
     max_decode_length + 1 slots from the start. `output_table`: a tied model's output
-    projection already transposed (DecodingWeights)."""
+    projection already transposed (DecodingWeights).
+
+    A decided sentence leaves the batch: its rows are dropped from the hypotheses and the cache
+    (`active` holds the sentences still searched), so that a batch's short sentences stop
+    costing steps while its longest is decoded. Not with `fixed_shapes`, where every sentence
+    runs until all are decided."""
     k, length = beam_width, max_decode_length + 1
     memory, source_mask, _ = model.encode(source_ids, training=False)
     batch = tf.shape(source_ids)[0]
@@ -184,13 +197,23 @@ def beam_search(
     scores = tf.tile(tf.constant([0.0] + [NEVER] * (k - 1)), [batch])
     best = tf.fill([batch], tf.float32.min)  # each sentence's best finished, penalised
     best_ids = tf.fill([batch, length], PAD_ID)
-    first_row = tf.repeat(tf.range(batch) * k, k)  # each row's sentence's first row
+    active = tf.range(batch)  # the sentences still searched, in row order
     positions = tf.range(length)
 
     def penalty(tokens):
         return ((5.0 + tf.cast(tokens, tf.float32)) / 6.0) ** length_penalty
 
-    def step(index, ids, scores, best, best_ids, cache):
+    def undecided_among(scores, best_of_active):
+        """(A,) whether an open hypothesis of each active sentence can still overtake its best
+        finished one (scores only fall; the penalty at max_decode_length bounds all it can
+        reach)."""
+        reachable = tf.reduce_max(tf.reshape(scores, [-1, k]), axis=1) / penalty(max_decode_length)
+        return reachable > best_of_active
+
+    def step(index, active, ids, scores, best, best_ids, cache):
+        sentences = tf.shape(active)[0]
+        rows = sentences * k
+        first_row = tf.repeat(tf.range(sentences) * k, k)  # each row's sentence's first row
         # The last token by a gather: a slice between tensor bounds has a dynamic size in XLA.
         last = tf.gather(ids, index - 1, axis=1)[:, None]
         logits, cache = model.decode_step(last, index - 1, cache, shift=fixed_shapes)
@@ -207,39 +230,58 @@ def beam_search(
         row_scores = row_best - tf.reduce_logsumexp(logits, axis=1, keepdims=True)
         banned = tf.equal(row_tokens, PAD_ID) | tf.equal(row_tokens, START_ID)
         row_scores = tf.where(banned, NEVER, row_scores)
-        candidates = tf.reshape(scores[:, None] + row_scores, [batch, k * per_row])
-        top_scores, top = tf.math.top_k(candidates, 2 * k)  # (B, 2k), best first
-        tokens = tf.gather(tf.reshape(row_tokens, [batch, k * per_row]), top, batch_dims=1)
+        candidates = tf.reshape(scores[:, None] + row_scores, [sentences, k * per_row])
+        top_scores, top = tf.math.top_k(candidates, 2 * k)  # (A, 2k), best first
+        tokens = tf.gather(tf.reshape(row_tokens, [sentences, k * per_row]), top, batch_dims=1)
         rows_of = top // per_row + first_row[::k, None]
         ends = tf.equal(tokens, END_ID)
         written = tf.where(
             tf.equal(positions, index)[None, None, :], tokens[..., None], tf.gather(ids, rows_of)
-        )  # (B, 2k, L)
+        )  # (A, 2k, L)
         # Finished: an [END] among the best k; the sentence keeps its best, penalised.
         finishing = tf.where(
             ends & (tf.range(2 * k) < k)[None, :], top_scores / penalty(index), tf.float32.min
         )
         champion = tf.argmax(finishing, axis=1, output_type=tf.int32)
         champion_score = tf.reduce_max(finishing, axis=1)
-        better = champion_score > best
-        best = tf.where(better, champion_score, best)
-        best_ids = tf.where(better[:, None], tf.gather(written, champion, batch_dims=1), best_ids)
+        best_of_active = tf.gather(best, active)
+        better = champion_score > best_of_active
+        best_of_active = tf.where(better, champion_score, best_of_active)
+        best = tf.tensor_scatter_nd_update(best, active[:, None], best_of_active)
+        best_ids = tf.tensor_scatter_nd_update(
+            best_ids,
+            active[:, None],
+            tf.where(
+                better[:, None],
+                tf.gather(written, champion, batch_dims=1),
+                tf.gather(best_ids, active),
+            ),
+        )
         # Open: the best k that do not end (a stable sort by "ends" keeps the ranking).
         keep = tf.argsort(tf.cast(ends, tf.int32), axis=1, stable=True)[:, :k]
         parents = tf.reshape(tf.gather(rows_of, keep, batch_dims=1), [-1])
         ids = tf.reshape(tf.gather(written, keep, batch_dims=1), [rows, length])
         scores = tf.reshape(tf.gather(top_scores, keep, batch_dims=1), [-1])
         if k > 1:  # greedy: every row is its own parent
-            cache = {**cache, "history": tuple(tf.gather(x, parents) for x in cache["history"])}
-        return index + 1, ids, scores, best, best_ids, cache
+            cache = {**cache, "history": gather_rows(cache["history"], parents)}
+        if not fixed_shapes:
+            # The decided sentences leave: their rows go from the hypotheses and the cache, in
+            # the steps where the batch shrinks.
+            staying = tf.cast(tf.where(undecided_among(scores, best_of_active))[:, 0], tf.int32)
+            kept_rows = tf.reshape(staying[:, None] * k + tf.range(k)[None, :], [-1])
+            per_row = (active, ids, scores, {key: cache[key] for key in PER_ROW})
+            active, ids, scores, per_row = tf.cond(
+                tf.shape(staying)[0] < sentences,
+                lambda: (tf.gather(active, staying), *gather_rows(per_row[1:], kept_rows)),
+                lambda: per_row,
+            )
+            cache = {**cache, **per_row}
+        return index + 1, active, ids, scores, best, best_ids, cache
 
-    def undecided(index, ids, scores, best, best_ids, cache):
-        reachable = tf.reduce_max(tf.reshape(scores, [batch, k]), axis=1) / penalty(
-            max_decode_length
-        )
-        return tf.reduce_any(reachable > best)
+    def undecided(index, active, ids, scores, best, best_ids, cache):
+        return tf.reduce_any(undecided_among(scores, tf.gather(best, active)))
 
-    state = (tf.constant(1), ids, scores, best, best_ids, cache)
+    state = (tf.constant(1), active, ids, scores, best, best_ids, cache)
     # The number of rows may be static or not, at every step; a growing cache's length changes.
     invariants = tf.nest.map_structure(
         lambda x: tf.TensorShape([None] + x.shape[1:]) if x.shape.rank else x.shape, state
@@ -249,8 +291,9 @@ def beam_search(
             tf.TensorShape([None, x.shape[1], None, *x.shape[3:]]) if x.shape.rank >= 3 else shape
             for x, shape in zip(cache["history"], invariants[-1]["history"])
         )
-    _, ids, scores, best, best_ids, _ = tf.while_loop(
+    _, active, ids, scores, best, best_ids, _ = tf.while_loop(
         undecided, step, state, shape_invariants=invariants, maximum_iterations=max_decode_length
     )
     # A sentence with no finished translation: its best open hypothesis (first of its beams).
-    return tf.where((best > tf.float32.min)[:, None], best_ids, ids[::k])
+    best_open = tf.tensor_scatter_nd_update(best_ids, active[:, None], ids[::k])
+    return tf.where((best > tf.float32.min)[:, None], best_ids, best_open)
