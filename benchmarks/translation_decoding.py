@@ -85,16 +85,16 @@ PARTS_BY_SCOPE = (
     (r"(query|key|value|output)(_\d+)?", "attention projections"),
     (r"output_projection(_\d+)?", "output projection"),  # an untied one (a Dense)
 )
-PARTS_BY_TYPE = (
-    ("MatMul", "output projection"),  # a tied one: the loop's one product outside a block
-    ("BatchMatMul", "attention scores and mixing"),
-    ("Softmax", "attention scores and mixing"),
-    ("TopK", "ranking"),
-    ("Sort", "ranking"),
-    ("ArgMax", "ranking"),
-    ("Gather", "cache and hypotheses reordered"),
-    ("Concat", "cache and hypotheses reordered"),
-)
+PARTS_BY_TYPE = {
+    "MatMul": "output projection",  # a tied one: the loop's one product outside a block
+    "BatchMatMulV2": "attention scores and mixing",
+    "Softmax": "attention scores and mixing",
+    "TopKV2": "ranking",  # top_k and argsort
+    "ArgMax": "ranking",
+    "GatherV2": "cache and hypotheses reordered",
+    "ConcatV2": "cache and hypotheses reordered",
+}
+ONCE = "encoder and set-up (once)"
 
 
 def decoding_part(op: str) -> str:
@@ -102,20 +102,25 @@ def decoding_part(op: str) -> str:
     name, _, op_type = op.rpartition(":")
     scopes = name.split("/")
     if "while" not in scopes:
-        return "encoder and set-up (once)"
+        return ONCE
     for pattern, label in PARTS_BY_SCOPE:
         if any(re.fullmatch(pattern, scope) for scope in scopes[:-1]):
             return label
-    for key, label in PARTS_BY_TYPE:
-        if op_type == key or (key != "MatMul" and op_type.startswith(key)):
-            return label
-    return "the rest"
+    return PARTS_BY_TYPE.get(op_type, "the rest")
 
 
-def profile_table(model, config, source_vocabulary: int, batch_sizes, decode_length: int):
+def random_sources(batch: int, vocabulary: int):
+    """(batch, SOURCE_LENGTH) random source ids, the same for every variant."""
+    import numpy as np
+    import tensorflow as tf
+
+    ids = np.random.default_rng(0).integers(4, vocabulary, (batch, SOURCE_LENGTH))
+    return tf.constant(ids, tf.int32)
+
+
+def profile_table(model, source_vocabulary: int, batch_sizes, decode_length: int):
     """Milliseconds of op time per decoding step by part (the encoder: per batch) at beam 4,
     for each batch size."""
-    import numpy as np
     import tensorflow as tf
 
     from trainer_module.translator.decoding import DecodingWeights, make_generate
@@ -124,10 +129,7 @@ def profile_table(model, config, source_vocabulary: int, batch_sizes, decode_len
     columns = ["part"] + [f"batch {b}, ms per step" for b in batch_sizes]
     parts = {}
     for batch in batch_sizes:
-        source = tf.constant(
-            np.random.default_rng(0).integers(4, source_vocabulary, (batch, SOURCE_LENGTH)),
-            tf.int32,
-        )
+        source = random_sources(batch, source_vocabulary)
         generate = tf.function(
             make_generate(model, decode_length, 4, weights=weights),
             input_signature=[tf.TensorSpec([None, None], tf.int32)],
@@ -137,13 +139,10 @@ def profile_table(model, config, source_vocabulary: int, batch_sizes, decode_len
             lambda g=generate, x=source: g(x).numpy(), decoding_part, repeats=3
         )
         for part, value in seconds.items():
-            once = part.endswith("(once)")
-            parts.setdefault(part, {})[batch] = 1000 * value / (1 if once else decode_length)
-    loop_total = {
-        b: sum(v.get(b, 0.0) for p, v in parts.items() if not p.endswith("(once)"))
-        for b in batch_sizes
-    }
-    order = sorted(parts, key=lambda p: (p.endswith("(once)"), -parts[p].get(batch_sizes[0], 0)))
+            steps = 1 if part == ONCE else decode_length
+            parts.setdefault(part, {})[batch] = 1000 * value / steps
+    loop_total = {b: sum(v.get(b, 0.0) for p, v in parts.items() if p != ONCE) for b in batch_sizes}
+    order = sorted(parts, key=lambda p: (p == ONCE, -parts[p].get(batch_sizes[0], 0)))
     rows = [[part] + [f"{parts[part].get(b, 0.0):.3f}" for b in batch_sizes] for part in order]
     rows.append(["a step, all parts"] + [f"{loop_total[b]:.3f}" for b in batch_sizes])
     return columns, rows
@@ -210,10 +209,7 @@ def main() -> int:
     rows = []
     for beam_width in (1, 4):
         for batch in args.batch_sizes:
-            source = tf.constant(
-                np.random.default_rng(0).integers(4, sizes[0], (batch, SOURCE_LENGTH)),
-                tf.int32,
-            )
+            source = random_sources(batch, sizes[0])
             timings, outputs = {}, {}
             for name, make in variants.items():
                 generate = tf.function(
@@ -274,9 +270,7 @@ def main() -> int:
         }
     ]
     if args.profile:
-        columns, rows = profile_table(
-            model, config, sizes[0], args.batch_sizes, config.max_decode_length
-        )
+        columns, rows = profile_table(model, sizes[0], args.batch_sizes, config.max_decode_length)
         print(f"\nThe search's op time at beam 4 by part (TensorFlow's profiler, {threads})\n")
         report.print_table(columns, rows)
         tables.append(

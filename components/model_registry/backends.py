@@ -34,7 +34,7 @@ def existing_mlflow_config(registry_dir: str) -> str:
     names, else the local store in `registry_dir`, which a pipeline run made. Reading creates
     nothing: without that store, FileNotFoundError naming it."""
     if not os.environ.get(TRACKING_URI_ENV):
-        store = mlflow_registry.local_tracking_uri(registry_dir)[len(mlflow_registry.SQLITE) :]
+        store = mlflow_registry.local_store(registry_dir)
         if not os.path.exists(store):
             raise FileNotFoundError(
                 f"no model registry in {registry_dir} ({store} does not exist): a pipeline run "

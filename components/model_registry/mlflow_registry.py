@@ -85,8 +85,13 @@ def with_retries(call: Callable[[], T], server: str, seconds: float) -> T:
             delay, attempt = min(2 * delay, 15.0), attempt + 1
 
 
+def local_store(registry_dir: str) -> str:
+    """The local registry's SQLite file."""
+    return os.path.join(os.path.abspath(registry_dir), "mlflow.db")
+
+
 def local_tracking_uri(registry_dir: str) -> str:
-    return SQLITE + os.path.join(os.path.abspath(registry_dir), "mlflow.db")
+    return SQLITE + local_store(registry_dir)
 
 
 @contextlib.contextmanager

@@ -279,6 +279,8 @@ def beam_search(
         return index + 1, active, ids, scores, best, best_ids, cache
 
     def undecided(index, active, ids, scores, best, best_ids, cache):
+        if not fixed_shapes:  # every sentence still in the batch is undecided
+            return tf.shape(active)[0] > 0
         return tf.reduce_any(undecided_among(scores, tf.gather(best, active)))
 
     state = (tf.constant(1), active, ids, scores, best, best_ids, cache)
