@@ -5,7 +5,7 @@
     .venv/bin/python -m benchmarks.translation_pipeline --serving MODEL_DIR ... [--data DIR]
         [--intra-op-threads N]    # serving speed of exported translators, in turn, as JSON
     .venv/bin/python -m benchmarks.translation_pipeline --export SNAPSHOT PIPELINE_ROOT DIR
-        [--export-precision float32|mixed_bfloat16]
+        [--export-precision float32|mixed_bfloat16] [--set stopping=heuristic ...]
     .venv/bin/python -m benchmarks.translation_pipeline --compare-serving DIR ... --name NAME
         # a run's snapshot exported by this tree's code; the serving speed of exports in turn
 
@@ -193,10 +193,11 @@ def snapshot_bleus(
     folder: str, pipeline_root: str, history: dict, data_dir: str, until: int | None = None
 ) -> dict:
     """BLEU on val of the weights after single evaluations (epochs against BLEU), of the
-    average of the last k, and of the best average decoded with other beam widths and length
-    penalties: all from the one training's snapshots, each exported as the Trainer exports it
-    and decoded by its `translate` signature (batches of 64 sorted by length). Both BLEUs: cased
-    sacreBLEU 13a, and lower-cased with punctuation split off (tokenize "none"), as TFMA's.
+    average of the last k, and of the best average decoded with other beam widths, length
+    penalties and stopping rules: all from the one training's snapshots, each exported as the
+    Trainer exports it and decoded by its `translate` signature (batches of 64 sorted by
+    length). Both BLEUs: cased sacreBLEU 13a, and lower-cased with punctuation split off
+    (tokenize "none"), as TFMA's.
     `until`: only the snapshots of the first `until` evaluations, as if the training had
     stopped there (the inverse square-root decay does not depend on the length of the run)."""
     import glob
@@ -243,10 +244,12 @@ def snapshot_bleus(
 
     def measure(weights: str, chosen, config) -> float:
         cased, lower = bleus(chosen, config)
-        rows.append([weights, config.beam_width, config.length_penalty, cased, lower])
+        rows.append(
+            [weights, config.beam_width, config.length_penalty, config.stopping, cased, lower]
+        )
         print(
-            f"{weights}, beam {config.beam_width}, length penalty {config.length_penalty}: "
-            f"BLEU cased {cased:.2f}, lower-cased {lower:.2f}"
+            f"{weights}, beam {config.beam_width}, length penalty {config.length_penalty}, "
+            f"stopping {config.stopping}: BLEU cased {cased:.2f}, lower-cased {lower:.2f}"
         )
         return lower
 
@@ -261,12 +264,24 @@ def snapshot_bleus(
             )
             best_k, best = (k, lower) if lower > best else (best_k, best)
     chosen = [snapshots[i] for i in intervals[-best_k:]]
-    for beam_width, length_penalty in ((5, trained.length_penalty), (4, 0.0), (4, 1.0)):
-        config = trained.replace(beam_width=beam_width, length_penalty=length_penalty)
-        measure(f"average of the last {best_k}", chosen, config)
+    other_rule = "heuristic" if trained.stopping == "exact" else "exact"
+    for changed in (
+        {"beam_width": 5},
+        {"beam_width": 4, "length_penalty": 0.0},
+        {"beam_width": 4, "length_penalty": 1.0},
+        {"stopping": other_rule},
+    ):
+        measure(f"average of the last {best_k}", chosen, trained.replace(**changed))
     return {
         "title": f"BLEU on val from the snapshots of one training ({len(intervals)} evaluations)",
-        "columns": ["weights", "beam", "length penalty", "BLEU cased", "BLEU lower-cased"],
+        "columns": [
+            "weights",
+            "beam",
+            "length penalty",
+            "stopping",
+            "BLEU cased",
+            "BLEU lower-cased",
+        ],
         "rows": rows,
     }
 
@@ -451,7 +466,8 @@ def main() -> int:
         "--export",
         nargs=3,
         metavar=("SNAPSHOT", "PIPELINE_ROOT", "EXPORT_DIR"),
-        help="only export an earlier run's snapshot (interval-N.npz) with this tree's code",
+        help="only export an earlier run's snapshot (interval-N.npz) with this tree's code "
+        "(decoding as the run's config says, with the --set overrides: stopping=heuristic)",
     )
     parser.add_argument(
         "--export-precision",
@@ -473,7 +489,7 @@ def main() -> int:
         history = report.trainer_history(pipeline_root)
         export_average(
             [load_snapshot(snapshot)],
-            TranslatorConfig.from_dict(history["config"]),
+            TranslatorConfig.from_dict(history["config"]).replace(**report.overrides(args)),
             transform_output(pipeline_root),
             export_dir,
             args.export_precision or history.get("precision", "float32"),

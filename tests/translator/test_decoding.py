@@ -105,14 +105,19 @@ def written(row) -> tuple:
     return tuple(row[1 : end + 1])
 
 
-@pytest.mark.parametrize("length_penalty", [0.0, 0.6, 2.0])
+@pytest.mark.parametrize(
+    "length_penalty, stopping",
+    [(0.0, "exact"), (0.6, "exact"), (2.0, "exact"), (0.0, "heuristic")],
+)
 @pytest.mark.parametrize("seed", range(4))
-def test_a_beam_as_wide_as_every_prefix_finds_the_exhaustive_best(seed, length_penalty):
+def test_a_beam_as_wide_as_every_prefix_finds_the_exhaustive_best(seed, length_penalty, stopping):
     """64 beams hold every open translation of up to 3 tokens, so the search must return
-    exactly the best-ranked one that ends, wherever it stops."""
+    exactly the best-ranked one that ends, wherever it stops: by the exact rule at any length
+    penalty, and by the heuristic one where there is none (its bound is then exact)."""
     table = np.random.default_rng(seed).normal(0.0, 3.0, (4, VOCAB, VOCAB))
     model = TableModel(table, end_bias=-2.0)
-    generated = make_generate(model, 3, 64, length_penalty)(tf.constant(SOURCES)).numpy()
+    generate = make_generate(model, 3, 64, length_penalty, stopping=stopping)
+    generated = generate(tf.constant(SOURCES)).numpy()
     for source, row in zip(SOURCES, generated):
         assert written(row) == best_by_enumeration(model, source, 3, length_penalty)
 
@@ -181,6 +186,39 @@ def test_the_length_penalty_lets_a_longer_translation_win_and_is_searched_for(be
     for length_penalty, expected in ((0.0, (END_ID,)), (2.0, (4, 5, END_ID))):
         generated = make_generate(model, 6, beam_width, length_penalty)(tf.constant(SOURCES))
         assert [written(row) for row in generated.numpy()] == [expected] * len(SOURCES)
+
+
+def first_token_table(end: float, four: float) -> np.ndarray:
+    """A table whose first token is [END] with log-probability `end` or 4 with `four` (the
+    other five ids share the rest), then "5 [END]" after 4, certainly."""
+    rest = np.log((1.0 - np.exp(end) - np.exp(four)) / 5.0)
+    table = np.full((VOCAB, VOCAB), -30.0)
+    table[0, :] = rest
+    table[0, END_ID], table[0, 4] = end, four
+    table[4, 5] = 30.0  # after 4: 5 (state 4)
+    table[(4 + 5) % VOCAB, END_ID] = 30.0  # after 4 5: [END] (state 2)
+    return np.repeat(table[None], 4, axis=0)
+
+
+@pytest.mark.parametrize("beam_width", [1, 2])
+def test_the_heuristic_rule_stops_once_ending_next_would_not_win(beam_width):
+    """[END] first scores -0.8; "4 5 [END]" scores -1.0, which penalty 1 divides by 8/6 to -0.75
+    and prefers. The exact rule keeps decoding after the [END] (the open "4" could reach
+    -1.0 / (45 / 6) = -0.13 at 40 tokens) and finds it in 3 steps. The heuristic one stops
+    after the first step, since "4" ending next would score -1.0 / (7 / 6) = -0.86."""
+    steps, found = {}, {}
+    for stopping in ("exact", "heuristic"):
+        model = TableModel(first_token_table(end=-0.8, four=-1.0))
+        generate = make_generate(model, 40, beam_width, 1.0, stopping=stopping)
+        found[stopping] = {written(row) for row in generate(tf.constant(SOURCES)).numpy()}
+        steps[stopping] = model.steps
+    assert found == {"exact": {(4, 5, END_ID)}, "heuristic": {(END_ID,)}}
+    assert steps == {"exact": 3, "heuristic": 1}
+
+
+def test_an_unknown_stopping_rule_is_refused():
+    with pytest.raises(ValueError, match="stopping must be one of"):
+        TranslatorConfig(stopping="early")
 
 
 @pytest.mark.parametrize("beam_width", [1, 3])

@@ -17,6 +17,7 @@ LENGTH_MULTIPLE = 4  # batches are trimmed to their longest sentence, rounded up
 # Training batches group sentences of similar length (tokens, the longer side), so a batch pads
 # to about its own length instead of the longest sentence among 128 random ones.
 BATCH_LENGTH_BOUNDARIES = (8, 12, 16, 20, 24, 32)
+STOPPING_RULES = ("exact", "heuristic")  # TranslatorConfig.stopping
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +66,12 @@ class TranslatorConfig(PresetConfig):
     # Finished translations are ranked by score / ((5 + tokens) / 6) ** length_penalty (Wu et
     # al., 2016, whose 0.6 this is); 0 ranks by score alone, which favours short translations.
     length_penalty: float = 0.6
+    # When a sentence's search stops (decoding.py). "exact": once no open hypothesis can
+    # overtake its best finished translation, whatever tokens would follow (bounded at
+    # max_decode_length: what a search without a stopping rule would return). "heuristic":
+    # once none would overtake it by ending at the next token (Hugging Face's default,
+    # early_stopping=False); the same translations at length_penalty 0, fewer steps above it.
+    stopping: str = "exact"
     # The served model's search compiled by XLA (decoding.py: one program per power-of-two
     # batch size, compiled on its first request; docs/benchmarks.md#translation). Off by
     # default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA functions
@@ -96,6 +103,8 @@ class TranslatorConfig(PresetConfig):
             )
         if self.length_penalty < 0:
             raise ValueError(f"length_penalty must be >= 0, not {self.length_penalty}")
+        if self.stopping not in STOPPING_RULES:
+            raise ValueError(f"stopping must be one of {STOPPING_RULES}, not {self.stopping!r}")
 
     @property
     def source_rows(self) -> int:

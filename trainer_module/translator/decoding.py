@@ -6,10 +6,14 @@ A continuation that writes [END] among the best `beam_width` is a finished trans
 sentence keeps its best one, ranked by the score divided by the length penalty
 ((5 + tokens) / 6) ** length_penalty (Wu et al., 2016; 0 ranks by the score alone, which favours
 short translations). The best `beam_width` continuations that do not end stay open. A sentence
-is decided once no open hypothesis can overtake its best finished one (scores only fall, so an
-open score divided by the penalty at max_decode_length bounds all it can reach); it then leaves
-the batch (its rows are dropped from the hypotheses and the cache), and decoding stops when
-every sentence is decided or after max_decode_length tokens; a sentence with no finished
+is decided (`stopping` "exact") once no open hypothesis can overtake its best finished one:
+scores only fall, so an open score divided by the penalty at max_decode_length bounds all it
+can reach. With `stopping` "heuristic" (Hugging Face's default), once no open hypothesis would
+overtake it by ending at the next token: the penalty at the next length in place of the
+longest, which decides the same at length_penalty 0, and sooner above it (a hypothesis may
+still gain from growing longer, so the translation can differ). A decided sentence leaves the
+batch (its rows are dropped from the hypotheses and the cache), and decoding stops when every
+sentence is decided or after max_decode_length tokens; a sentence with no finished
 translation then gives its best open one. At width 1 this is greedy decoding.
 
 Why not KerasHub's BeamSampler (which this replaced; `benchmarks/translation_decoding.py`
@@ -41,12 +45,15 @@ def make_generate(
     length_penalty: float = 0.0,
     jit_compile: bool = False,
     weights: Optional["DecodingWeights"] = None,
+    stopping: str = "exact",
 ):
     """Returns generate: (B, S) source ids -> (B, max_decode_length + 1) ids: [START], the
     tokens, [END], padding.
 
     weights: the model's weights as the search reads them, prepared once (an export's): else
     each search reads, casts and transposes them itself (weights_cast_once).
+
+    stopping: when a sentence is decided, "exact" or "heuristic" (the module docstring).
 
     jit_compile: the search is compiled by XLA, which fuses a step's many small ops. XLA
     compiles a program per input shape, so the batch is padded to the next power of two with
@@ -64,6 +71,7 @@ def make_generate(
                 length_penalty,
                 jit_compile,
                 weights.read_output_table() if weights is not None else None,
+                stopping,
             )
 
     if not jit_compile:
@@ -169,6 +177,7 @@ def beam_search(
     length_penalty: float = 0.0,
     fixed_shapes: bool = False,
     output_table=None,
+    stopping: str = "exact",
 ):
     """See the module docstring. Rows are sentence-major: row b * beam_width + k is beam k of
     sentence b. The self-attention cache grows by a position per step, so that a step copies
@@ -203,11 +212,13 @@ def beam_search(
     def penalty(tokens):
         return ((5.0 + tf.cast(tokens, tf.float32)) / 6.0) ** length_penalty
 
-    def undecided_among(scores, best_of_active):
-        """(A,) whether an open hypothesis of each active sentence can still overtake its best
-        finished one (scores only fall; the penalty at max_decode_length bounds all it can
-        reach)."""
-        reachable = tf.reduce_max(tf.reshape(scores, [-1, k]), axis=1) / penalty(max_decode_length)
+    def undecided_among(scores, best_of_active, index):
+        """(A,) whether an open hypothesis of each active sentence (`index` tokens written)
+        can still overtake its best finished one, by `stopping`'s rule: scores only fall, and
+        the penalty at max_decode_length ("exact") or at the next length ("heuristic") bounds
+        the ranking it can reach."""
+        longest = max_decode_length if stopping == "exact" else index + 1
+        reachable = tf.reduce_max(tf.reshape(scores, [-1, k]), axis=1) / penalty(longest)
         return reachable > best_of_active
 
     def step(index, active, ids, scores, best, best_ids, cache):
@@ -267,7 +278,8 @@ def beam_search(
         if not fixed_shapes:
             # The decided sentences leave: their rows go from the hypotheses and the cache, in
             # the steps where the batch shrinks.
-            staying = tf.cast(tf.where(undecided_among(scores, best_of_active))[:, 0], tf.int32)
+            staying = tf.where(undecided_among(scores, best_of_active, index))[:, 0]
+            staying = tf.cast(staying, tf.int32)
             kept_rows = tf.reshape(staying[:, None] * k + tf.range(k)[None, :], [-1])
             per_row = (active, ids, scores, {key: cache[key] for key in PER_ROW})
             active, ids, scores, per_row = tf.cond(
@@ -281,7 +293,7 @@ def beam_search(
     def undecided(index, active, ids, scores, best, best_ids, cache):
         if not fixed_shapes:  # every sentence still in the batch is undecided
             return tf.shape(active)[0] > 0
-        return tf.reduce_any(undecided_among(scores, tf.gather(best, active)))
+        return tf.reduce_any(undecided_among(scores, tf.gather(best, active), index - 1))
 
     state = (tf.constant(1), active, ids, scores, best, best_ids, cache)
     # The number of rows may be static or not, at every step; a growing cache's length changes.

@@ -94,6 +94,7 @@ def export(
             model.config.length_penalty,
             model.config.jit_compile,
             decoding_weights,
+            model.config.stopping,
         ),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
         autograph=False,
