@@ -139,22 +139,28 @@ def _measure_serving(model_dirs: list, data_dir: str, intra_op_threads: int) -> 
         return model_dirs[turn:] + model_dirs[:turn]
 
     single = {d: [] for d in model_dirs}
+    translations = {d: {"alone": [], "batched": []} for d in model_dirs}
+
+    def translate(d, batch: list, kind: str) -> float:
+        started = time.perf_counter()
+        out = translates[d](source=tf.constant(batch))["translation"]
+        seconds = time.perf_counter() - started
+        translations[d][kind] += [text.decode("utf-8") for text in out.numpy()]
+        return seconds
+
     for round_, start in enumerate(range(0, 100, 10)):
         for d in in_turn(round_):
             for sentence in sentences[start : start + 10]:
-                started = time.perf_counter()
-                translates[d](source=tf.constant([sentence]))
-                single[d].append(time.perf_counter() - started)
+                single[d].append(translate(d, [sentence], "alone"))
     batched = dict.fromkeys(model_dirs, 0.0)
     for round_, start in enumerate(range(0, len(sentences), 64)):
         for d in in_turn(round_):
-            started = time.perf_counter()
-            translates[d](source=tf.constant(sentences[start : start + 64]))
-            batched[d] += time.perf_counter() - started
+            batched[d] += translate(d, sentences[start : start + 64], "batched")
     return {
         d: {
             "latency_ms_batch_1": round(1000 * statistics.median(single[d]), 1),
             "sentences_per_second_batch_64": round(len(sentences) / batched[d], 1),
+            "translations": translations[d],
         }
         for d in model_dirs
     }
@@ -330,15 +336,28 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
     """serving_measures of several SavedModels (the same weights exported by two versions of
     the code, say), measured side by side in one process (_measure_serving: in turn, so that
     the machine's drift falls on each alike), in `repeats` fresh processes per thread setting;
-    the medians, written as results NAME."""
+    the medians, and how many of each export's translations are the first export's, written as
+    results NAME."""
     import statistics
 
     runs = {path: [] for path in exports}
+    translations = {}
     for _ in range(repeats):
         measures = serving_measures(exports, data_dir)
         for path in exports:
+            translations[path] = measures[path].pop("translations")
             runs[path].append(measures[path])
             print(path, runs[path][-1], flush=True)
+
+    def same_as_first(path: str) -> str:
+        first = translations[exports[0]]
+        counts = [
+            f"{sum(a == b for a, b in zip(translations[path][kind], first[kind]))}"
+            f"/{len(first[kind])}"
+            for kind in ("alone", "batched")
+        ]
+        return ", ".join(counts)
+
     keys = [
         "latency_ms_batch_1",
         "sentences_per_second_batch_64",
@@ -348,6 +367,7 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
     rows = [
         [os.path.basename(os.path.normpath(path))]
         + [round(statistics.median(run[key] for run in runs[path]), 1) for key in keys]
+        + [same_as_first(path)]
         for path in exports
     ]
     columns = [
@@ -356,6 +376,7 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
         "batches of 64 (sentences/s)",
         "one sentence, 1 thread/op (ms)",
         "batches of 64, 1 thread/op (sentences/s)",
+        "translations as the first export's (alone, in batches)",
     ]
     report.print_table(columns, [[str(v) for v in row] for row in rows])
     title = (
@@ -429,8 +450,12 @@ def efficiency_of(history: dict, pipeline_root: str) -> dict:
 
 def serving_measures(model_dirs: list, data_dir: str) -> dict:
     """{model_dir: serving_speeds with TensorFlow's default threads, and with one thread per op
-    (on few cores a single sentence's small ops lose more to splitting than they gain)}."""
+    (on few cores a single sentence's small ops lose more to splitting than they gain), and the
+    translations ("translations": of the sentences alone and in batches, with the default
+    threads)}."""
     default, one = serving_speeds(model_dirs, data_dir), serving_speeds(model_dirs, data_dir, 1)
+    for measures in one.values():
+        del measures["translations"]
     return {
         d: {**default[d], **{f"{key}_one_thread": value for key, value in one[d].items()}}
         for d in model_dirs
@@ -528,7 +553,9 @@ def main() -> int:
     measured.update(efficiency_of(history, summary["pipeline_root"]))
     if summary["pushed_model"]:
         pushed = summary["pushed_model"]
-        measured.update(serving_measures([pushed], args.data)[pushed])
+        measures = serving_measures([pushed], args.data)[pushed]
+        del measures["translations"]
+        measured.update(measures)
     tables = [snapshot_bleus(snapshots, summary["pipeline_root"], history, args.data)]
     print(
         f"\nTranslation pipeline benchmark, Multi30k de->en ({report.machine()}): preset "
