@@ -144,7 +144,11 @@ def test_a_mixed_precision_export_stores_bfloat16_weights_and_decodes_as_the_ker
     )
     config = model.config
     keras_ids = make_generate(
-        model, config.max_decode_length, config.beam_width, config.length_penalty
+        model,
+        config.max_decode_length,
+        config.beam_width,
+        config.length_penalty,
+        stopping=config.stopping,
     )(source_ids)[:, 1:]
     loaded = tf.saved_model.load(str(tmp_path))
     served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
@@ -169,9 +173,10 @@ def test_one_tied_embedding_and_the_export_decodes_as_the_keras_model(translator
         output.transform_features_layer()({"source": tf.constant(sources)})["source_ids"],
         tf.int32,
     )
-    keras_ids = make_generate(model, 11, model.config.beam_width, model.config.length_penalty)(
-        source_ids
-    )[:, 1:]
+    config = model.config
+    keras_ids = make_generate(
+        model, 11, config.beam_width, config.length_penalty, stopping=config.stopping
+    )(source_ids)[:, 1:]
     loaded = tf.saved_model.load(translator_run.export_dir)
     served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
     np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
