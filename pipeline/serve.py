@@ -107,6 +107,7 @@ def serving(
         TRACKING_URI_ENV: registry.tracking_uri,
         "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
         serving_app.MODEL_URI: model_uri,
+        **({serving_app.ARTIFACT_ROOT: registry.artifact_root} if registry.artifact_root else {}),
         serving_app.MAX_REQUEST_BYTES: str(max_request_bytes),
         contract.MAX_ROWS_VARIABLE: str(max_rows),
         serving_app.TIMEOUT: str(timeout_seconds),

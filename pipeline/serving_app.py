@@ -26,6 +26,9 @@ from trainer_module.serving import contract
 
 MODEL_URI = "TFXT_SERVE_MODEL_URI"
 MAX_REQUEST_BYTES = "TFXT_SERVE_MAX_REQUEST_BYTES"
+# A local registry's artifact root: loading the model builds its store, which would otherwise
+# create an empty `mlruns/` in the directory that `serve` was started from.
+ARTIFACT_ROOT = "TFXT_SERVE_ARTIFACT_ROOT"
 TIMEOUT = "MLFLOW_SCORING_SERVER_REQUEST_TIMEOUT"  # read by MLflow's scoring server
 MAX_MESSAGE_CHARACTERS = 500  # of an error message, once the echoed data is cut
 # Where MLflow's messages quote the request, and what stands in for the quote.
@@ -155,7 +158,10 @@ def create_app():
     """MLflow's scoring app for the model the environment names, within the limits."""
     from mlflow.pyfunc import scoring_server
 
-    model = scoring_server.load_model_with_mlflow_config(os.environ[MODEL_URI])
+    from components.model_registry.mlflow_registry import default_artifacts_in
+
+    with default_artifacts_in(os.environ.get(ARTIFACT_ROOT)):
+        model = scoring_server.load_model_with_mlflow_config(os.environ[MODEL_URI])
     (input_name,) = model.metadata.get_input_schema().input_names()
     return RequestLimits(
         scoring_server.init(model),

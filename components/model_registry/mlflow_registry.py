@@ -108,10 +108,11 @@ def _logging_untouched():
 
 
 @contextlib.contextmanager
-def _default_artifacts_in(folder: Optional[str]):
+def default_artifacts_in(folder: Optional[str]):
     """MLflow gives a SQLite store with no artifact root of its own the folder `./mlruns` of the
     process's working directory, and creates it there (an empty `mlruns/` wherever a pipeline or
-    `registry` command ran): while the block builds the store, its default is `folder`."""
+    `registry` command ran, or `serve`'s workers loaded a model): while the block builds the
+    store, its default is `folder`."""
     from mlflow.tracking._tracking_service import utils
 
     name = "DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH"
@@ -168,7 +169,7 @@ class MlflowRegistry:
         if tracking_uri.startswith(SQLITE):
             os.makedirs(os.path.dirname(tracking_uri[len(SQLITE) :]), exist_ok=True)
         # The stores (and a new database's tables) start here.
-        with _logging_untouched(), _default_artifacts_in(artifact_root):
+        with _logging_untouched(), default_artifacts_in(artifact_root):
             self.client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
             self._retried(lambda: self.client.search_experiments(max_results=1))
             self._retried(lambda: self.client.search_registered_models(max_results=1))

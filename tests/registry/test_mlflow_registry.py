@@ -55,6 +55,32 @@ def test_a_local_registry_writes_only_under_its_folder(tmp_path, monkeypatch, pu
     assert experiment.artifact_location.startswith(str(tmp_path / "mlflow"))
 
 
+def test_serve_loads_a_local_registry_s_model_without_writing_where_it_was_started(
+    tmp_path, monkeypatch, pushed
+):
+    """`serve`'s workers load the model through the registry's SQLite store, which would make
+    an empty `mlruns/` in the directory the command was started from."""
+    from pipeline import configs, serve
+
+    registry_dir = configs.output_paths(str(tmp_path / "out"), "")["registry_dir"]
+    from_config(mlflow_config(registry_dir, tracking_uri=None)).register(version(pushed(1)))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    served = serve.serving(str(tmp_path / "out"))
+    # What each uvicorn worker does: a fresh process, its store built there.
+    worker = "from pipeline.serving_app import create_app; print(type(create_app()).__name__)"
+    done = subprocess.run(
+        [sys.executable, "-c", worker],
+        env=served.env,
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+    )
+    assert done.stdout.split() == ["RequestLimits"], done.stderr[-2000:]
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_two_runs_give_two_versions_and_the_alias_follows_the_blessed_one(registry, pushed):
     first = registry.register(version(pushed(1), accuracy=0.8, run="run-1"))
     second = registry.register(version(pushed(2), accuracy=0.85, run="run-2"))
