@@ -43,7 +43,8 @@ class TableModel:
 
     def decode_step(self, token_ids, index, cache, shift=False):
         self.steps += 1
-        self.rows.append(int(tf.shape(token_ids)[0]))
+        if tf.executing_eagerly():
+            self.rows.append(int(tf.shape(token_ids)[0]))
         state = (cache["history"][0] + token_ids[:, 0] * tf.cast(index > 0, tf.int32)) % VOCAB
         logits = tf.gather_nd(
             self.table, tf.stack([cache["memory"][0] % len(self.table.numpy()), state], axis=1)
@@ -214,6 +215,17 @@ def test_the_heuristic_rule_stops_once_ending_next_would_not_win(beam_width):
         steps[stopping] = model.steps
     assert found == {"exact": {(4, 5, END_ID)}, "heuristic": {(END_ID,)}}
     assert steps == {"exact": 3, "heuristic": 1}
+
+
+@pytest.mark.parametrize(
+    "stopping, expected", [("exact", (4, 5, END_ID)), ("heuristic", (END_ID,))]
+)
+def test_the_xla_compiled_search_stops_by_the_same_rule(stopping, expected):
+    """The case above compiled by XLA, whose loop tests the rule after each step's index has
+    moved on: the heuristic one must still bound by the next length (3 would not stop)."""
+    model = TableModel(first_token_table(end=-0.8, four=-1.0))
+    generate = make_generate(model, 40, 2, 1.0, jit_compile=True, stopping=stopping)
+    assert {written(row) for row in generate(tf.constant(SOURCES)).numpy()} == {expected}
 
 
 def test_an_unknown_stopping_rule_is_refused():
