@@ -67,8 +67,8 @@ class TranslatorConfig(PresetConfig):
     # al., 2016, whose 0.6 this is); 0 ranks by score alone, which favours short translations.
     length_penalty: float = 0.6
     # When a sentence's search stops (decoding.py). "heuristic": once no open hypothesis would
-    # overtake its best finished translation by ending at the next token (as Hugging Face's
-    # default does). "exact": once none can, whatever tokens would follow (bounded at
+    # overtake its best finished translation by ending at the next token (akin to Hugging
+    # Face's default). "exact": once none can, whatever tokens would follow (bounded at
     # max_decode_length): what a search without a stopping rule returns. The same at
     # length_penalty 0; at base's 1.0 the exact rule took 28% more steps per sentence. On a
     # four-epoch base model on the AVX2 EPYC the heuristic gave the same translation for 509 of

@@ -8,13 +8,13 @@ sentence keeps its best one, ranked by the score divided by the length penalty
 short translations). The best `beam_width` continuations that do not end stay open. A sentence
 is decided (`stopping` "exact") once no open hypothesis can overtake its best finished one:
 scores only fall, so an open score divided by the penalty at max_decode_length bounds all it
-can reach. With `stopping` "heuristic" (Hugging Face's default), once no open hypothesis would
-overtake it by ending at the next token: the penalty at the next length in place of the
-longest, which decides the same at length_penalty 0, and sooner above it (a hypothesis may
-still gain from growing longer, so the translation can differ). A decided sentence leaves the
-batch (its rows are dropped from the hypotheses and the cache), and decoding stops when every
-sentence is decided or after max_decode_length tokens; a sentence with no finished
-translation then gives its best open one. At width 1 this is greedy decoding.
+can reach. With `stopping` "heuristic" (akin to Hugging Face's default early stopping), once no
+open hypothesis would overtake it by ending at the next token: the penalty at the next length
+in place of the longest, which decides the same at length_penalty 0, and sooner above it (a
+hypothesis may still gain from growing longer, so the translation can differ). A decided
+sentence leaves the batch (its rows are dropped from the hypotheses and the cache), and
+decoding stops when every sentence is decided or after max_decode_length tokens; a sentence
+with no finished translation then gives its best open one. At width 1 this is greedy decoding.
 
 Why not KerasHub's BeamSampler (which this replaced; `benchmarks/translation_decoding.py`
 measures both): it reorders every cache tensor with `keras.ops.take_along_axis`, which
