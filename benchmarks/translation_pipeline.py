@@ -277,7 +277,9 @@ def snapshot_bleus(
         {"beam_width": 4, "length_penalty": 1.0},
         {"stopping": other_rule},
     ):
-        measure(f"average of the last {best_k}", chosen, trained.replace(**changed))
+        config = trained.replace(**changed)
+        if config != trained:  # the trained decoding is already a row above
+            measure(f"average of the last {best_k}", chosen, config)
     return {
         "title": f"BLEU on val from the snapshots of one training ({len(intervals)} evaluations)",
         "columns": [
