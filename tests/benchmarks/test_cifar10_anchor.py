@@ -1,5 +1,7 @@
 import io
+import sys
 import tarfile
+import types
 
 import numpy as np
 import pytest
@@ -44,6 +46,9 @@ def test_parse_reads_the_split_and_airbenchs_mean_and_spread():
         "accuracy_std": 0.0031,
         "train_images": 44991,
         "test_images": 5009,
+        "runs": 1,
+        "epochs": 9.9,  # a log without an epochs line trained airbench's own
+        "training_pflop": 0.324,  # 0.36 PFLOP per 50,000 images
     }
     with pytest.raises(SystemExit, match="did it finish"):
         cifar10_anchor.parse(AIRBENCH_TAIL.replace("Mean:", "Median:"))
@@ -53,7 +58,31 @@ def test_a_script_without_airbenchs_run_loop_is_refused(tmp_path):
     script = tmp_path / "other.py"
     script.write_text("print('not airbench')\n")
     with pytest.raises(SystemExit, match="other.py: no 'for run in range"):
-        cifar10_anchor.prepare("unused.tar.gz", str(script), 5, str(tmp_path / "work"))
+        cifar10_anchor.prepare("unused.tar.gz", str(script), 5, str(tmp_path / "work"), 9.9)
+
+
+def test_prepare_writes_the_script_with_the_runs_and_epochs_asked_for(tmp_path, monkeypatch):
+    saved = {}  # torch.save's files, without PyTorch
+    fake_torch = types.SimpleNamespace(
+        tensor=np.asarray, save=lambda obj, path: saved.update({path: obj})
+    )
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    script = tmp_path / "airbench94.py"
+    script.write_text(
+        "hyp = {'opt': {\n        'train_epochs': 9.9,\n}}\nruns = [r for r in range(25)]\n"
+        "accs = [main(run) for run in range(25)]\n"
+    )
+    names = [f"train/{c}/{i:04d}.jpg" for c in ("cat", "dog") for i in range(12)]
+    write_tarball(tmp_path / "c.tar.gz", names)
+    work = tmp_path / "work"
+    path, counts = cifar10_anchor.prepare(str(tmp_path / "c.tar.gz"), str(script), 3, str(work), 30)
+    written = open(path).read()
+    assert "'train_epochs': 30," in written and "9.9" not in written
+    assert "for run in range(3)" in written and "r for r in range(25)" in written
+    assert counts.startswith("epochs: 30\n")
+    train = saved[str(work / "cifar10" / "train.pt")]
+    assert len(train["labels"]) + len(saved[str(work / "cifar10" / "test.pt")]["labels"]) == 24
+    assert cifar10_anchor.parse(counts + AIRBENCH_TAIL.split("\n", 2)[2])["epochs"] == 30.0
 
 
 def test_from_log_writes_the_anchor_with_its_arithmetic(tmp_path, monkeypatch):
@@ -63,7 +92,13 @@ def test_from_log_writes_the_anchor_with_its_arithmetic(tmp_path, monkeypatch):
     monkeypatch.setattr(
         cifar10_anchor.report, "save", lambda b, n, r, references: saved.update(r=r, n=n)
     )
-    cifar10_anchor.main(["--from-log", str(log), "--runs", "5", "--name", "x"])
+    longer = tmp_path / "airbench-30.log"
+    longer.write_text("epochs: 30\n" + AIRBENCH_TAIL.replace("0.9001", "0.9200") * 1)
+    cifar10_anchor.main(["--from-log", str(log), str(longer), "--name", "x"])
     measured = saved["r"]["measured"]
-    assert measured["runs"] == 5 and measured["accuracy_mean"] == 0.9001
+    assert measured["runs"] == 1 and measured["accuracy_mean"] == 0.9001
     assert measured["training_pflop"] == 0.324  # 0.36 PFLOP per 50,000 images
+    assert saved["r"]["tables"][0]["rows"] == [
+        [9.9, 1, 0.9001, 0.0031, 0.324],
+        [30.0, 1, 0.92, 0.0031, 0.982],  # three times airbench's epochs, 30 / 9.9 its count
+    ]
