@@ -522,18 +522,27 @@ def plot_cifar10_pflop() -> bytes:
         color="black",
         label="anchor",
     )
-    for record in load_results("cifar10_anchor"):  # airbench94 on these JPEGs, a row per schedule
-        columns = record["tables"][0]["columns"]
-        x, y = columns.index("training PFLOP"), columns.index("val accuracy: mean")
-        rows = sorted((row[x], row[y]) for row in record["tables"][0]["rows"])
-        axes.plot(*zip(*rows), marker="*", markersize=9, color="black", linewidth=1)
-        axes.annotate(
-            f"airbench94 on these JPEGs ({record['name']})",
-            rows[-1],
-            fontsize=6,
-            xytext=(3, 3),
-            textcoords="offset points",
+    for record in load_results("cifar10_anchor"):  # on these JPEGs: a line per script
+        table = record["tables"][0]
+        x, y = (
+            table["columns"].index("training PFLOP"),
+            table["columns"].index("val accuracy: mean"),
         )
+        script = table["columns"].index("script") if "script" in table["columns"] else None
+        for name in {
+            row[script] if script is not None else "airbench94.py" for row in table["rows"]
+        }:
+            rows = sorted(
+                (row[x], row[y]) for row in table["rows"] if script is None or row[script] == name
+            )
+            axes.plot(*zip(*rows), marker="*", markersize=9, color="black", linewidth=1)
+            axes.annotate(
+                f"{name.removesuffix('.py')} on these JPEGs ({record['name']})",
+                rows[-1],
+                fontsize=6,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
     axes.set_xlabel("training arithmetic (PFLOP)")
     axes.set_ylabel("validation accuracy")
     axes.grid(alpha=0.3)
