@@ -319,3 +319,29 @@ def test_weights_prepared_once_spare_each_search_its_casts_and_transpose():
     assert weight_preparation(once) == {}
     sources = tf.constant(SOURCES)
     np.testing.assert_array_equal(once(sources).numpy(), each_search(sources).numpy())
+
+
+@pytest.mark.parametrize("beam_width", [1, 4])
+def test_a_search_over_the_ids_it_may_write_is_the_whole_search_with_the_others_never_likely(
+    beam_width,
+):
+    """DecodingWeights with output_ids keeps those columns of the output table alone: a step's
+    ranking and normalization are over them, so the search writes exactly what the whole
+    model writes once every other id's bias makes it never likely (its probability 0), and
+    only those ids."""
+    model = small_model()  # ids 0-3 reserved, 4-6 the three target words
+    bias = model.output_bias.numpy()
+    bias[END_ID] -= 5.0  # words before [END]
+    model.output_bias.assign(bias)
+    sources = tf.constant(np.concatenate([SOURCES, [[4, 5, 6, 7], [7, 7, 4, 0], [5, 0, 0, 0]]]))
+    whole = make_generate(model, 4, beam_width, 0.6, weights=DecodingWeights(model))(sources)
+    words = collections.Counter(int(i) for i in whole.numpy().ravel() if i in WRITABLE[1:])
+    excluded = words.most_common(1)[0][0]  # the restriction changes what is written
+    allowed = [i for i in range(VOCAB) if i != excluded]
+    restricted = make_generate(model, 4, beam_width, 0.6, weights=DecodingWeights(model, allowed))(
+        sources
+    ).numpy()
+    model.output_bias.assign(np.where(np.arange(VOCAB) == excluded, -1e9, bias))
+    never_likely = make_generate(model, 4, beam_width, 0.6, weights=DecodingWeights(model))
+    np.testing.assert_array_equal(restricted, never_likely(sources).numpy())
+    assert excluded not in restricted

@@ -6,6 +6,7 @@ from trainer_module.preprocessing.local import analyze_and_transform
 from trainer_module.translator.preprocessing import (
     SOURCE_VOCABULARY,
     TARGET_VOCABULARY,
+    output_ids,
     preprocessing_fn,
     shift_target,
     vocabulary_sizes,
@@ -148,6 +149,24 @@ def test_wordpiece_ids_keep_case_and_mark_attached_pieces(wordpieces):
     assert first["decoder_input_ids"][0] == 2 and 3 in first["target_ids"].tolist()
     assert first["reference"] == b"A man rides a bike."
     assert vocabulary_sizes(output)["target_vocab_size"] == len(pieces) - 4 <= 100
+
+
+def test_a_shared_vocabulary_lets_the_search_write_the_ids_that_targets_hold(tmp_path):
+    """Exactly the reserved ids and the pieces of the English side: the German-only pieces of
+    the joint vocabulary are never written. Separate vocabularies: every target id."""
+    transformed, output = transform(
+        PAIRS, tmp_path / "shared", **{**WORDPIECE, "shared_vocabulary": True}
+    )
+    pieces = vocabulary_tokens(output, TARGET_VOCABULARY)
+    held = {int(i) for row in transformed for i in row["target_ids"]}
+    assert output_ids(output) == sorted(held | {0, 1, 2, 3})
+    assert [pieces[i] for i in output_ids(output)[4:]] == sorted(
+        ["A", "a", "Two", "bike.", "bikes.", "dog", "man", "men", "ride", "rides", "runs."],
+        key=pieces.index,
+    )
+    assert "Mann" in pieces and "Mann" not in [pieces[i] for i in output_ids(output)]
+    _, separate = transform(PAIRS, tmp_path / "separate", **WORDPIECE)
+    assert output_ids(separate) is None
 
 
 def test_the_learner_is_deterministic_and_keeps_the_reserved_tokens_first():

@@ -5,8 +5,8 @@ import numpy as np
 import tensorflow as tf
 
 from tests.conftest import PAIRS
-from trainer_module.translator.decoding import make_generate
-from trainer_module.translator.preprocessing import TARGET_VOCABULARY, vocabulary_tokens
+from trainer_module.translator.decoding import DecodingWeights, make_generate
+from trainer_module.translator.preprocessing import TARGET_VOCABULARY, output_ids, vocabulary_tokens
 from trainer_module.translator.serving import detokenize
 
 TRANSLATIONS = [target for _, target in PAIRS]  # natural text: cased, detokenized
@@ -174,9 +174,18 @@ def test_one_tied_embedding_and_the_export_decodes_as_the_keras_model(translator
         tf.int32,
     )
     config = model.config
+    # The search writes the ids that the training targets hold (config.output_vocabulary).
+    writable = output_ids(output)
+    assert config.output_vocabulary == "targets" and 4 < len(writable) < table.shape[0]
     keras_ids = make_generate(
-        model, 11, config.beam_width, config.length_penalty, stopping=config.stopping
+        model,
+        11,
+        config.beam_width,
+        config.length_penalty,
+        weights=DecodingWeights(model, writable),
+        stopping=config.stopping,
     )(source_ids)[:, 1:]
     loaded = tf.saved_model.load(translator_run.export_dir)
     served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
     np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
+    assert set(served.numpy().ravel()) <= set(writable)

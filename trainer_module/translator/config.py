@@ -18,6 +18,7 @@ LENGTH_MULTIPLE = 4  # batches are trimmed to their longest sentence, rounded up
 # to about its own length instead of the longest sentence among 128 random ones.
 BATCH_LENGTH_BOUNDARIES = (8, 12, 16, 20, 24, 32)
 STOPPING_RULES = ("exact", "heuristic")  # TranslatorConfig.stopping
+OUTPUT_VOCABULARIES = ("targets", "all")  # TranslatorConfig.output_vocabulary
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +76,11 @@ class TranslatorConfig(PresetConfig):
     # 512 validation sentences, BLEU 0.01-0.02 lower, and one sentence in 0.71 of the time
     # (docs/benchmarks.md#translation).
     stopping: str = "heuristic"
+    # Which ids the served search may write with a shared vocabulary: "targets", those that
+    # the training targets hold (Transform's `target_ids_seen`; the pieces seen only in
+    # sources are never a target), so that each step projects onto those alone; "all": the
+    # whole vocabulary. Separate vocabularies are all targets.
+    output_vocabulary: str = "targets"
     # The served model's search compiled by XLA (decoding.py: one program per power-of-two
     # batch size, compiled on its first request; docs/benchmarks.md#translation). Off by
     # default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA functions
@@ -108,6 +114,11 @@ class TranslatorConfig(PresetConfig):
             raise ValueError(f"length_penalty must be >= 0, not {self.length_penalty}")
         if self.stopping not in STOPPING_RULES:
             raise ValueError(f"stopping must be one of {STOPPING_RULES}, not {self.stopping!r}")
+        if self.output_vocabulary not in OUTPUT_VOCABULARIES:
+            raise ValueError(
+                f"output_vocabulary must be one of {OUTPUT_VOCABULARIES}, "
+                f"not {self.output_vocabulary!r}"
+            )
 
     @property
     def source_rows(self) -> int:

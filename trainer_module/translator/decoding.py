@@ -72,6 +72,7 @@ def make_generate(
                 jit_compile,
                 weights.read_output_table() if weights is not None else None,
                 stopping,
+                *(weights.read_output_vocabulary() if weights is not None else ()),
             )
 
     if not jit_compile:
@@ -131,7 +132,9 @@ class DecodingWeights(tf.Module):
     bfloat16, a step or two of one sentence). The stored copies take the compute dtype's bytes
     per parameter in the SavedModel."""
 
-    def __init__(self, model):
+    def __init__(self, model, output_ids=None):
+        """output_ids: the ids that the search may write, sorted (a tied model's; None: all).
+        The stored table then holds their columns alone, beside their biases and the ids."""
         super().__init__(name="decoding_weights")
         dtype = model.compute_dtype
         weights = float_weights(model)
@@ -143,15 +146,26 @@ class DecodingWeights(tf.Module):
             tf.Variable(as_read(weights[i], dtype), trainable=False, name=weights[i].name)
             for i in self._positions
         ]
-        self.output_table = None
+        self.output_table = self.output_bias = self.output_ids = None
         if model.output_projection is None:  # tied output embedding
-            self.output_table = tf.Variable(
-                model._output_table(dtype), trainable=False, name="output_table"
-            )
+            table = model._output_table(dtype)
+            if output_ids is not None:
+                ids = tf.constant(output_ids, tf.int32)
+                table = tf.gather(table, ids, axis=1)
+                bias = tf.gather(tf.convert_to_tensor(model.output_bias.value), ids)
+                self.output_bias = tf.Variable(bias, trainable=False, name="output_bias")
+                self.output_ids = tf.Variable(ids, trainable=False, name="output_ids")
+            self.output_table = tf.Variable(table, trainable=False, name="output_table")
 
     def read_output_table(self):
         """The transposed output table (D, V) as a tensor, or None (an untied projection)."""
         return None if self.output_table is None else tf.convert_to_tensor(self.output_table)
+
+    def read_output_vocabulary(self) -> tuple:
+        """(the ids the search may write (V,), their biases (V,)), or (None, None): all ids."""
+        if self.output_ids is None:
+            return None, None
+        return tf.convert_to_tensor(self.output_ids), tf.convert_to_tensor(self.output_bias)
 
     def read(self, model) -> dict:
         """id(weight) -> its value for the search: the stored copy, or the weight itself."""
@@ -178,12 +192,17 @@ def beam_search(
     fixed_shapes: bool = False,
     output_table=None,
     stopping: str = "exact",
+    output_ids=None,
+    output_bias=None,
 ):
     """See the module docstring. Rows are sentence-major: row b * beam_width + k is beam k of
     sentence b. The self-attention cache grows by a position per step, so that a step copies
     and reorders only the positions decoded so far; with `fixed_shapes` (XLA) it is
     max_decode_length + 1 slots from the start. `output_table`: a tied model's output
-    projection already transposed (DecodingWeights).
+    projection already transposed (DecodingWeights); with `output_ids` (sorted) and
+    `output_bias`, its columns for those ids alone: a step ranks and normalizes over the ids
+    that the search may write (a shared vocabulary's pieces never seen in a target are left
+    out, and the projection that is a third of a step's time shrinks with them).
 
     A decided sentence leaves the batch: its rows are dropped from the hypotheses and the cache
     (`active` holds the sentences still searched), so that a batch's short sentences stop
@@ -198,6 +217,7 @@ def beam_search(
         tf.repeat(source_mask, k, axis=0),
         length if fixed_shapes else None,
         output_table=output_table,
+        **({} if output_bias is None else {"output_bias": output_bias}),
     )
     ids = tf.concat(
         [tf.fill([rows, 1], START_ID), tf.fill([rows, max_decode_length], PAD_ID)], axis=1
@@ -236,6 +256,8 @@ def beam_search(
         # sentence's k * (k + 3), rather than among all k * V.
         per_row = min(k + 3, logits.shape[1])  # a vocabulary may be smaller (in tests)
         row_best, row_tokens = tf.math.top_k(logits, per_row)  # (R, k + 3)
+        if output_ids is not None:  # positions among the ids that may be written -> ids
+            row_tokens = tf.gather(output_ids, row_tokens)
         # Log-probabilities: the logits less the row's log-sum-exp. (Taking its largest term
         # from the ranking made XLA's program forty times slower.)
         row_scores = row_best - tf.reduce_logsumexp(logits, axis=1, keepdims=True)

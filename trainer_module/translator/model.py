@@ -119,7 +119,12 @@ class Translator(keras.Model):
         return self._project(x), self_attention, cross_attention
 
     def start_decoding(
-        self, memory, source_mask, max_length: Optional[int] = None, output_table=None
+        self,
+        memory,
+        source_mask,
+        max_length: Optional[int] = None,
+        output_table=None,
+        output_bias=None,
     ) -> dict:
         """The decoding cache, batch first everywhere:
         - "history": per decoder block, the self-attention keys and values (B, H, T, Dk) of the
@@ -130,7 +135,9 @@ class Translator(keras.Model):
         - "memory": per decoder block, the encoder output's projected keys and values, and
           "source_mask": fixed for a source sentence;
         - "output_table" (tied output embedding): the projection, transposed once (or as given:
-          an export stores it transposed, decoding.DecodingWeights).
+          an export stores it transposed, decoding.DecodingWeights); with `output_bias`, the
+          columns of the ids that a search may write and their biases ("output_bias"), so that
+          a step's logits are over those ids alone.
         """
         history, projected = [], []
         batch = ops.shape(memory)[0]
@@ -151,6 +158,8 @@ class Translator(keras.Model):
             cache["output_table"] = (
                 self._output_table(memory.dtype) if output_table is None else output_table
             )
+            if output_bias is not None:
+                cache["output_bias"] = output_bias
         return cache
 
     def decode_step(self, token_ids, index, cache, shift: bool = False):
@@ -173,13 +182,15 @@ class Translator(keras.Model):
                 shift=shift,
             )
             history.extend(keys_values)
-        logits = ops.expand_dims(self._project(x, cache.get("output_table")), 1)  # (B, 1, V)
+        logits = self._project(x, cache.get("output_table"), cache.get("output_bias"))
+        logits = ops.expand_dims(logits, 1)  # (B, 1, V)
         return logits, {**cache, "history": tuple(history)}
 
-    def _project(self, x, output_table=None):
+    def _project(self, x, output_table=None, output_bias=None):
         """Final LayerNorm (pre-norm) and the projection onto the target vocabulary (float32
         logits). `output_table`: the tied embedding already transposed to (D, V) and cast, as a
-        decoding cache holds it (transposing it costs more than a decoding step's matmul)."""
+        decoding cache holds it (transposing it costs more than a decoding step's matmul);
+        `output_bias`: the biases of its columns, where they are a subset of the ids."""
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
         if self.output_projection is not None:
@@ -188,7 +199,8 @@ class Translator(keras.Model):
             output_table = self._output_table(x.dtype)
         logits = flat_matmul(x, output_table)  # compute dtype
         # Logits in float32 whatever the compute dtype: the softmax and the beam scores use them.
-        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+        bias = self.output_bias if output_bias is None else output_bias
+        return ops.cast(logits, "float32") + ops.cast(bias, "float32")
 
     def _output_table(self, dtype):
         """The tied output projection: the target embedding transposed, (D, V)."""

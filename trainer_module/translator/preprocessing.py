@@ -32,6 +32,9 @@ from trainer_module.translator.config import (
 
 SOURCE_VOCABULARY = "source_vocabulary"
 TARGET_VOCABULARY = "target_vocabulary"
+# The ids that the training targets hold: with a shared vocabulary, what the search may write
+# (output_ids; the pieces seen only in sources are never a target).
+TARGET_IDS_SEEN = "target_ids_seen"
 # Source length (tokens) at which each TFMA slice bucket starts.
 LENGTH_BUCKETS = ((0, "1-9"), (10, "10-14"), (15, "15-19"), (20, "20+"))
 
@@ -74,6 +77,8 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         source_ids, target_ids, source_tokens = _wordpiece_ids(source, target, custom_config)
     else:
         source_ids, target_ids, source_tokens = _word_ids(source, target, custom_config)
+    # Every id is kept: the analyzer writes the set as an asset (its tensor is not an output).
+    tft.vocabulary(target_ids.flat_values, vocab_filename=TARGET_IDS_SEEN)
     decoder_input_ids, target_ids = shift_target(
         target_ids, int(custom_config["max_target_length"])
     )
@@ -172,3 +177,14 @@ def vocabulary_sizes(tf_transform_output: tft.TFTransformOutput) -> dict:
 def _is_shared(tf_transform_output: tft.TFTransformOutput) -> bool:
     path = tf_transform_output.vocabulary_file_by_name(SOURCE_VOCABULARY)
     return path is None or not tf.io.gfile.exists(path)
+
+
+def output_ids(tf_transform_output: tft.TFTransformOutput):
+    """The ids a shared-vocabulary model may write, sorted: the reserved tokens and every id
+    that a training target holds; None where every id may be written (separate vocabularies,
+    or a transform graph from before the analyzer)."""
+    path = tf_transform_output.vocabulary_file_by_name(TARGET_IDS_SEEN)
+    if not _is_shared(tf_transform_output) or path is None or not tf.io.gfile.exists(path):
+        return None
+    seen = {int(line) for line in tf_transform_output.vocabulary_by_name(TARGET_IDS_SEEN)}
+    return sorted(seen | set(range(len(RESERVED_TOKENS))))

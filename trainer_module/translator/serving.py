@@ -36,6 +36,7 @@ from trainer_module.translator.preprocessing import (
     SOURCE_VOCABULARY,
     TARGET_VOCABULARY,
     is_wordpiece,
+    output_ids,
     vocabulary_tokens,
 )
 
@@ -84,7 +85,10 @@ def export(
     pieces = is_wordpiece(tf_transform_output)
     # The weights as the search reads them (cast, the output table transposed), stored with
     # the model so that a request does not prepare them again.
-    decoding_weights = DecodingWeights(model)
+    decoding_weights = DecodingWeights(
+        model,
+        output_ids(tf_transform_output) if model.config.output_vocabulary == "targets" else None,
+    )
     # Traced once, called by every signature that decodes.
     generate = tf.function(
         make_generate(
