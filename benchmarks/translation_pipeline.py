@@ -200,20 +200,14 @@ def snapshot_bleus(
 ) -> dict:
     """BLEU on val of the weights after single evaluations (epochs against BLEU), of the
     average of the last k, and of the best average decoded with other beam widths, length
-    penalties and stopping rules: all from the one training's snapshots, each exported as the
-    Trainer exports it and decoded by its `translate` signature (batches of 64 sorted by
-    length). Both BLEUs: cased sacreBLEU 13a, and lower-cased with punctuation split off
-    (tokenize "none"), as TFMA's.
+    penalties, stopping rules and output vocabularies: all from the one training's snapshots,
+    each exported as the Trainer exports it, and scored by val_bleus.
     `until`: only the snapshots of the first `until` evaluations, as if the training had
     stopped there (the inverse square-root decay does not depend on the length of the run)."""
     import glob
     import tempfile
 
-    import sacrebleu
-    import tensorflow as tf
-
     from trainer_module.translator.config import TranslatorConfig
-    from trainer_module.translator.metrics import words
 
     intervals = sorted(
         int(os.path.basename(p)[len("interval-") : -len(".npz")])
@@ -224,38 +218,22 @@ def snapshot_bleus(
     tf_transform_output = transform_output(pipeline_root)
     trained = TranslatorConfig.from_dict(history["config"])
     precision = history.get("precision", "float32")
-    with gzip.open(os.path.join(data_dir, "val.de.gz"), "rt", encoding="utf-8") as f:
-        sources = [line.strip() for line in f]
-    with gzip.open(os.path.join(data_dir, "val.en.gz"), "rt", encoding="utf-8") as f:
-        references = [line.strip() for line in f]
-    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
 
     def bleus(chosen, config) -> tuple:
         with tempfile.TemporaryDirectory() as export_dir:
             export_average(chosen, config, tf_transform_output, export_dir, precision)
-            translate = tf.saved_model.load(export_dir).signatures["translate"]
-            hypotheses = [""] * len(sources)
-            for start in range(0, len(order), 64):
-                batch = order[start : start + 64]
-                out = translate(source=tf.constant([sources[i] for i in batch]))["translation"]
-                for i, text in zip(batch, out.numpy()):
-                    hypotheses[i] = text.decode("utf-8")
-        cased = sacrebleu.corpus_bleu(hypotheses, [references]).score
-        lower = sacrebleu.corpus_bleu(
-            [words(h) for h in hypotheses], [[words(r) for r in references]], tokenize="none"
-        ).score
-        return round(cased, 2), round(lower, 2)
+            return val_bleus(export_dir, data_dir)
 
     rows = []
 
     def measure(weights: str, chosen, config) -> float:
         cased, lower = bleus(chosen, config)
-        rows.append(
-            [weights, config.beam_width, config.length_penalty, config.stopping, cased, lower]
-        )
+        decoding = [config.beam_width, config.length_penalty, config.stopping]
+        rows.append([weights, *decoding, config.output_vocabulary, cased, lower])
         print(
             f"{weights}, beam {config.beam_width}, length penalty {config.length_penalty}, "
-            f"stopping {config.stopping}: BLEU cased {cased:.2f}, lower-cased {lower:.2f}"
+            f"stopping {config.stopping}, output vocabulary {config.output_vocabulary}: "
+            f"BLEU cased {cased:.2f}, lower-cased {lower:.2f}"
         )
         return lower
 
@@ -271,11 +249,13 @@ def snapshot_bleus(
             best_k, best = (k, lower) if lower > best else (best_k, best)
     chosen = [snapshots[i] for i in intervals[-best_k:]]
     other_rule = "heuristic" if trained.stopping == "exact" else "exact"
+    other_vocabulary = "all" if trained.output_vocabulary == "targets" else "targets"
     for changed in (
         {"beam_width": 5},
         {"beam_width": 4, "length_penalty": 0.0},
         {"beam_width": 4, "length_penalty": 1.0},
         {"stopping": other_rule},
+        {"output_vocabulary": other_vocabulary},
     ):
         config = trained.replace(**changed)
         if config != trained:  # the trained decoding is already a row above
@@ -287,11 +267,39 @@ def snapshot_bleus(
             "beam",
             "length penalty",
             "stopping",
+            "output vocabulary",
             "BLEU cased",
             "BLEU lower-cased",
         ],
         "rows": rows,
     }
+
+
+def val_bleus(export_dir: str, data_dir: str) -> tuple:
+    """(cased sacreBLEU 13a, lower-cased BLEU with punctuation split off, as TFMA's) of an
+    export's `translate` signature on the val pairs, in batches of 64 sorted by length."""
+    import sacrebleu
+    import tensorflow as tf
+
+    from trainer_module.translator.metrics import words
+
+    with gzip.open(os.path.join(data_dir, "val.de.gz"), "rt", encoding="utf-8") as f:
+        sources = [line.strip() for line in f]
+    with gzip.open(os.path.join(data_dir, "val.en.gz"), "rt", encoding="utf-8") as f:
+        references = [line.strip() for line in f]
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    translate = tf.saved_model.load(export_dir).signatures["translate"]
+    hypotheses = [""] * len(sources)
+    for start in range(0, len(order), 64):
+        batch = order[start : start + 64]
+        out = translate(source=tf.constant([sources[i] for i in batch]))["translation"]
+        for i, text in zip(batch, out.numpy()):
+            hypotheses[i] = text.decode("utf-8")
+    cased = sacrebleu.corpus_bleu(hypotheses, [references]).score
+    lower = sacrebleu.corpus_bleu(
+        [words(h) for h in hypotheses], [[words(r) for r in references]], tokenize="none"
+    ).score
+    return round(cased, 2), round(lower, 2)
 
 
 def load_snapshot(path: str) -> list:
@@ -338,8 +346,8 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
     """serving_measures of several SavedModels (the same weights exported by two versions of
     the code, say), measured side by side in one process (_measure_serving: in turn, so that
     the machine's drift falls on each alike), in `repeats` fresh processes per thread setting;
-    the medians, and how many of each export's translations are the first export's, written as
-    results NAME."""
+    the medians, how many of each export's translations are the first export's, and each
+    export's BLEU on the val pairs, written as results NAME."""
     import statistics
 
     runs = {path: [] for path in exports}
@@ -369,7 +377,7 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
     rows = [
         [os.path.basename(os.path.normpath(path))]
         + [round(statistics.median(run[key] for run in runs[path]), 1) for key in keys]
-        + [same_as_first(path)]
+        + [same_as_first(path), *val_bleus(path, data_dir)]
         for path in exports
     ]
     columns = [
@@ -379,6 +387,8 @@ def compare_serving(exports: list, data_dir: str, repeats: int, name: str) -> in
         "one sentence, 1 thread/op (ms)",
         "batches of 64, 1 thread/op (sentences/s)",
         "translations as the first export's (alone, in batches)",
+        "BLEU cased (val)",
+        "BLEU lower-cased (val)",
     ]
     report.print_table(columns, [[str(v) for v in row] for row in rows])
     title = (

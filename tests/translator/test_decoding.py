@@ -328,7 +328,7 @@ def test_a_search_over_the_ids_it_may_write_is_the_whole_search_with_the_others_
     """DecodingWeights with output_ids keeps those columns of the output table alone: a step's
     ranking and normalization are over them, so the search writes exactly what the whole
     model writes once every other id's bias makes it never likely (its probability 0), and
-    only those ids."""
+    only those ids; compiled by XLA too."""
     model = small_model()  # ids 0-3 reserved, 4-6 the three target words
     bias = model.output_bias.numpy()
     bias[END_ID] -= 5.0  # words before [END]
@@ -338,9 +338,10 @@ def test_a_search_over_the_ids_it_may_write_is_the_whole_search_with_the_others_
     words = collections.Counter(int(i) for i in whole.numpy().ravel() if i in WRITABLE[1:])
     excluded = words.most_common(1)[0][0]  # the restriction changes what is written
     allowed = [i for i in range(VOCAB) if i != excluded]
-    restricted = make_generate(model, 4, beam_width, 0.6, weights=DecodingWeights(model, allowed))(
-        sources
-    ).numpy()
+    prepared = DecodingWeights(model, allowed)
+    restricted = make_generate(model, 4, beam_width, 0.6, weights=prepared)(sources).numpy()
+    compiled = make_generate(model, 4, beam_width, 0.6, jit_compile=True, weights=prepared)
+    np.testing.assert_array_equal(compiled(sources).numpy(), restricted)  # XLA's fixed shapes
     model.output_bias.assign(np.where(np.arange(VOCAB) == excluded, -1e9, bias))
     never_likely = make_generate(model, 4, beam_width, 0.6, weights=DecodingWeights(model))
     np.testing.assert_array_equal(restricted, never_likely(sources).numpy())
