@@ -228,9 +228,11 @@ def test_the_xla_compiled_search_stops_by_the_same_rule(stopping, expected):
     assert {written(row) for row in generate(tf.constant(SOURCES)).numpy()} == {expected}
 
 
-def test_an_unknown_stopping_rule_is_refused():
+def test_an_unknown_stopping_rule_or_output_vocabulary_is_refused():
     with pytest.raises(ValueError, match="stopping must be one of"):
         TranslatorConfig(stopping="early")
+    with pytest.raises(ValueError, match="output_vocabulary must be one of"):
+        TranslatorConfig(output_vocabulary="english")
 
 
 @pytest.mark.parametrize("beam_width", [1, 3])

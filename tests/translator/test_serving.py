@@ -7,7 +7,7 @@ import tensorflow as tf
 from tests.conftest import PAIRS
 from trainer_module.translator.decoding import DecodingWeights, make_generate
 from trainer_module.translator.preprocessing import TARGET_VOCABULARY, output_ids, vocabulary_tokens
-from trainer_module.translator.serving import detokenize
+from trainer_module.translator.serving import detokenize, export
 
 TRANSLATIONS = [target for _, target in PAIRS]  # natural text: cased, detokenized
 
@@ -174,18 +174,49 @@ def test_one_tied_embedding_and_the_export_decodes_as_the_keras_model(translator
         tf.int32,
     )
     config = model.config
-    # The search writes the ids that the training targets hold (config.output_vocabulary).
-    writable = output_ids(output)
-    assert config.output_vocabulary == "targets" and 4 < len(writable) < table.shape[0]
     keras_ids = make_generate(
-        model,
-        11,
-        config.beam_width,
-        config.length_penalty,
-        weights=DecodingWeights(model, writable),
-        stopping=config.stopping,
+        model, 11, config.beam_width, config.length_penalty, stopping=config.stopping
     )(source_ids)[:, 1:]
     loaded = tf.saved_model.load(translator_run.export_dir)
     served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
     np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
+
+
+def test_an_export_writing_the_targets_ids_decodes_as_the_keras_search_over_them(
+    translator_run, tmp_path
+):
+    """--set output_vocabulary=targets: the export stores the output table's columns for the
+    ids that the run's training targets hold, and its search writes what the Keras model's
+    search over those ids writes."""
+    model, output = translator_run.model, translator_run.output
+    writable = output_ids(output)  # Transform's target_ids_seen, in the pipeline's run
+    assert 4 < len(writable) < len(vocabulary_tokens(output, TARGET_VOCABULARY))
+    trained = model.config
+    model.config = trained.replace(output_vocabulary="targets")
+    try:
+        export(model, output, str(tmp_path / "targets"))
+    finally:
+        model.config = trained
+    sources = [s for s, _ in PAIRS]
+    source_ids = tf.cast(
+        output.transform_features_layer()({"source": tf.constant(sources)})["source_ids"],
+        tf.int32,
+    )
+    keras_ids = make_generate(
+        model,
+        trained.max_decode_length,
+        trained.beam_width,
+        trained.length_penalty,
+        weights=DecodingWeights(model, writable),
+        stopping=trained.stopping,
+    )(source_ids)[:, 1:]
+    loaded = tf.saved_model.load(str(tmp_path / "targets"))
+    served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
+    np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
     assert set(served.numpy().ravel()) <= set(writable)
+    stored = tf.train.list_variables(str(tmp_path / "targets" / "variables" / "variables"))
+    shapes = [tuple(shape) for _, shape in stored]
+    vocabulary = len(vocabulary_tokens(output, TARGET_VOCABULARY))
+    # The transposed output table with those columns alone, beside the (V, D) embedding.
+    assert (trained.d_model, len(writable)) in shapes
+    assert (trained.d_model, vocabulary) not in shapes and (vocabulary, trained.d_model) in shapes
