@@ -77,8 +77,8 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         source_ids, target_ids, source_tokens = _wordpiece_ids(source, target, custom_config)
     else:
         source_ids, target_ids, source_tokens = _word_ids(source, target, custom_config)
-    # Every id is kept: the analyzer writes the set as an asset (its tensor is not an output).
-    tft.vocabulary(target_ids.flat_values, vocab_filename=TARGET_IDS_SEEN)
+    if custom_config.get("shared_vocabulary"):  # an asset for output_ids, not an output
+        tft.vocabulary(target_ids.flat_values, vocab_filename=TARGET_IDS_SEEN)
     decoder_input_ids, target_ids = shift_target(
         target_ids, int(custom_config["max_target_length"])
     )
