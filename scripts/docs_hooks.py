@@ -523,22 +523,17 @@ def plot_cifar10_pflop() -> bytes:
         label="anchor",
     )
     for record in load_results("cifar10_anchor"):  # on these JPEGs: a line per script
-        table = record["tables"][0]
-        x, y = (
-            table["columns"].index("training PFLOP"),
-            table["columns"].index("val accuracy: mean"),
-        )
-        script = table["columns"].index("script") if "script" in table["columns"] else None
-        for name in {
-            row[script] if script is not None else "airbench94.py" for row in table["rows"]
-        }:
-            rows = sorted(
-                (row[x], row[y]) for row in table["rows"] if script is None or row[script] == name
+        table, by_script = record["tables"][0], {}
+        for row in (dict(zip(table["columns"], row)) for row in table["rows"]):
+            by_script.setdefault(row.get("script", "airbench94.py"), []).append(
+                (row["training PFLOP"], row["val accuracy: mean"])
             )
-            axes.plot(*zip(*rows), marker="*", markersize=9, color="black", linewidth=1)
+        for script, points in by_script.items():
+            points.sort()
+            axes.plot(*zip(*points), marker="*", markersize=9, color="black", linewidth=1)
             axes.annotate(
-                f"{name.removesuffix('.py')} on these JPEGs ({record['name']})",
-                rows[-1],
+                f"{script.removesuffix('.py')} on these JPEGs ({record['name']})",
+                points[-1],
                 fontsize=6,
                 xytext=(3, 3),
                 textcoords="offset points",

@@ -33,7 +33,9 @@ class TableModel:
     def encode(self, source_ids, training=False):
         return tf.cast(source_ids[:, :1], tf.float32)[..., None], source_ids > 0, []
 
-    def start_decoding(self, memory, source_mask, max_length=None, output_table=None):
+    def start_decoding(
+        self, memory, source_mask, max_length=None, output_table=None, output_bias=None
+    ):
         rows = tf.shape(memory)[0]
         return {
             "history": (tf.zeros([rows], tf.int32),),

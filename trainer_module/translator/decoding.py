@@ -217,7 +217,7 @@ def beam_search(
         tf.repeat(source_mask, k, axis=0),
         length if fixed_shapes else None,
         output_table=output_table,
-        **({} if output_bias is None else {"output_bias": output_bias}),
+        output_bias=output_bias,
     )
     ids = tf.concat(
         [tf.fill([rows, 1], START_ID), tf.fill([rows, max_decode_length], PAD_ID)], axis=1
