@@ -17,7 +17,10 @@ search's translations, and writes the table to benchmarks/results/translation_de
 With `--profile`, TensorFlow's profiler also splits the search's op time at beam 4 (the served
 width) by part, per decoding step: the output projection, the blocks' projections and
 feed-forward networks, attention, layer norm, the ranking, the cache's reordering; and the
-encoder, once per sentence. One sentence's latency (issue 44's target) is the first column."""
+encoder, once per sentence. One sentence's latency (issue 44's target) is the first column.
+
+With `--projection`, only the output projection of a step's few rows: one product against a
+row at a time (layers.few_rows_matmul), for the joint vocabulary and its target side."""
 
 import argparse
 import re
@@ -29,6 +32,7 @@ from benchmarks import report
 
 SOURCE_VOCABULARY, TARGET_VOCABULARY, SOURCE_LENGTH = 7_800, 5_900, 14
 JOINT_VOCABULARY = 9_600  # about what Transform keeps of the base preset's shared vocabulary
+TARGET_SIDE = 5_100  # about the ids of it that Multi30k's training targets hold
 
 
 def keras_hub_generate(model, max_decode_length: int, beam_width: int):
@@ -148,6 +152,63 @@ def profile_table(model, source_vocabulary: int, batch_sizes, decode_length: int
     return columns, rows
 
 
+def projection_table(d_model: int, dtype: str, repeats: int, products: int = 20):
+    """Milliseconds per output projection (rows, d_model) @ (d_model, V) for a step's few rows,
+    as one product and a row at a time (the two that layers.few_rows_matmul picks between), for
+    the joint vocabulary and its target side: the median of `repeats` calls of a function that
+    runs `products` of them one after another, each on its own input (passed in: a constant
+    would be folded when the graph is optimized)."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    forms = {
+        "one product": lambda x, table: tf.matmul(x, table),
+        "a row at a time": lambda x, table: tf.squeeze(tf.matmul(x[:, None, :], table), 1),
+    }
+    columns = ["vocabulary", "rows"] + [f"{form} (ms)" for form in forms] + ["ratio"]
+    rows = []
+    for vocabulary in (JOINT_VOCABULARY, TARGET_SIDE):
+        table = tf.cast(rng.normal(size=(d_model, vocabulary)), dtype)
+        for count in (1, 2, 4, 8, 16):
+            inputs = tf.cast(rng.normal(size=(products, count, d_model)), dtype)
+            times = {}
+            for form, product in forms.items():
+
+                @tf.function
+                def run(x, t, f=product):
+                    outputs = []  # one after another, as a search's steps run them
+                    for i in range(products):
+                        with tf.control_dependencies(outputs[-1:]):
+                            outputs.append(f(x[i], t))
+                    return outputs
+
+                outputs = run(inputs, table)  # trace
+                np.testing.assert_allclose(  # both forms give the same products
+                    np.asarray(outputs[0], "float32"),
+                    np.asarray(forms["one product"](inputs[0], table), "float32"),
+                    rtol=1e-2,
+                    atol=1e-2,
+                )
+                calls = []
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    run(inputs, table)
+                    calls.append(time.perf_counter() - started)
+                times[form] = 1000 * statistics.median(calls) / products
+            one, by_rows = times.values()
+            rows.append(
+                [
+                    f"{vocabulary:,}",
+                    str(count),
+                    f"{one:.3f}",
+                    f"{by_rows:.3f}",
+                    f"{by_rows / one:.2f}",
+                ]
+            )
+    return columns, rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="base")
@@ -169,6 +230,12 @@ def main() -> int:
         type=int,
         default=0,
         help="TensorFlow's intra-op threads (0: one per core; 1: as `serve --threads-per-op 1`)",
+    )
+    parser.add_argument(
+        "--projection",
+        action="store_true",
+        help="only time the output projection of a step's few rows, as one product and a row "
+        "at a time (layers.few_rows_matmul)",
     )
     args = parser.parse_args()
     threads = (
@@ -197,6 +264,23 @@ def main() -> int:
         else (SOURCE_VOCABULARY, TARGET_VOCABULARY)
     )
     config = config.replace(source_vocab_size=sizes[0], target_vocab_size=sizes[1])
+    if args.projection:
+        dtype = keras.mixed_precision.global_policy().compute_dtype
+        columns, rows = projection_table(config.d_model, dtype, args.repeats)
+        print(
+            f"\nThe output projection of a step's rows ({report.machine()}, {dtype}, {threads})\n"
+        )
+        report.print_table(columns, rows)
+        title = (
+            f"The output projection (rows, {config.d_model}) @ ({config.d_model}, vocabulary) "
+            f"as one product and a row at a time; {dtype}, {threads}, median of {args.repeats}"
+        )
+        report.save(
+            "translation_decoding",
+            args.name,
+            {"title": title, "tables": [{"title": title, "columns": columns, "rows": rows}]},
+        )
+        return 0
     model = Translator(config)
     ids = np.ones((1, 2), dtype="int32")
     model({"source_ids": ids, "decoder_input_ids": ids})

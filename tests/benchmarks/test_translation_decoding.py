@@ -1,6 +1,6 @@
 import pytest
 
-from benchmarks.translation_decoding import decoding_part
+from benchmarks.translation_decoding import decoding_part, projection_table
 
 LOOP = "while/body/_1/while/"
 
@@ -15,6 +15,12 @@ LOOP = "while/body/_1/while/"
         (LOOP + "value_1/BiasAdd:_FusedMatMul", "attention projections"),
         (LOOP + "output_7/BiasAdd:BiasAdd", "attention projections"),
         (LOOP + "output_projection_1/BiasAdd:_FusedMatMul", "output projection"),
+        # A tied one's product of a few rows (layers.few_rows_matmul), in a branch of a cond.
+        (
+            LOOP + "output_projection/cond/then/_754/while/output_projection/cond/MatMul:"
+            "BatchMatMulV2",
+            "output projection",
+        ),
         (LOOP + "einsum/Einsum:BatchMatMulV2", "attention scores and mixing"),
         (LOOP + "TopKV2_1:TopKV2", "ranking"),
         (LOOP + "GatherV2_3:GatherV2", "cache and hypotheses reordered"),
@@ -24,3 +30,13 @@ LOOP = "while/body/_1/while/"
 )
 def test_each_op_of_the_search_is_put_in_its_part(op, part):
     assert decoding_part(op) == part
+
+
+def test_projection_table_times_both_products_at_each_row_count():
+    columns, rows = projection_table(d_model=8, dtype="float32", repeats=1, products=2)
+    assert columns[:2] == ["vocabulary", "rows"] and len(columns) == 5
+    assert [(v, r) for v, r, *_ in rows] == [
+        (v, str(n)) for v in ("9,600", "5,100") for n in (1, 2, 4, 8, 16)
+    ]
+    for _, _, one, by_rows, ratio in rows:
+        assert float(ratio) == pytest.approx(float(by_rows) / float(one), abs=0.01)

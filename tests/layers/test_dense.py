@@ -3,7 +3,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from trainer_module.layers import Dense, flat_matmul
+from trainer_module.layers import Dense, few_rows_matmul, flat_matmul
+from trainer_module.layers.dense import FEW_ROWS
 
 
 def _pair(units, input_dim, **kwargs):
@@ -92,3 +93,36 @@ def test_static_inner_axes_need_no_shape_computation():
         assert "Shape" in ops_of(tf.TensorSpec([None, None, 5]), function)
     x = np.ones((3, 1, 5), "float32")
     assert tuple(flat(x).shape) == (3, 1, 6)
+
+
+def test_few_rows_matmul_equals_matmul_for_known_and_unknown_row_counts():
+    rng = np.random.default_rng(3)
+    kernel = tf.constant(rng.normal(size=(16, 40)), tf.float32)
+    unknown = tf.function(
+        lambda x: few_rows_matmul(x, kernel), input_signature=[tf.TensorSpec([None, 16])]
+    )
+    for rows in range(1, 2 * FEW_ROWS + 1):
+        x = tf.constant(rng.normal(size=(rows, 16)), tf.float32)
+        want = x.numpy() @ kernel.numpy()
+        for got in (few_rows_matmul(x, kernel), unknown(x)):
+            assert tuple(got.shape) == (rows, 40)
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_few_rows_are_multiplied_a_row_at_a_time_and_more_at_once():
+    """A known count picks one product in the graph; an unknown one decides when it runs."""
+    kernel = tf.ones((16, 40))
+
+    def op_types(rows):
+        graph = (
+            tf.function(lambda x: few_rows_matmul(x, kernel))
+            .get_concrete_function(tf.TensorSpec([rows, 16]))
+            .graph
+        )
+        return {op.type for op in graph.get_operations()}
+
+    for rows in (2, FEW_ROWS):
+        assert "BatchMatMulV2" in op_types(rows) and "MatMul" not in op_types(rows)
+    for rows in (1, FEW_ROWS + 1):  # one row is already multiplied in one pass
+        assert "MatMul" in op_types(rows) and "BatchMatMulV2" not in op_types(rows)
+    assert "If" in op_types(None) or "StatelessIf" in op_types(None)

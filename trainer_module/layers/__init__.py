@@ -3,7 +3,7 @@ TensorFlow imports)."""
 
 from trainer_module.layers.attention import MultiHeadAttention
 from trainer_module.layers.block import EncoderStack, FeedForward, TransformerBlock, causal_mask
-from trainer_module.layers.dense import Dense, flat_matmul
+from trainer_module.layers.dense import Dense, few_rows_matmul, flat_matmul
 from trainer_module.layers.dropout import Dropout, TokenDropout
 from trainer_module.layers.ngram import NgramLogit, PathCombination, WideAndDeep
 from trainer_module.layers.pooling import masked_mean
@@ -30,6 +30,7 @@ __all__ = [
     "TransformerBlock",
     "WideAndDeep",
     "causal_mask",
+    "few_rows_matmul",
     "flat_matmul",
     "masked_mean",
     "position_layer",

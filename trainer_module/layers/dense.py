@@ -19,6 +19,36 @@ def flat_matmul(x, kernel):
     return ops.reshape(product, unflattened(x, kernel.shape[-1]))
 
 
+# The most rows that few_rows_matmul multiplies a row at a time: a sentence's beams at beam 4,
+# the single request's decoding step.
+FEW_ROWS = 4
+
+
+def few_rows_matmul(x, kernel):
+    """x (N, D) @ kernel (D, K) for a decoding step, whose N rows may be few: where 1 < N <=
+    FEW_ROWS, as N one-row products (a batched (N, 1, D) @ (D, K)), under TensorFlow. Its CPU
+    kernel multiplies a single row by a matrix in one pass over the matrix, but packs a large
+    matrix into blocks for a product of a few rows: for the translator's (256, 9,600) output
+    table, four rows a row at a time took about half the time of one product
+    (docs/benchmarks.md#translation). The same values (each row's dot products are summed
+    alike). N may be known only when the graph runs (a search's batch shrinks as its sentences
+    are decided)."""
+    if keras.backend.backend() != "tensorflow":
+        return ops.matmul(x, kernel)
+
+    def by_rows():
+        return ops.squeeze(ops.matmul(ops.expand_dims(x, 1), kernel), 1)
+
+    def at_once():
+        return ops.matmul(x, kernel)
+
+    rows = x.shape[0]
+    if rows is not None:
+        return by_rows() if 1 < rows <= FEW_ROWS else at_once()
+    rows = ops.shape(x)[0]
+    return ops.cond(ops.logical_and(rows > 1, rows <= FEW_ROWS), by_rows, at_once)
+
+
 def unflattened(x, units: int) -> tuple:
     """The shape of x (..., D) with `units` for D. Static where x's inner axes are (one
     decoding position: (-1, 1, units)), which spares a graph its shape computations."""

@@ -11,6 +11,7 @@ from trainer_module.layers import (
     EncoderStack,
     TokenEmbedding,
     TransformerBlock,
+    few_rows_matmul,
     flat_matmul,
     position_layer,
 )
@@ -197,7 +198,10 @@ class Translator(keras.Model):
             return ops.cast(self.output_projection(x), "float32")
         if output_table is None:
             output_table = self._output_table(x.dtype)
-        logits = flat_matmul(x, output_table)  # compute dtype
+        # A decoding step's few rows (x (B, D)) a row at a time: few_rows_matmul.
+        product = few_rows_matmul if len(x.shape) == 2 else flat_matmul
+        with keras.name_scope("output_projection"):  # as an untied one's ops are named
+            logits = product(x, output_table)  # compute dtype
         # Logits in float32 whatever the compute dtype: the softmax and the beam scores use them.
         bias = self.output_bias if output_bias is None else output_bias
         return ops.cast(logits, "float32") + ops.cast(bias, "float32")
