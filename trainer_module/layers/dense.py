@@ -30,9 +30,9 @@ def few_rows_matmul(x, kernel):
     kernel multiplies a single row by a matrix in one pass over the matrix, but packs a large
     matrix into blocks for a product of a few rows: for the translator's (256, 9,600) output
     table, four rows a row at a time took about half the time of one product
-    (docs/benchmarks.md#translation). The same values (each row's dot products are summed
-    alike). N may be known only when the graph runs (a search's batch shrinks as its sentences
-    are decided)."""
+    (docs/benchmarks.md#translation). The same values up to rounding (the order of a dot
+    product's sums may differ). N may be known only when the graph runs (a search's batch
+    shrinks as its sentences are decided)."""
     if keras.backend.backend() != "tensorflow":
         return ops.matmul(x, kernel)
 
