@@ -161,11 +161,10 @@ def projection_table(d_model: int, dtype: str, repeats: int, products: int = 20)
     import numpy as np
     import tensorflow as tf
 
+    from trainer_module.layers.dense import row_by_row_matmul
+
     rng = np.random.default_rng(0)
-    forms = {
-        "one product": lambda x, table: tf.matmul(x, table),
-        "a row at a time": lambda x, table: tf.squeeze(tf.matmul(x[:, None, :], table), 1),
-    }
+    forms = {"one product": tf.matmul, "a row at a time": row_by_row_matmul}
     columns = ["vocabulary", "rows"] + [f"{form} (ms)" for form in forms] + ["ratio"]
     rows = []
     for vocabulary in (JOINT_VOCABULARY, TARGET_SIDE):

@@ -35,18 +35,19 @@ def few_rows_matmul(x, kernel):
     shrinks as its sentences are decided)."""
     if keras.backend.backend() != "tensorflow":
         return ops.matmul(x, kernel)
-
-    def by_rows():
-        return ops.squeeze(ops.matmul(ops.expand_dims(x, 1), kernel), 1)
-
-    def at_once():
-        return ops.matmul(x, kernel)
-
-    rows = x.shape[0]
-    if rows is not None:
-        return by_rows() if 1 < rows <= FEW_ROWS else at_once()
+    if x.shape[0] is not None:
+        return row_by_row_matmul(x, kernel) if 1 < x.shape[0] <= FEW_ROWS else ops.matmul(x, kernel)
     rows = ops.shape(x)[0]
-    return ops.cond(ops.logical_and(rows > 1, rows <= FEW_ROWS), by_rows, at_once)
+    return ops.cond(
+        ops.logical_and(rows > 1, rows <= FEW_ROWS),
+        lambda: row_by_row_matmul(x, kernel),
+        lambda: ops.matmul(x, kernel),
+    )
+
+
+def row_by_row_matmul(x, kernel):
+    """x (N, D) @ kernel (D, K) as N one-row products: a batched (N, 1, D) @ (D, K)."""
+    return ops.squeeze(ops.matmul(ops.expand_dims(x, 1), kernel), 1)
 
 
 def unflattened(x, units: int) -> tuple:
