@@ -12,7 +12,12 @@ import tensorflow as tf
 from keras import ops
 
 from trainer_module.translator.config import END_ID, PAD_ID, START_ID, TranslatorConfig
-from trainer_module.translator.decoding import DecodingWeights, make_generate
+from trainer_module.translator.decoding import (
+    RANK_BLOCK,
+    DecodingWeights,
+    best_per_row,
+    make_generate,
+)
 from trainer_module.translator.model import Translator
 
 SOURCES = np.array([[4, 5, 6, 0], [7, 5, 0, 0], [6, 6, 4, 7]], "int32")
@@ -77,12 +82,12 @@ def best_by_enumeration(model, source, max_length, length_penalty):
     return max(candidates, key=lambda tokens: model.score(source, tokens, length_penalty))
 
 
-def small_model() -> Translator:
-    """A random 1+1-layer translator over 4 source and 3 target words."""
+def small_model(target_words: int = 3) -> Translator:
+    """A random 1+1-layer translator over 4 source and `target_words` target words."""
     keras.utils.set_random_seed(3)
     config = TranslatorConfig(
         source_vocab_size=4,
-        target_vocab_size=3,
+        target_vocab_size=target_words,
         max_source_length=4,
         max_target_length=5,
         max_decode_length=4,
@@ -314,8 +319,8 @@ def test_weights_prepared_once_spare_each_search_its_casts_and_transpose():
     kernels = [w for w in model.weights if w._autocast]
     assert len(prepared.copies) == len(kernels)
     assert {copy.dtype for copy in prepared.copies} == {tf.bfloat16}
-    table = model.target_embedding.embedding.embeddings
-    assert tuple(prepared.output_table.shape) == tuple(reversed(table.shape))
+    rows, width = model.target_embedding.embedding.embeddings.shape
+    assert tuple(prepared.output_table.shape) == (width, RANK_BLOCK)  # padded: VOCAB < 64
     spec = [tf.TensorSpec([None, None], tf.int32)]
     each_search = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
     once = tf.function(make_generate(model, 4, 2, 0.6, weights=prepared), input_signature=spec)
@@ -350,3 +355,48 @@ def test_a_search_over_the_ids_it_may_write_is_the_whole_search_with_the_others_
     never_likely = make_generate(model, 4, beam_width, 0.6, weights=DecodingWeights(model))
     np.testing.assert_array_equal(restricted, never_likely(sources).numpy())
     assert excluded not in restricted
+
+
+def test_the_ranking_in_blocks_gives_top_k_and_the_log_probabilities_exactly_ties_included():
+    """best_per_row over a width that is a multiple of RANK_BLOCK ranks in two stages (the
+    blocks with the largest logits, then their columns): the same columns as tf.math.top_k,
+    ties to the lower column (within a block, across blocks, at the k-th place), and the same
+    log-probabilities as top_k less tf.reduce_logsumexp, with padding columns of -inf."""
+    rng = np.random.default_rng(0)
+    k, width = 7, 20 * RANK_BLOCK
+    logits = rng.normal(size=(6, width)).astype("float32")
+    logits[0, [5, 9, 900]] = logits[0, 700] = 9.0  # a four-way tie for the best
+    logits[1, [70, 71, 3 * RANK_BLOCK, 1100]] = 8.0  # ties within and across blocks
+    logits[1, :6] = 10.0  # ...at the k-th place: two of the four are kept
+    logits[2, -RANK_BLOCK // 2 :] = -np.inf  # an export's padding
+    logits[3] = 1.0  # every column tied
+    logits[4, ::RANK_BLOCK] = 5.0  # each block's largest in its first column
+    expected_best, expected_ids = tf.math.top_k(logits, k)
+    expected = expected_best - tf.reduce_logsumexp(logits, axis=1, keepdims=True)
+    ranked = tf.function(
+        lambda x: best_per_row(x, k), input_signature=[tf.TensorSpec([None, width])]
+    )
+    scores, ids = ranked(tf.constant(logits))
+    np.testing.assert_array_equal(ids.numpy(), expected_ids.numpy())
+    np.testing.assert_array_equal(scores.numpy(), expected.numpy())
+    # It ranked in blocks: top_k over the blocks' maxima and over k blocks' columns, never over
+    # a whole row (tf.sort of the k blocks is a top_k too).
+    graph = ranked.get_concrete_function().graph
+    widths = {op.inputs[0].shape[-1] for op in graph.get_operations() if op.type == "TopKV2"}
+    assert widths == {width // RANK_BLOCK, k * RANK_BLOCK, k}
+
+
+@pytest.mark.parametrize("beam_width", [1, 4])
+def test_an_exports_padded_table_ranked_in_blocks_decodes_as_the_keras_model(beam_width):
+    """DecodingWeights pads the output table to a multiple of RANK_BLOCK columns whose logits are
+    -inf, wide enough here (1,000 ids) for each step to rank in blocks: the search writes
+    exactly what the model's own search (its unpadded table, ranked by top_k) writes."""
+    model = small_model(target_words=996)
+    prepared = DecodingWeights(model)
+    assert tuple(prepared.output_table.shape) == (16, 1024)
+    assert np.all(np.isneginf(prepared.output_bias.numpy()[1000:]))
+    sources = tf.constant(np.concatenate([SOURCES, [[4, 5, 6, 7], [7, 7, 4, 0], [5, 0, 0, 0]]]))
+    plain = make_generate(model, 4, beam_width, 0.6)(sources).numpy()
+    padded = make_generate(model, 4, beam_width, 0.6, weights=prepared)(sources).numpy()
+    np.testing.assert_array_equal(padded, plain)
+    assert len({tuple(row) for row in plain}) > 1  # the sentences' translations differ
