@@ -20,7 +20,9 @@ feed-forward networks, attention, layer norm, the ranking, the cache's reorderin
 encoder, once per sentence. One sentence's latency (issue 44's target) is the first column.
 
 With `--projection`, only the output projection of a step's few rows: one product against a
-row at a time (layers.few_rows_matmul), for the joint vocabulary and its target side."""
+row at a time (layers.few_rows_matmul), for the joint vocabulary and its target side. With
+`--ranking`, only the ranking of a step's logits: top_k over each row against in blocks
+(decoding.best_per_row)."""
 
 import argparse
 import re
@@ -88,6 +90,7 @@ PARTS_BY_SCOPE = (
     (r"feed_forward(_\d+)?", "feed-forward networks"),
     (r"(query|key|value|output)(_\d+)?", "attention projections"),
     (r"output_projection(_\d+)?", "output projection"),  # an untied one (a Dense)
+    (r"ranking(_\d+)?", "ranking"),  # decoding.best_per_row, its log-sum-exp included
 )
 PARTS_BY_TYPE = {
     "MatMul": "output projection",  # a tied one: the loop's one product outside a block
@@ -173,28 +176,13 @@ def projection_table(d_model: int, dtype: str, repeats: int, products: int = 20)
             inputs = tf.cast(rng.normal(size=(products, count, d_model)), dtype)
             times = {}
             for form, product in forms.items():
-
-                @tf.function
-                def run(x, t, f=product):
-                    outputs = []  # one after another, as a search's steps run them
-                    for i in range(products):
-                        with tf.control_dependencies(outputs[-1:]):
-                            outputs.append(f(x[i], t))
-                    return outputs
-
-                outputs = run(inputs, table)  # trace
+                times[form], outputs = chained_milliseconds(product, inputs, table, repeats)
                 np.testing.assert_allclose(  # both forms give the same products
                     np.asarray(outputs[0], "float32"),
                     np.asarray(forms["one product"](inputs[0], table), "float32"),
                     rtol=1e-2,
                     atol=1e-2,
                 )
-                calls = []
-                for _ in range(repeats):
-                    started = time.perf_counter()
-                    run(inputs, table)
-                    calls.append(time.perf_counter() - started)
-                times[form] = 1000 * statistics.median(calls) / products
             one, by_rows = times.values()
             rows.append(
                 [
@@ -203,6 +191,70 @@ def projection_table(d_model: int, dtype: str, repeats: int, products: int = 20)
                     f"{one:.3f}",
                     f"{by_rows:.3f}",
                     f"{by_rows / one:.2f}",
+                ]
+            )
+    return columns, rows
+
+
+def chained_milliseconds(f, inputs, other, repeats: int) -> tuple:
+    """(milliseconds per call of f(inputs[i], other), the first call's output): the median of
+    `repeats` runs of a function that calls it on each of `inputs` one after another, as a
+    search's steps run (passed in: a constant would be folded when the graph is optimized)."""
+    import tensorflow as tf
+
+    @tf.function
+    def run(x, y):
+        outputs = []
+        for i in range(len(inputs)):
+            with tf.control_dependencies(tf.nest.flatten(outputs[-1:])):
+                outputs.append(f(x[i], y))
+        return outputs
+
+    outputs = run(inputs, other)  # trace
+    calls = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run(inputs, other)
+        calls.append(time.perf_counter() - started)
+    return 1000 * statistics.median(calls) / len(inputs), outputs[0]
+
+
+def ranking_table(repeats: int, steps: int = 10):
+    """Milliseconds per ranking of a step's logits (decoding.best_per_row: the k + 3 = 7 best of
+    each row at beam 4 and their log-probabilities) by top_k over each row and in blocks, for
+    the joint vocabulary and its target side (padded to a multiple of RANK_BLOCK, as an export
+    pads them) at one sentence's rows and batches of 16 and 64; checks that both give the same
+    columns and log-probabilities."""
+    import numpy as np
+    import tensorflow as tf
+
+    from trainer_module.translator.decoding import RANK_BLOCK, best_per_row
+
+    rng = np.random.default_rng(0)
+    forms = {"top_k": False, "in blocks": True}
+    columns = ["vocabulary", "rows"] + [f"{form} (ms)" for form in forms] + ["ratio"]
+    rows = []
+    for vocabulary in (JOINT_VOCABULARY, TARGET_SIDE):
+        padded = -(-vocabulary // RANK_BLOCK) * RANK_BLOCK
+        for count in (4, 64, 256):
+            logits = rng.normal(size=(steps, count, padded)).astype("float32")
+            logits[:, :, vocabulary:] = -np.inf
+            logits = tf.constant(logits)
+            times, outputs = {}, {}
+            for form, blocks in forms.items():
+                times[form], outputs[form] = chained_milliseconds(
+                    lambda x, _, b=blocks: best_per_row(x, 7, blocks=b), logits, 0, repeats
+                )
+            for plain, blocked in zip(*outputs.values()):
+                np.testing.assert_array_equal(plain.numpy(), blocked.numpy())
+            plain, blocked = times.values()
+            rows.append(
+                [
+                    f"{vocabulary:,}",
+                    str(count),
+                    f"{plain:.3f}",
+                    f"{blocked:.3f}",
+                    f"{blocked / plain:.2f}",
                 ]
             )
     return columns, rows
@@ -235,6 +287,12 @@ def main() -> int:
         action="store_true",
         help="only time the output projection of a step's few rows, as one product and a row "
         "at a time (layers.few_rows_matmul)",
+    )
+    parser.add_argument(
+        "--ranking",
+        action="store_true",
+        help="only time the ranking of a step's logits, by top_k over each row and in blocks "
+        "(decoding.best_per_row)",
     )
     args = parser.parse_args()
     threads = (
@@ -273,6 +331,20 @@ def main() -> int:
         title = (
             f"The output projection (rows, {config.d_model}) @ ({config.d_model}, vocabulary) "
             f"as one product and a row at a time; {dtype}, {threads}, median of {args.repeats}"
+        )
+        report.save(
+            "translation_decoding",
+            args.name,
+            {"title": title, "tables": [{"title": title, "columns": columns, "rows": rows}]},
+        )
+        return 0
+    if args.ranking:
+        columns, rows = ranking_table(args.repeats)
+        print(f"\nThe ranking of a step's logits ({report.machine()}, float32, {threads})\n")
+        report.print_table(columns, rows)
+        title = (
+            "The ranking of a step's float32 logits (the 7 best of each row and their "
+            f"log-probabilities) by top_k and in blocks; {threads}, median of {args.repeats}"
         )
         report.save(
             "translation_decoding",

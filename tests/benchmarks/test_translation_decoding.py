@@ -1,6 +1,6 @@
 import pytest
 
-from benchmarks.translation_decoding import decoding_part, projection_table
+from benchmarks.translation_decoding import decoding_part, projection_table, ranking_table
 
 LOOP = "while/body/_1/while/"
 
@@ -23,6 +23,9 @@ LOOP = "while/body/_1/while/"
         ),
         (LOOP + "einsum/Einsum:BatchMatMulV2", "attention scores and mixing"),
         (LOOP + "TopKV2_1:TopKV2", "ranking"),
+        # decoding.best_per_row's blocks and log-sum-exp, under its name scope.
+        (LOOP + "ranking/GatherV2:GatherV2", "ranking"),
+        (LOOP + "ranking_1/Exp:Exp", "ranking"),
         (LOOP + "GatherV2_3:GatherV2", "cache and hypotheses reordered"),
         (LOOP + "add_9:AddV2", "the rest"),
         ("encoder/encoder_0/feed_forward/inner/Relu:_FusedMatMul", "encoder and set-up (once)"),
@@ -40,3 +43,12 @@ def test_projection_table_times_both_products_at_each_row_count():
     ]
     for _, _, one, by_rows, ratio in rows:
         assert float(ratio) == pytest.approx(float(by_rows) / float(one), abs=0.01)
+
+
+def test_ranking_table_times_both_rankings_at_each_row_count():
+    """ranking_table also checks that both rankings give the same columns and values."""
+    columns, rows = ranking_table(repeats=1, steps=1)
+    assert columns == ["vocabulary", "rows", "top_k (ms)", "in blocks (ms)", "ratio"]
+    assert [(v, r) for v, r, *_ in rows] == [
+        (v, str(n)) for v in ("9,600", "5,100") for n in (4, 64, 256)
+    ]

@@ -205,6 +205,11 @@ def best_per_row(logits, k: int, blocks: bool = True):
     log-sum-exp took 25 ms of a 100 ms step, the two stages 11 (docs/benchmarks.md#translation).
     The blocks' maxima also give each row's largest logit, the log-sum-exp's first pass.
     blocks=False (an XLA-compiled search, which fuses the plain form): top_k alone."""
+    with tf.name_scope("ranking"):  # as benchmarks/translation_decoding.py --profile files it
+        return _best_per_row(logits, k, blocks)
+
+
+def _best_per_row(logits, k: int, blocks: bool):
     columns = logits.shape[1]
     if not blocks or columns % RANK_BLOCK or columns // RANK_BLOCK < 2 * k:
         best, ids = tf.math.top_k(logits, k)
