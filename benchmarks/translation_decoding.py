@@ -176,9 +176,9 @@ def projection_table(d_model: int, dtype: str, repeats: int, products: int = 20)
             inputs = tf.cast(rng.normal(size=(products, count, d_model)), dtype)
             times = {}
             for form, product in forms.items():
-                times[form], outputs = chained_milliseconds(product, inputs, table, repeats)
+                times[form], first = chained_milliseconds(product, inputs, table, repeats)
                 np.testing.assert_allclose(  # both forms give the same products
-                    np.asarray(outputs[0], "float32"),
+                    np.asarray(first, "float32"),
                     np.asarray(forms["one product"](inputs[0], table), "float32"),
                     rtol=1e-2,
                     atol=1e-2,
