@@ -202,7 +202,8 @@ def best_per_row(logits, k: int, blocks: bool = True):
     them ranks below the largest of each). TensorFlow's CPU top_k compares every logit against
     the k kept so far; a block's maximum is a vectorised reduction. At batch 64 and beam 4 (256
     rows of the 9,600-column table, float32, one thread, the AVX2 EPYC) top_k and the
-    log-sum-exp took 25 ms of a 100 ms step, the two stages 11 (docs/benchmarks.md#translation).
+    log-sum-exp took 17.7 ms of a step of about 100, the two stages 8.0
+    (`benchmarks/translation_decoding.py --ranking`, docs/benchmarks.md#translation).
     The blocks' maxima also give each row's largest logit, the log-sum-exp's first pass.
     blocks=False (an XLA-compiled search, which fuses the plain form): top_k alone."""
     with tf.name_scope("ranking"):  # as benchmarks/translation_decoding.py --profile files it
