@@ -5,7 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 from tests.conftest import PAIRS
-from trainer_module.translator.decoding import DecodingWeights, make_generate
+from trainer_module.translator.decoding import RANK_BLOCK, DecodingWeights, make_generate
 from trainer_module.translator.preprocessing import TARGET_VOCABULARY, output_ids, vocabulary_tokens
 from trainer_module.translator.serving import detokenize, export
 
@@ -217,6 +217,8 @@ def test_an_export_writing_the_targets_ids_decodes_as_the_keras_search_over_them
     stored = tf.train.list_variables(str(tmp_path / "targets" / "variables" / "variables"))
     shapes = [tuple(shape) for _, shape in stored]
     vocabulary = len(vocabulary_tokens(output, TARGET_VOCABULARY))
-    # The transposed output table with those columns alone, beside the (V, D) embedding.
-    assert (trained.d_model, len(writable)) in shapes
+    # The transposed output table with those columns alone (padded to a multiple of
+    # RANK_BLOCK for the ranking in blocks) and their ids, beside the (V, D) embedding.
+    assert (trained.d_model, -(-len(writable) // RANK_BLOCK) * RANK_BLOCK) in shapes
+    assert (len(writable),) in shapes
     assert (trained.d_model, vocabulary) not in shapes and (vocabulary, trained.d_model) in shapes
