@@ -260,6 +260,17 @@ def ranking_table(repeats: int, steps: int = 10):
     return columns, rows
 
 
+def save_one_table(name: str, heading: str, title: str, columns, rows):
+    """Prints a table under its heading and writes it as the results file `name`."""
+    print(f"\n{heading}\n")
+    report.print_table(columns, rows)
+    report.save(
+        "translation_decoding",
+        name,
+        {"title": title, "tables": [{"title": title, "columns": columns, "rows": rows}]},
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="base")
@@ -323,33 +334,21 @@ def main() -> int:
     config = config.replace(source_vocab_size=sizes[0], target_vocab_size=sizes[1])
     if args.projection:
         dtype = keras.mixed_precision.global_policy().compute_dtype
-        columns, rows = projection_table(config.d_model, dtype, args.repeats)
-        print(
-            f"\nThe output projection of a step's rows ({report.machine()}, {dtype}, {threads})\n"
-        )
-        report.print_table(columns, rows)
-        title = (
-            f"The output projection (rows, {config.d_model}) @ ({config.d_model}, vocabulary) "
-            f"as one product and a row at a time; {dtype}, {threads}, median of {args.repeats}"
-        )
-        report.save(
-            "translation_decoding",
+        save_one_table(
             args.name,
-            {"title": title, "tables": [{"title": title, "columns": columns, "rows": rows}]},
+            f"The output projection of a step's rows ({report.machine()}, {dtype}, {threads})",
+            f"The output projection (rows, {config.d_model}) @ ({config.d_model}, vocabulary) "
+            f"as one product and a row at a time; {dtype}, {threads}, median of {args.repeats}",
+            *projection_table(config.d_model, dtype, args.repeats),
         )
         return 0
     if args.ranking:
-        columns, rows = ranking_table(args.repeats)
-        print(f"\nThe ranking of a step's logits ({report.machine()}, float32, {threads})\n")
-        report.print_table(columns, rows)
-        title = (
-            "The ranking of a step's float32 logits (the 7 best of each row and their "
-            f"log-probabilities) by top_k and in blocks; {threads}, median of {args.repeats}"
-        )
-        report.save(
-            "translation_decoding",
+        save_one_table(
             args.name,
-            {"title": title, "tables": [{"title": title, "columns": columns, "rows": rows}]},
+            f"The ranking of a step's logits ({report.machine()}, float32, {threads})",
+            "The ranking of a step's float32 logits (the 7 best of each row and their "
+            f"log-probabilities) by top_k and in blocks; {threads}, median of {args.repeats}",
+            *ranking_table(args.repeats),
         )
         return 0
     model = Translator(config)
