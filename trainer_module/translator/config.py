@@ -79,11 +79,12 @@ class TranslatorConfig(PresetConfig):
     # Which ids the served search may write with a shared vocabulary: "all", the whole
     # vocabulary; "targets", those that the training targets hold (Transform's
     # `target_ids_seen`: the pieces seen only in sources are never a target), so that each step
-    # projects onto those alone. On a four-epoch base model on the AVX2 EPYC, "targets" took
-    # 0.92 of the time for one sentence (0.85-0.88 before the projection of a few rows was
-    # multiplied a row at a time) and ran batches of 64 1.2 times faster, but it changed 14 of
-    # 512 translations and BLEU on val by -0.07 (docs/benchmarks.md#translation): not the
-    # default while the recipe's BLEU clears issue 44's target by less.
+    # projects onto those alone. On a four-epoch base model on the AVX2 EPYC, since the ranking
+    # in blocks, "targets" took the same time for one sentence (0.95 with one thread per op;
+    # 0.85-0.88 before the few rows' projection and the ranking were sped up) and ran batches
+    # of 64 1.13 times faster (1.2 before), but it changed 14 of 512 translations and BLEU on
+    # val by -0.07 (docs/benchmarks.md#translation): not the default while the recipe's BLEU
+    # clears issue 44's target by less.
     output_vocabulary: str = "all"
     # The served model's search compiled by XLA (decoding.py: one program per power-of-two
     # batch size, compiled on its first request; docs/benchmarks.md#translation). Off by
