@@ -212,7 +212,7 @@ def best_per_row(logits, k: int, blocks: bool = True):
 
 def _best_per_row(logits, k: int, blocks: bool):
     columns = logits.shape[1]
-    if not blocks or columns % RANK_BLOCK or columns // RANK_BLOCK < 2 * k:
+    if not blocks or columns is None or columns % RANK_BLOCK or columns // RANK_BLOCK < 2 * k:
         best, ids = tf.math.top_k(logits, k)
         return best - tf.reduce_logsumexp(logits, axis=1, keepdims=True), ids
     blocks = tf.reshape(logits, [-1, columns // RANK_BLOCK, RANK_BLOCK])
