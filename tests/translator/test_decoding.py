@@ -319,7 +319,7 @@ def test_weights_prepared_once_spare_each_search_its_casts_and_transpose():
     kernels = [w for w in model.weights if w._autocast]
     assert len(prepared.copies) == len(kernels)
     assert {copy.dtype for copy in prepared.copies} == {tf.bfloat16}
-    rows, width = model.target_embedding.embedding.embeddings.shape
+    _, width = model.target_embedding.embedding.embeddings.shape
     assert tuple(prepared.output_table.shape) == (width, RANK_BLOCK)  # padded: VOCAB < 64
     spec = [tf.TensorSpec([None, None], tf.int32)]
     each_search = tf.function(make_generate(model, 4, 2, 0.6), input_signature=spec)
@@ -395,8 +395,15 @@ def test_an_exports_padded_table_ranked_in_blocks_decodes_as_the_keras_model(bea
     prepared = DecodingWeights(model)
     assert tuple(prepared.output_table.shape) == (16, 1024)
     assert np.all(np.isneginf(prepared.output_bias.numpy()[1000:]))
-    sources = tf.constant(np.concatenate([SOURCES, [[4, 5, 6, 7], [7, 7, 4, 0], [5, 0, 0, 0]]]))
-    plain = make_generate(model, 4, beam_width, 0.6)(sources).numpy()
-    padded = make_generate(model, 4, beam_width, 0.6, weights=prepared)(sources).numpy()
+    more = [[4, 5, 6, 7], [7, 7, 4, 0], [5, 0, 0, 0]]
+    sources = tf.constant(np.concatenate([SOURCES, more]), tf.int32)
+    spec = [tf.TensorSpec([None, None], tf.int32)]
+    plain = tf.function(make_generate(model, 4, beam_width, 0.6), input_signature=spec)
+    padded = tf.function(
+        make_generate(model, 4, beam_width, 0.6, weights=prepared), input_signature=spec
+    )
+    # Ranked in blocks: two more top_k (the blocks' maxima, and their sort) in each step.
+    assert loop_body_ops(padded).count("TopKV2") == loop_body_ops(plain).count("TopKV2") + 2
+    plain, padded = plain(sources).numpy(), padded(sources).numpy()
     np.testing.assert_array_equal(padded, plain)
     assert len({tuple(row) for row in plain}) > 1  # the sentences' translations differ

@@ -215,11 +215,11 @@ def _best_per_row(logits, k: int, blocks: bool):
     if not blocks or columns is None or columns % RANK_BLOCK or columns // RANK_BLOCK < 2 * k:
         best, ids = tf.math.top_k(logits, k)
         return best - tf.reduce_logsumexp(logits, axis=1, keepdims=True), ids
-    blocks = tf.reshape(logits, [-1, columns // RANK_BLOCK, RANK_BLOCK])
-    block_max = tf.reduce_max(blocks, axis=2)  # (R, V / RANK_BLOCK)
+    grouped = tf.reshape(logits, [-1, columns // RANK_BLOCK, RANK_BLOCK])
+    block_max = tf.reduce_max(grouped, axis=2)  # (R, V / RANK_BLOCK)
     _, chosen = tf.math.top_k(block_max, k)
     chosen = tf.sort(chosen, axis=1)  # in column order: ties still go to the lower column
-    candidates = tf.reshape(tf.gather(blocks, chosen, batch_dims=1), [-1, k * RANK_BLOCK])
+    candidates = tf.reshape(tf.gather(grouped, chosen, batch_dims=1), [-1, k * RANK_BLOCK])
     best, at = tf.math.top_k(candidates, k)
     ids = tf.gather(chosen, at // RANK_BLOCK, batch_dims=1) * RANK_BLOCK + at % RANK_BLOCK
     # As tf.reduce_logsumexp computes it, its maximum from the blocks'.
@@ -319,8 +319,9 @@ def beam_search(
         # sentence's k * (k + 3), rather than among all k * V.
         # A vocabulary may be smaller (in tests); a padded table's last columns are no ids.
         per_row = min(k + 3, logits.shape[1] if output_ids is None else output_ids.shape[0])
-        # Log-probabilities: the logits less the row's log-sum-exp. (Taking its largest term
-        # from the ranking made XLA's program forty times slower.)
+        # Log-probabilities: the logits less the row's log-sum-exp. Under XLA the plain form
+        # (taking the log-sum-exp's largest term from top_k made XLA's program forty times
+        # slower, and the blocks gain nothing there).
         row_scores, row_tokens = best_per_row(logits, per_row, blocks=not fixed_shapes)
         if output_ids is not None:  # positions among the ids that may be written -> ids
             row_tokens = tf.gather(output_ids, row_tokens)
