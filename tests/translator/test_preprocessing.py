@@ -167,6 +167,16 @@ def test_a_shared_vocabulary_lets_the_search_write_the_ids_that_targets_hold(tmp
     assert "Mann" in pieces and "Mann" not in [pieces[i] for i in output_ids(output)]
     _, separate = transform(PAIRS, tmp_path / "separate", **WORDPIECE)
     assert output_ids(separate) is None
+    # Whole words (--set tokenizer=word): the same, through the word vocabulary.
+    transformed, words = transform(
+        PAIRS, tmp_path / "words", shared_vocabulary=True, max_target_length=12
+    )
+    held = {int(i) for row in transformed for i in row["target_ids"]}
+    assert output_ids(words) == sorted(held | {0, 1, 2, 3}) and len(held) > 4
+    # Targets cut at max_target_length: their last words' ids are writable still.
+    transformed, cut = transform(PAIRS, tmp_path / "cut", shared_vocabulary=True)
+    held = {int(i) for row in transformed for i in row["target_ids"]}
+    assert set(output_ids(cut)) > held | {0, 1, 2, 3} and output_ids(cut) == output_ids(words)
 
 
 def test_the_learner_is_deterministic_and_keeps_the_reserved_tokens_first():

@@ -189,7 +189,7 @@ def test_an_export_writing_the_targets_ids_decodes_as_the_keras_search_over_them
     ids that the run's training targets hold, and its search writes what the Keras model's
     search over those ids writes."""
     model, output = translator_run.model, translator_run.output
-    writable = output_ids(output)  # Transform's target_ids_seen, in the pipeline's run
+    writable = output_ids(output)  # Transform's target_words, in the pipeline's run
     assert 4 < len(writable) < len(vocabulary_tokens(output, TARGET_VOCABULARY))
     trained = model.config
     model.config = trained.replace(output_vocabulary="targets")

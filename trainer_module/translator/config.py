@@ -77,8 +77,8 @@ class TranslatorConfig(PresetConfig):
     # (docs/benchmarks.md#translation).
     stopping: str = "heuristic"
     # Which ids the served search may write with a shared vocabulary: "all", the whole
-    # vocabulary; "targets", those that the training targets hold (Transform's
-    # `target_ids_seen`: the pieces seen only in sources are never a target), so that each step
+    # vocabulary; "targets", the ids of the training targets' words (Transform's
+    # `target_words`: the pieces seen only in sources are never a target), so that each step
     # projects onto those alone. On a four-epoch base model on the AVX2 EPYC, since the ranking
     # in blocks, "targets" took the same time for one sentence (0.95 with one thread per op;
     # 0.85-0.88 before the few rows' projection and the ranking were sped up) and ran batches

@@ -32,9 +32,9 @@ from trainer_module.translator.config import (
 
 SOURCE_VOCABULARY = "source_vocabulary"
 TARGET_VOCABULARY = "target_vocabulary"
-# The ids that the training targets hold: with a shared vocabulary, what the search may write
-# (output_ids; the pieces seen only in sources are never a target).
-TARGET_IDS_SEEN = "target_ids_seen"
+# The words of the training targets: with a shared vocabulary, their ids are what the search
+# may write (output_ids; the pieces seen only in sources are never a target).
+TARGET_WORDS = "target_words"
 # Source length (tokens) at which each TFMA slice bucket starts.
 LENGTH_BUCKETS = ((0, "1-9"), (10, "10-14"), (15, "15-19"), (20, "20+"))
 
@@ -74,11 +74,15 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
     """
     source, target = as_vector(inputs[features.SOURCE]), as_vector(inputs[features.TARGET])
     if custom_config.get("tokenizer", "wordpiece") == "wordpiece":
-        source_ids, target_ids, source_tokens = _wordpiece_ids(source, target, custom_config)
+        ids, words = _wordpiece_ids(source, target, custom_config)
     else:
-        source_ids, target_ids, source_tokens = _word_ids(source, target, custom_config)
-    if custom_config.get("shared_vocabulary"):  # an asset for output_ids, not an output
-        tft.vocabulary(target_ids.flat_values, vocab_filename=TARGET_IDS_SEEN)
+        ids, words = _word_ids(source, target, custom_config)
+    (source_ids, target_ids), (source_words, target_words) = ids, words
+    if custom_config.get("shared_vocabulary"):
+        # An asset for output_ids, not an output. Of the words, not of the ids: an analyzer of
+        # the ids waits for the vocabulary's, in a second analysis phase, whose deep copy of
+        # the input fails with this Beam version (tests/e2e run the real Transform).
+        tft.vocabulary(target_words.flat_values, vocab_filename=TARGET_WORDS)
     decoder_input_ids, target_ids = shift_target(
         target_ids, int(custom_config["max_target_length"])
     )
@@ -88,12 +92,13 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         TARGET_IDS: target_ids,
         # What BLEU compares with: the whole target as written (metrics.py tokenizes it).
         features.REFERENCE: target,
-        features.SOURCE_LENGTH_BUCKET: length_bucket(source_tokens, LENGTH_BUCKETS),
+        features.SOURCE_LENGTH_BUCKET: length_bucket(source_words, LENGTH_BUCKETS),
     }
 
 
 def _wordpiece_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, Any]):
-    """(source piece ids, target piece ids, source words) with learned WordPiece vocabularies."""
+    """((source piece ids, target piece ids), (source words, target words)) with learned
+    WordPiece vocabularies."""
     source_words, target_words = wordpiece.split_words(source), wordpiece.split_words(target)
     if custom_config.get("shared_vocabulary"):
         source_vocabulary = target_vocabulary = wordpiece.vocabulary(
@@ -109,14 +114,17 @@ def _wordpiece_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[
             target_words, int(custom_config["target_vocab_size"]), TARGET_VOCABULARY
         )
     return (
-        wordpiece.tokenize(source_words, source_vocabulary),
-        wordpiece.tokenize(target_words, target_vocabulary),
-        source_words,
+        (
+            wordpiece.tokenize(source_words, source_vocabulary),
+            wordpiece.tokenize(target_words, target_vocabulary),
+        ),
+        (source_words, target_words),
     )
 
 
 def _word_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, Any]):
-    """(source word ids, target word ids, source words) with top-k word vocabularies."""
+    """((source word ids, target word ids), (source words, target words)) with top-k word
+    vocabularies."""
     source_tokens, target_tokens = tokenize(source), tokenize(target)
     min_frequency = int(custom_config["min_frequency"])
     min_frequency = min_frequency if min_frequency > 1 else None  # 1 keeps every word
@@ -141,9 +149,11 @@ def _word_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, 
             vocab_filename=TARGET_VOCABULARY,
         )
     return (
-        apply_vocabulary(source_tokens, source_vocabulary),
-        apply_vocabulary(target_tokens, target_vocabulary),
-        source_tokens,
+        (
+            apply_vocabulary(source_tokens, source_vocabulary),
+            apply_vocabulary(target_tokens, target_vocabulary),
+        ),
+        (source_tokens, target_tokens),
     )
 
 
@@ -180,11 +190,19 @@ def _is_shared(tf_transform_output: tft.TFTransformOutput) -> bool:
 
 
 def output_ids(tf_transform_output: tft.TFTransformOutput):
-    """The ids a shared-vocabulary model may write, sorted: the reserved tokens and every id
-    that a training target holds; None where every id may be written (separate vocabularies,
-    or a transform graph from before the analyzer)."""
-    path = tf_transform_output.vocabulary_file_by_name(TARGET_IDS_SEEN)
+    """The ids a shared-vocabulary model may write, sorted: the reserved tokens and the ids of
+    every word of the training targets (those past max_target_length included); None where
+    every id may be written (separate vocabularies, or a transform graph without the asset)."""
+    path = tf_transform_output.vocabulary_file_by_name(TARGET_WORDS)
     if not _is_shared(tf_transform_output) or path is None or not tf.io.gfile.exists(path):
         return None
-    seen = {int(line) for line in tf_transform_output.vocabulary_by_name(TARGET_IDS_SEEN)}
+    words = tf_transform_output.vocabulary_by_name(TARGET_WORDS)
+    if is_wordpiece(tf_transform_output):
+        vocabulary = tf_transform_output.vocabulary_file_by_name(TARGET_VOCABULARY)
+        ids = wordpiece.tokenize(tf.ragged.constant([words], tf.string), vocabulary)
+        seen = set(ids.flat_values.numpy().tolist())
+    else:
+        tokens = vocabulary_tokens(tf_transform_output, TARGET_VOCABULARY)
+        index = {token: i for i, token in enumerate(tokens)}
+        seen = {index.get(w.decode("utf-8"), UNK_ID) for w in words}
     return sorted(seen | set(range(len(RESERVED_TOKENS))))
