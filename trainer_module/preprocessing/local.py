@@ -24,13 +24,17 @@ def analyze_and_transform(
 ) -> Tuple[list, tft.TFTransformOutput]:
     """Returns (transformed rows, TFTransformOutput over `output_dir`)."""
     metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec(feature_spec))
-    with tft_beam.Context(temp_dir=os.path.join(output_dir, "tmp")):
-        (transformed, _), transform_fn = (
-            list(rows),
-            metadata,
-        ) | tft_beam.AnalyzeAndTransformDataset(
+    # Analysed, then transformed, as TFX's Transform executor does, with its deep copies of
+    # each later analysis phase's input (use_deep_copy_optimization): a preprocessing_fn whose
+    # analyzers need another's output fails there with this Beam version, and so here too.
+    rows = list(rows)
+    temp_dir = os.path.join(output_dir, "tmp")
+    with tft_beam.Context(temp_dir=temp_dir, use_deep_copy_optimization=True):
+        transform_fn = (rows, metadata) | tft_beam.AnalyzeDataset(
             lambda inputs: preprocessing_fn(inputs, custom_config)
         )
+    with tft_beam.Context(temp_dir=temp_dir):
+        transformed, _ = ((rows, metadata), transform_fn) | tft_beam.TransformDataset()
         _ = transform_fn | tft_beam.WriteTransformFn(output_dir)
     metadata_io.write_metadata(
         metadata, os.path.join(output_dir, tft.TFTransformOutput.RAW_METADATA_DIR)
