@@ -1,0 +1,55 @@
+"""Each task's benchmark recipe, the preset that `run` trains on a user's data, goes through
+tf.Transform as TFX's Transform component runs it (trainer_module/preprocessing/local.py: the
+analysis with deep copies of any later phase's input). Outside its benchmark, nothing else
+transforms a recipe preset: a recipe whose analyzers need a second phase failed only there."""
+
+import pytest
+
+from pipeline.tasks import TASKS
+from tests.conftest import (
+    COLOURS,
+    PAIRS,
+    REVIEWS,
+    image_spec,
+    pair_spec,
+    picture,
+    review_spec,
+)
+from tests.family_util import import_path
+from trainer_module.preprocessing.local import analyze_and_transform
+
+
+def rows_and_spec(task_name: str):
+    if task_name == "translation":
+        return [{"source": s, "target": t} for s, t in PAIRS], pair_spec()
+    if task_name == "imdb":
+        return REVIEWS, review_spec()
+    from tests.image_util import encode
+
+    rows = [
+        {"image": encode(picture(name, 32, seed)), "label": label, "label_name": name}
+        for seed in range(2)
+        for label, name in enumerate(COLOURS)
+    ]
+    return rows, image_spec()
+
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+def test_each_tasks_recipe_transforms_as_the_transform_component_runs_it(task_name, tmp_path):
+    task = TASKS[task_name]
+    family = task.model_family(None)
+    config = family.config(task.recipe_preset or family.default_preset)
+    rows, spec = rows_and_spec(task_name)
+    transformed, output = analyze_and_transform(
+        rows,
+        import_path(family.preprocessing_fn),
+        family.transform_config(config),
+        str(tmp_path),
+        spec,
+    )
+    assert len(transformed) == len(rows)
+    assert set(transformed[0]) == set(output.transformed_feature_spec())
+    if task_name == "translation":  # the recipe's joint vocabulary: the writable ids' asset
+        from trainer_module.translator.preprocessing import output_ids
+
+        assert config.shared_vocabulary and len(output_ids(output)) > 4
