@@ -25,6 +25,7 @@ row at a time (layers.few_rows_matmul), for the joint vocabulary and its target 
 (decoding.best_per_row)."""
 
 import argparse
+import math
 import re
 import statistics
 import sys
@@ -271,9 +272,10 @@ def save_one_table(name: str, heading: str, title: str, columns, rows):
     )
 
 
-def refused_or(cell: str) -> str:
-    """A table cell, or "refused (XLA)" where it holds a variant that could not run."""
-    return "refused (XLA)" if "nan" in cell else cell
+def cell(value: float, spec: str, unit: str = "") -> str:
+    """`value` formatted by `spec`, or "refused (XLA)" where it is NaN: a variant that XLA's
+    CPU backend could not compile."""
+    return "refused (XLA)" if math.isnan(value) else f"{value:{spec}}{unit}"
 
 
 def main() -> int:
@@ -415,10 +417,10 @@ def main() -> int:
             [
                 "1 (greedy)" if beam_width == 1 else str(beam_width),
                 str(batch),
-                *(refused_or(f"{1000 * timings[name]:,.1f} ms") for name in variants),
+                *(cell(1000 * timings[name], ",.1f", " ms") for name in variants),
                 f"{timings['KerasHub'] / timings['search']:.2f}",
-                refused_or(f"{timings['search'] / timings['search, XLA']:.2f}"),
-                refused_or(f"{same['KerasHub']:.0%}, {same['search, XLA']:.0%}"),
+                cell(timings["search"] / timings["search, XLA"], ".2f"),
+                f"{same['KerasHub']:.0%}, {cell(same['search, XLA'], '.0%')}",
             ]
         )
     report.print_table(columns, table)

@@ -1,6 +1,6 @@
 import pytest
 
-from benchmarks.translation_decoding import decoding_part, projection_table, ranking_table
+from benchmarks.translation_decoding import cell, decoding_part, projection_table, ranking_table
 
 LOOP = "while/body/_1/while/"
 
@@ -52,3 +52,9 @@ def test_ranking_table_times_both_rankings_at_each_row_count():
     assert [(v, r) for v, r, *_ in rows] == [
         (v, str(n)) for v in ("9,600", "5,100") for n in (4, 64, 256)
     ]
+
+
+def test_a_variant_that_xla_refused_reads_as_refused_in_the_table():
+    assert cell(1234.56, ",.1f", " ms") == "1,234.6 ms"
+    assert cell(0.5, ".0%") == "50%"
+    assert cell(float("nan"), ",.1f", " ms") == cell(float("nan"), ".2f") == "refused (XLA)"

@@ -38,7 +38,9 @@ RECIPES = [(name, family) for name, task in sorted(TASKS.items()) for family in 
 
 
 @pytest.mark.parametrize("task_name, model", RECIPES)
-def test_each_recipe_transforms_as_the_transform_component_runs_it(task_name, model, request):
+def test_each_recipe_transforms_as_the_transform_component_runs_it(
+    task_name, model, tmp_path, request
+):
     """Each family of each task, with the preset that `run --model` trains on a user's data
     (BERT's reads the vocabulary of a tiny checkpoint in place of the downloaded one)."""
     task = TASKS[task_name]
@@ -53,7 +55,7 @@ def test_each_recipe_transforms_as_the_transform_component_runs_it(task_name, mo
         rows,
         import_path(family.preprocessing_fn),
         family.transform_config(config),
-        str(request.getfixturevalue("tmp_path")),
+        str(tmp_path),
         spec,
     )
     assert len(transformed) == len(rows)

@@ -81,7 +81,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
     if custom_config.get("shared_vocabulary"):
         # An asset for output_ids, not an output. Of the words, not of the ids: an analyzer of
         # the ids waits for the vocabulary's, in a second analysis phase, whose deep copy of
-        # the input fails with this Beam version (tests/e2e run the real Transform).
+        # the input fails with this Beam version (as the tests' Transform, local.py, does).
         tft.vocabulary(target_words.flat_values, vocab_filename=TARGET_WORDS)
     decoder_input_ids, target_ids = shift_target(
         target_ids, int(custom_config["max_target_length"])
