@@ -100,3 +100,41 @@ def test_scaled_sgd_moves_only_the_listed_variables_faster_and_decays_all_alike(
     assert step(8.0, 0.0) == pytest.approx((1.0 - 0.8, 0.9))  # 8 x the step for `fast` only
     # Decoupled decay (w -= w x 0.5 x 0.1) is not scaled: both lose 0.05 more.
     assert step(8.0, 0.5) == pytest.approx((1.0 - 0.8 - 0.05, 0.9 - 0.05))
+
+
+def test_a_fit_with_ema_validates_the_average_and_logs_the_raw_weights_validation():
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from trainer_module.training.history import ema_callbacks
+    from trainer_module.training.optimizers import adamw
+
+    x, y = np.ones((4, 1), "float32"), np.full((4, 1), 10.0, "float32")
+    validation = tf.data.Dataset.from_tensors((x, y))  # one batch, as the Trainer's datasets
+    model = keras.Sequential(
+        [keras.Input((1,)), keras.layers.Dense(1, use_bias=False, kernel_initializer="zeros")]
+    )
+    model.compile(optimizer=adamw(0.1, 0.0, ema_momentum=0.5), loss="mse")
+    plain = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    plain.compile(optimizer=adamw(0.1, 0.0), loss="mse")
+    assert ema_callbacks(plain, validation, 1) == []  # none without an optimizer's EMA
+    raw_weights = []
+    record = keras.callbacks.LambdaCallback(  # before SwapEMAWeights: the raw weights
+        on_epoch_end=lambda epoch, logs: raw_weights.append(float(model.get_weights()[0][0, 0]))
+    )
+    history = model.fit(
+        x,
+        y,
+        epochs=3,
+        validation_data=(x, y),
+        callbacks=[record, *ema_callbacks(model, validation, 1)],
+        verbose=0,
+    ).history
+
+    averaged = float(model.get_weights()[0][0, 0])
+    raw = raw_weights[-1]
+    assert 0 < averaged < raw < 10
+    # Validation read the average (the weights fit ends with); val_raw_loss, the last raw ones.
+    assert history["val_loss"][-1] == pytest.approx((10 - averaged) ** 2, rel=1e-5)
+    assert history["val_raw_loss"] == [pytest.approx((10 - raw) ** 2, rel=1e-5)]

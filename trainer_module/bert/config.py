@@ -53,6 +53,10 @@ class BertConfig(WidePathConfig, PresetConfig):
     peak_learning_rate: float = 1e-4
     warmup_fraction: float = 0.1  # of the phase-2 steps, the BERT paper's
     weight_decay: float = 0.01  # the BERT paper's; biases and LayerNorm are exempt
+    # > 0: phase 2 validates and exports an exponential moving average of the weights (the
+    # average of the last ~1 / (1 - momentum) steps); its history also gives the raw weights'
+    # validation (val_raw_*). 0: off.
+    ema_momentum: float = 0.0
     # With N > 0, the embeddings and the bottom N blocks stay frozen in phase 2 too: the
     # backward pass stops above them (N = 3 of 6: steps about 1.5x faster on a CPU). Training
     # every block (0) gave BERT alone 1.6 points more, the combination 0.6 (docs/models/bert.md).
@@ -80,6 +84,8 @@ class BertConfig(WidePathConfig, PresetConfig):
             raise ValueError(f"attention_dropout must be in [0, 1), not {self.attention_dropout}")
         if self.length_multiple < 0:
             raise ValueError(f"length_multiple must be 0 or more, not {self.length_multiple}")
+        if not 0.0 <= self.ema_momentum < 1.0:
+            raise ValueError(f"ema_momentum must be in [0, 1), not {self.ema_momentum}")
         if self.frozen_layers < 0:
             raise ValueError(f"frozen_layers must be 0 or more, not {self.frozen_layers}")
         self.check_wide_path(self.num_classes)

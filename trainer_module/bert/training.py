@@ -20,7 +20,7 @@ from trainer_module.bert.preprocessing import VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
 from trainer_module.preprocessing.ngrams import ngram_ratios
 from trainer_module.training import backup, wide_path
-from trainer_module.training.history import Fitted, LogEvaluations
+from trainer_module.training.history import Fitted, LogEvaluations, ema_callbacks
 from trainer_module.training.inputs import Prepared, make_dataset, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
@@ -47,10 +47,13 @@ def phases(config: BertConfig, train_steps: int) -> list:
 
 
 def compile_phase(model, config: BertConfig, name: str, learning_rate) -> None:
-    """The model set to train phase `name` (BertClassifier.train_phase), compiled for it."""
+    """The model set to train phase `name` (BertClassifier.train_phase), compiled for it; phase
+    "full" keeps the average of its weights with config.ema_momentum."""
     model.train_phase(name)
     model.compile(
-        optimizer=adamw(learning_rate, config.weight_decay),
+        optimizer=adamw(
+            learning_rate, config.weight_decay, config.ema_momentum if name == "full" else 0.0
+        ),
         loss=keras.losses.CategoricalCrossentropy(from_logits=True),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
         jit_compile=config.jit_compile,
@@ -181,12 +184,15 @@ def fit_phases(model, config: BertConfig, train, evaluation, fn_args: FnArgs) ->
         ]
         if restore is not None:
             callbacks.insert(0, restore)
+        validation_steps = max(1, fn_args.eval_steps or 1)
+        if evaluations:
+            callbacks[:0] = ema_callbacks(model, evaluation, validation_steps)
         result = model.fit(
             backup.continued(train, restore, steps_per_interval),
             steps_per_epoch=steps_per_interval,
             epochs=intervals,
             validation_data=evaluation if evaluations else None,
-            validation_steps=max(1, fn_args.eval_steps or 1),
+            validation_steps=validation_steps,
             callbacks=callbacks,
             verbose=0,
         )

@@ -29,6 +29,34 @@ class LogEvaluations(keras.callbacks.Callback):
         logging.info("Evaluation %d/%d: %s", epoch + 1, self.evaluations, metrics)
 
 
+class ValidateRawWeights(keras.callbacks.Callback):
+    """With an average of the weights (the optimizer's EMA, which validation uses and training
+    ends with), also validates the weights training reached, after the last evaluation: logged
+    as `val_raw_<metric>`, so that one run shows what the average gained. Place it before
+    Keras's SwapEMAWeights, which swaps the average in at the end of each epoch."""
+
+    def __init__(self, evaluation, steps: int):
+        super().__init__()
+        self.evaluation, self.steps = evaluation, steps
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None or epoch != self.params["epochs"] - 1:
+            return
+        raw = self.model.evaluate(self.evaluation, steps=self.steps, verbose=0, return_dict=True)
+        logs.update({f"val_raw_{name}": value for name, value in raw.items()})
+
+
+def ema_callbacks(model, evaluation, steps: int) -> list:
+    """The callbacks a fit with the optimizer's EMA needs (none without): validation of the
+    average, and of the raw weights after the last evaluation (ValidateRawWeights)."""
+    if not getattr(model.optimizer, "use_ema", False):
+        return []
+    return [
+        ValidateRawWeights(evaluation, steps),
+        keras.callbacks.SwapEMAWeights(swap_on_epoch=True),
+    ]
+
+
 def write_history(model_run_dir: str, config: dict, history: dict, **extra) -> None:
     """Writes {"config", "precision", "history": {metric: [value per evaluation]}, **extra} as
     JSON; `precision` is the dtype policy training ran under."""
@@ -86,8 +114,8 @@ def fit_with_evaluations(
     average = averaging.callback(average_last, restore)
     if average is not None:  # its snapshot is written before the backup that counts it done
         callbacks.insert(0, average)
-    if getattr(model.optimizer, "use_ema", False):  # validate the averaged weights
-        callbacks.insert(0, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
+    validation_steps = max(1, fn_args.eval_steps or 1)
+    callbacks[:0] = ema_callbacks(model, evaluation, validation_steps)
     warm = warm_start.load(model, fn_args)  # a backup, when there is one, wins over it
     started = time.perf_counter()
     history = model.fit(
@@ -95,7 +123,7 @@ def fit_with_evaluations(
         steps_per_epoch=steps_per_interval,
         epochs=evaluations,
         validation_data=evaluation,
-        validation_steps=max(1, fn_args.eval_steps or 1),
+        validation_steps=validation_steps,
         callbacks=callbacks,
         verbose=0,
     )
