@@ -173,3 +173,18 @@ def test_attention_dropout_is_its_own_rate(hf_checkpoint):
     assert checkpoints._dropout == pytest.approx(0.1)
     with pytest.raises(ValueError, match=r"attention_dropout must be in \[0, 1\), not 1.0"):
         get_preset("tiny", {"attention_dropout": 1.0})
+
+
+def test_only_the_full_phase_keeps_an_average_of_the_weights(hf_checkpoint):
+    from trainer_module.bert.training import compile_phase
+
+    config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "ema_momentum": 0.99})
+    model = build_model(config, np.ones(config.ngram_buckets + 1))
+    compile_phase(model, config, "head", config.head_learning_rate)
+    assert not model.optimizer.use_ema
+    compile_phase(model, config, "full", config.peak_learning_rate)
+    assert model.optimizer.use_ema and model.optimizer.ema_momentum == 0.99
+    compile_phase(model, config.replace(ema_momentum=0.0), "full", config.peak_learning_rate)
+    assert not model.optimizer.use_ema
+    with pytest.raises(ValueError, match="ema_momentum"):
+        config.replace(ema_momentum=1.0)
