@@ -127,7 +127,7 @@ def test_a_fit_with_ema_validates_the_average_and_logs_the_raw_weights_validatio
         x,
         y,
         epochs=3,
-        validation_data=(x, y),
+        validation_data=validation,
         callbacks=[record, *ema_callbacks(model, validation, 1)],
         verbose=0,
     ).history

@@ -185,8 +185,7 @@ def fit_phases(model, config: BertConfig, train, evaluation, fn_args: FnArgs) ->
         if restore is not None:
             callbacks.insert(0, restore)
         validation_steps = max(1, fn_args.eval_steps or 1)
-        if evaluations:
-            callbacks[:0] = ema_callbacks(model, evaluation, validation_steps)
+        callbacks[:0] = ema_callbacks(model, evaluation, validation_steps)  # phase "full"'s
         result = model.fit(
             backup.continued(train, restore, steps_per_interval),
             steps_per_epoch=steps_per_interval,
