@@ -260,6 +260,22 @@ def test_the_xla_compiled_search_pads_to_a_bucket_and_returns_the_plain_search_i
         np.testing.assert_array_equal(generated, plain(batch).numpy())
 
 
+def test_only_batches_up_to_the_limit_are_compiled_and_larger_ones_search_plainly():
+    """jit_compile_max_batch: a batch of more sentences runs the plain search (XLA's CPU
+    backend refuses large bfloat16 products) and returns the same ids; the compiled search is
+    traced once per bucket that it ran, when called eagerly."""
+    model = small_model()
+    plain = make_generate(model, 4, 2, 0.6)
+    generate = make_generate(model, 4, 2, 0.6, jit_compile=True, jit_compile_max_batch=2)
+    sources = np.concatenate([SOURCES, SOURCES[::-1], SOURCES[:1]])  # 7 sentences
+    for rows in (1, 2, 3, 7):
+        batch = tf.constant(sources[:rows])
+        np.testing.assert_array_equal(generate(batch).numpy(), plain(batch).numpy())
+    assert generate.compiled_search.experimental_get_tracing_count() == 2  # buckets 1 and 2
+    with pytest.raises(ValueError, match="jit_compile_max_batch must be 1 or more"):
+        TranslatorConfig(jit_compile_max_batch=0)
+
+
 def loop_body_ops(function) -> list:
     """The op types of the (one) while loop's body in a traced tf.function."""
     graph = function.get_concrete_function().graph

@@ -86,14 +86,17 @@ class TranslatorConfig(PresetConfig):
     # val by -0.07 (docs/benchmarks.md#translation): not the default while the recipe's BLEU
     # clears issue 44's target by less.
     output_vocabulary: str = "all"
-    # The served model's search compiled by XLA (decoding.py: one program per power-of-two
-    # batch size, compiled on its first request; docs/benchmarks.md#translation). Off by
-    # default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA functions
-    # unless started with --xla_cpu_compilation_enabled. Python TensorFlow (`serve`, MLflow,
-    # BulkInferrer) runs them. For a model trained in float32 (--mixed-precision off): XLA's CPU
-    # backend refused the bfloat16 search on an AVX512-BF16 EPYC; on an Intel AMX machine it
-    # refused a mixed-bfloat16 search's batch of 64 (one sentence ran 1.6x faster).
+    # The served model's search of up to jit_compile_max_batch sentences compiled by XLA
+    # (decoding.py: one program per power-of-two batch size, compiled on its first request; a
+    # larger batch runs the plain search; docs/benchmarks.md#translation). Off by default:
+    # TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA functions unless
+    # started with --xla_cpu_compilation_enabled. Python TensorFlow (`serve`, MLflow,
+    # BulkInferrer) runs them. XLA's CPU backend refuses a bfloat16 product beyond a few rows:
+    # on the Intel AMX machine the base preset's mixed-bfloat16 search compiled up to 4
+    # sentences (one ran 1.7x faster) and refused 8; on an AVX512-BF16 EPYC it refused the
+    # bfloat16 search (train in float32 there, --mixed-precision off, or lower the limit).
     jit_compile: bool = False
+    jit_compile_max_batch: int = 4
 
     def __post_init__(self):
         if self.tokenizer not in ("wordpiece", "word"):
@@ -115,6 +118,10 @@ class TranslatorConfig(PresetConfig):
             raise ValueError(
                 f"average_last must be between 1 and evaluations={self.evaluations}, "
                 f"not {self.average_last}"
+            )
+        if self.jit_compile_max_batch < 1:
+            raise ValueError(
+                f"jit_compile_max_batch must be 1 or more, not {self.jit_compile_max_batch}"
             )
         if self.length_penalty < 0:
             raise ValueError(f"length_penalty must be >= 0, not {self.length_penalty}")

@@ -46,6 +46,7 @@ def make_generate(
     jit_compile: bool = False,
     weights: Optional["DecodingWeights"] = None,
     stopping: str = "exact",
+    jit_compile_max_batch: int = 4,
 ):
     """Returns generate: (B, S) source ids -> (B, max_decode_length + 1) ids: [START], the
     tokens, [END], padding.
@@ -55,13 +56,19 @@ def make_generate(
 
     stopping: when a sentence is decided, "exact" or "heuristic" (the module docstring).
 
-    jit_compile: the search is compiled by XLA, which fuses a step's many small ops. XLA
+    jit_compile: the search of a batch of up to `jit_compile_max_batch` sentences is compiled
+    by XLA, which fuses a step's many small ops (a larger batch runs the plain search). XLA
     compiles a program per input shape, so the batch is padded to the next power of two with
     copies of its first sentence (which are decided when it is, so they never lengthen the
-    search) and cut back after: one compilation per bucket, not per batch size.
+    search) and cut back after: one compilation per bucket, not per batch size. Only small
+    batches: their steps cost the ops' overheads that XLA removes (one sentence at beam 4 ran
+    1.7x faster, on the Intel AMX machine), a large batch's steps their arithmetic, which
+    TensorFlow's own kernels do as fast or faster in bfloat16, and XLA's CPU backend refuses
+    a bfloat16 product beyond a few rows ("unsupported operand type BF16 in op dot": the base
+    preset's batches of eight and more there). docs/benchmarks.md#translation.
     """
 
-    def search(source_ids):
+    def search(source_ids, fixed_shapes=False):
         with weights_cast_once(model, weights):
             return beam_search(
                 model,
@@ -69,7 +76,7 @@ def make_generate(
                 max_decode_length,
                 beam_width,
                 length_penalty,
-                jit_compile,
+                fixed_shapes,
                 weights.read_output_table() if weights is not None else None,
                 stopping,
                 *(weights.read_output_vocabulary() if weights is not None else ()),
@@ -77,15 +84,22 @@ def make_generate(
 
     if not jit_compile:
         return search
-    compiled = tf.function(search, jit_compile=True, autograph=False)
+    compiled = tf.function(
+        lambda source_ids: search(source_ids, fixed_shapes=True), jit_compile=True, autograph=False
+    )
 
     def generate(source_ids):
         rows = tf.shape(source_ids)[0]
         powers = 2 ** tf.range(31)
         bucket = tf.reduce_min(tf.where(powers >= rows, powers, powers[-1]))
-        padding = tf.repeat(source_ids[:1], bucket - rows, axis=0)
-        return compiled(tf.concat([source_ids, padding], axis=0))[:rows]
 
+        def compiled_search():
+            padding = tf.repeat(source_ids[:1], bucket - rows, axis=0)
+            return compiled(tf.concat([source_ids, padding], axis=0))[:rows]
+
+        return tf.cond(rows <= jit_compile_max_batch, compiled_search, lambda: search(source_ids))
+
+    generate.compiled_search = compiled  # traced once per bucket (called eagerly)
     return generate
 
 

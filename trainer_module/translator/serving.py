@@ -99,6 +99,7 @@ def export(
             model.config.jit_compile,
             decoding_weights,
             model.config.stopping,
+            model.config.jit_compile_max_batch,
         ),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
         autograph=False,
