@@ -188,3 +188,30 @@ def test_only_the_full_phase_keeps_an_average_of_the_weights(hf_checkpoint):
     assert not model.optimizer.use_ema
     with pytest.raises(ValueError, match="ema_momentum"):
         config.replace(ema_momentum=1.0)
+
+
+def test_layer_decay_slows_each_block_below_the_top_and_the_embeddings_most(hf_checkpoint):
+    """layer_decay in phase 2: the top block at the peak rate, each one below at the decay
+    times the one above, the embeddings at the decay times the lowest block; the head and the
+    wide path unscaled. Phase 1 and a decay of 1 scale nothing."""
+    from trainer_module.bert.model import EMBEDDING_LAYERS
+    from trainer_module.bert.training import compile_phase
+
+    config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "layer_decay": 0.5})
+    model = build_model(config, np.ones(config.ngram_buckets + 1))
+    backbone = model.backbone
+    compile_phase(model, config, "full", config.peak_learning_rate)
+    blocks = backbone.transformer_layers
+    embeddings = [v for name in EMBEDDING_LAYERS for v in backbone.get_layer(name).weights]
+    assert len(blocks) >= 2 and model.optimizer.scales == {
+        **{v.path: 0.5 ** (len(blocks) - 1 - i) for i, b in enumerate(blocks) for v in b.weights},
+        **{v.path: 0.5 ** len(blocks) for v in embeddings},
+    }
+    assert {model.optimizer.scales[v.path] for v in blocks[-1].weights} == {1.0}
+    assert all(v.path not in model.optimizer.scales for v in model.head.weights)
+    compile_phase(model, config, "head", config.head_learning_rate)
+    assert not getattr(model.optimizer, "scales", None)
+    compile_phase(model, config.replace(layer_decay=1.0), "full", config.peak_learning_rate)
+    assert not getattr(model.optimizer, "scales", None)
+    with pytest.raises(ValueError, match="layer_decay"):
+        config.replace(layer_decay=0.0)

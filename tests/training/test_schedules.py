@@ -138,3 +138,32 @@ def test_a_fit_with_ema_validates_the_average_and_logs_the_raw_weights_validatio
     # Validation read the average (the weights fit ends with); val_raw_loss, the last raw ones.
     assert history["val_loss"][-1] == pytest.approx((10 - averaged) ** 2, rel=1e-5)
     assert history["val_raw_loss"] == [pytest.approx((10 - raw) ** 2, rel=1e-5)]
+
+
+def test_a_scaled_adamw_step_is_the_scale_times_adamws():
+    """ScaledAdamW (adamw with scales): a variable's gradient step is its scale times AdamW's
+    (the first step moves every weight by about the learning rate); unnamed variables move
+    as under AdamW."""
+    import keras
+    import numpy as np
+
+    from trainer_module.training.optimizers import ScaledAdamW, adamw
+
+    def one_step(scales):
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)])
+        before = [w.numpy() for w in model.weights]
+        optimizer = adamw(0.1, 0.0, scales=scales(model) if scales else None)
+        model.compile(optimizer=optimizer, loss="mse")
+        x = np.arange(12, dtype="float32").reshape(4, 3)
+        model.train_on_batch(x, np.ones((4, 1), "float32"))
+        return model, [w.numpy() - b for w, b in zip(model.weights, before)]
+
+    _, plain = one_step(None)
+    model, scaled = one_step(lambda m: {v.path: 0.25 for v in m.layers[0].weights})
+    assert isinstance(model.optimizer, ScaledAdamW)
+    for step, reference in zip(scaled[:2], plain[:2]):  # the first Dense's kernel and bias
+        np.testing.assert_allclose(step, 0.25 * reference, rtol=1e-5)
+    for step, reference in zip(scaled[2:], plain[2:]):
+        np.testing.assert_allclose(step, reference, rtol=1e-6)
+    assert np.abs(plain[0]).max() > 0.05

@@ -102,6 +102,17 @@ class BertClassifier(WideAndDeep, keras.Model):
             for block in self.backbone.transformer_layers[: self.config.frozen_layers]:
                 block.trainable = False
 
+    def learning_rate_scales(self, decay: float) -> dict:
+        """{variable path: its learning-rate scale} under layer-wise decay: decay ** k for the
+        k-th block from the top (0: the top one) and decay ** num_layers for the embeddings;
+        {} with decay 1 (the head and the wide path are never scaled)."""
+        if decay == 1.0:
+            return {}
+        blocks = self.backbone.transformer_layers
+        layers = [(self.backbone.get_layer(name), len(blocks)) for name in EMBEDDING_LAYERS]
+        layers += [(block, len(blocks) - 1 - i) for i, block in enumerate(blocks)]
+        return {v.path: decay**depth for layer, depth in layers for v in layer.weights}
+
 
 def build_model(config: BertConfig, ngram_ratios: np.ndarray = None) -> BertClassifier:
     """The classifier over `config.backbone_preset`'s pretrained backbone, built; with

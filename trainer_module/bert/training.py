@@ -48,11 +48,16 @@ def phases(config: BertConfig, train_steps: int) -> list:
 
 def compile_phase(model, config: BertConfig, name: str, learning_rate) -> None:
     """The model set to train phase `name` (BertClassifier.train_phase), compiled for it; phase
-    "full" keeps the average of its weights with config.ema_momentum."""
+    "full" keeps the average of its weights with config.ema_momentum and decays the learning
+    rate down the blocks with config.layer_decay."""
     model.train_phase(name)
+    full = name == "full"
     model.compile(
         optimizer=adamw(
-            learning_rate, config.weight_decay, config.ema_momentum if name == "full" else 0.0
+            learning_rate,
+            config.weight_decay,
+            config.ema_momentum if full else 0.0,
+            scales=model.learning_rate_scales(config.layer_decay) if full else None,
         ),
         loss=keras.losses.CategoricalCrossentropy(from_logits=True),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],

@@ -7,7 +7,11 @@ import keras
 
 
 def adamw(
-    learning_rate, weight_decay: float, ema_momentum: float = 0.0, ema_every: int = 0
+    learning_rate,
+    weight_decay: float,
+    ema_momentum: float = 0.0,
+    ema_every: int = 0,
+    scales: Mapping[str, float] | None = None,
 ) -> keras.optimizers.AdamW:
     """AdamW with gradient clipping; no weight decay on biases and LayerNorm scales/offsets.
 
@@ -15,11 +19,14 @@ def adamw(
     (Polyak averaging), which validation uses and training ends with (Keras swaps it in at the
     end of `fit`): the average of the last ~1 / (1 - momentum) steps' weights. With `ema_every`
     = N > 0 the weights are also reset to the average every N steps (lookahead, as airbench).
+    Each variable in `scales` (path: scale) takes scale x the learning rate in its gradient
+    step (ScaledAdamW: a pretrained encoder's layer-wise decay).
     """
-    optimizer = keras.optimizers.AdamW(
+    optimizer = (ScaledAdamW if scales else keras.optimizers.AdamW)(
         learning_rate=learning_rate,
         weight_decay=weight_decay,
         clipnorm=1.0,
+        **({"scales": scales} if scales else {}),
         **ema(ema_momentum, ema_every),
     )
     optimizer.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
@@ -59,11 +66,9 @@ def ema(momentum: float, every: int) -> dict:
     }
 
 
-@keras.saving.register_keras_serializable(package="tfx_transformers")
-class ScaledSGD(keras.optimizers.SGD):
-    """SGD whose variables named in `scales` (by path) take their scale x the learning rate in
-    their gradient step, not in their weight decay (airbench's `bias_scaler`: a BatchNorm without
-    a scale learns its offset 64 times faster than the convolutions, whose scale it fixes)."""
+class ScaledLearningRates:
+    """Mixed into a Keras optimizer: the variables named in `scales` (by path) take their scale x
+    the learning rate in their gradient step, not in their weight decay."""
 
     def __init__(self, scales: Mapping[str, float] | None = None, **kwargs):
         super().__init__(**kwargs)
@@ -78,3 +83,15 @@ class ScaledSGD(keras.optimizers.SGD):
 
     def get_config(self):
         return {**super().get_config(), "scales": self.scales}
+
+
+@keras.saving.register_keras_serializable(package="tfx_transformers")
+class ScaledSGD(ScaledLearningRates, keras.optimizers.SGD):
+    """SGD with scaled learning rates (airbench's `bias_scaler`: a BatchNorm without a scale
+    learns its offset 64 times faster than the convolutions, whose scale it fixes)."""
+
+
+@keras.saving.register_keras_serializable(package="tfx_transformers")
+class ScaledAdamW(ScaledLearningRates, keras.optimizers.AdamW):
+    """AdamW with scaled learning rates (a pretrained encoder's lower blocks learning slower:
+    layer-wise learning-rate decay, Howard and Ruder 2018, Sun et al. 2019)."""
