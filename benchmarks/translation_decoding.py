@@ -10,7 +10,7 @@ decodes source sentences of 14 tokens, greedy and with beam search, inside a tf.
 the SavedModel (length penalty 0, as KerasHub's). Random weights rarely emit [END], so every
 sentence runs the full `max_decode_length` steps: the worst case, where the search's early stop
 does not help (the pipeline benchmark measures the trained model). Also the same search
-compiled by XLA (`jit_compile`, the export's default). Prints the median time per batch (after
+compiled by XLA (`jit_compile`, here at every batch size). Prints the median time per batch (after
 a first call that traces and compiles) and the ratios, checks that every variant returns the
 search's translations, and writes the table to benchmarks/results/translation_decoding/.
 
