@@ -276,6 +276,22 @@ def test_only_batches_up_to_the_limit_are_compiled_and_larger_ones_search_plainl
         TranslatorConfig(jit_compile_max_batch=0)
 
 
+def test_a_batch_over_the_compiled_limit_is_searched_with_shrinking_rows():
+    """Over jit_compile_max_batch the search is the plain one, not XLA's fixed shapes: its
+    decided sentences leave the batch (the case of the test above, batch 3 over a limit of 2)."""
+    table = np.full((4, VOCAB, VOCAB), -30.0)
+    table[:, :, END_ID] = 30.0
+    table[3, 0, END_ID], table[3, 0, 4] = -30.0, 30.0
+    table[3, 4, END_ID], table[3, 4, 5] = -30.0, 30.0
+    table[3, 2, END_ID], table[3, 2, 6] = -30.0, 30.0
+    model = TableModel(table)
+    sources = tf.constant([[4, 5, 0, 0], [7, 5, 0, 0], [4, 4, 0, 0]], tf.int32)
+    generate = make_generate(model, 10, 2, jit_compile=True, jit_compile_max_batch=2)
+    generated = generate(sources).numpy()
+    assert [written(row) for row in generated] == [(END_ID,), (4, 5, 6, END_ID), (END_ID,)]
+    assert model.rows == [6] + [2] * 3
+
+
 def loop_body_ops(function) -> list:
     """The op types of the (one) while loop's body in a traced tf.function."""
     graph = function.get_concrete_function().graph
