@@ -86,16 +86,18 @@ class TranslatorConfig(PresetConfig):
     # val by -0.07 (docs/benchmarks.md#translation): not the default while the recipe's BLEU
     # clears issue 44's target by less.
     output_vocabulary: str = "all"
-    # The served model's search of up to jit_compile_max_batch sentences compiled by XLA
-    # (decoding.py: one program per power-of-two batch size, compiled on its first request; a
-    # larger batch runs the plain search; docs/benchmarks.md#translation). Off by default:
-    # TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA functions unless
-    # started with --xla_cpu_compilation_enabled. Python TensorFlow (`serve`, MLflow,
-    # BulkInferrer) runs them. XLA's CPU backend refuses a bfloat16 product beyond a few rows:
-    # on the Intel AMX machine the base preset's mixed-bfloat16 search compiled up to 4
-    # sentences (one ran 1.7x faster) and refused 8; on an AVX512-BF16 EPYC it refused the
-    # bfloat16 search (train in float32 there, --mixed-precision off, or lower the limit).
+    # The served model's search of small batches compiled by XLA (decoding.py: one program per
+    # power-of-two batch size, compiled on its first request; docs/benchmarks.md#translation).
+    # Off by default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA
+    # functions unless started with --xla_cpu_compilation_enabled. Python TensorFlow (`serve`,
+    # MLflow, BulkInferrer) runs them.
     jit_compile: bool = False
+    # The most sentences whose search jit_compile compiles; a larger batch runs the plain
+    # search, whose steps cost their arithmetic more than their ops' overheads. XLA's CPU
+    # backend refuses a bfloat16 product beyond a few rows: on the Intel AMX machine the base
+    # preset's mixed-bfloat16 search compiled up to 4 sentences (one ran 1.7x faster) and
+    # refused 8; on an AVX512-BF16 EPYC it refused the bfloat16 search (lower the limit there,
+    # or train in float32: --mixed-precision off).
     jit_compile_max_batch: int = 4
 
     def __post_init__(self):
