@@ -169,16 +169,24 @@ def test_a_sentence_decodes_the_same_alone_as_in_a_batch(beam_width):
 def test_a_decided_sentence_leaves_the_batch_and_keeps_its_translation(beam_width):
     """Sources whose first id is 4 write [END] at once; the others write 4 5 6 then [END]: the
     first step decides the short ones, and the later steps decode the long one's rows alone."""
+    model = TableModel(one_long_translation_table())
+    generated = make_generate(model, 10, beam_width)(ONE_LONG_AMONG_SHORT).numpy()
+    assert [written(row) for row in generated] == [(END_ID,), (4, 5, 6, END_ID), (END_ID,)]
+    assert model.rows == [3 * beam_width] + [beam_width] * 3
+
+
+# The sources of one_long_translation_table: the second writes 4 5 6 [END], the others [END].
+ONE_LONG_AMONG_SHORT = tf.constant([[4, 5, 0, 0], [7, 5, 0, 0], [4, 4, 0, 0]], tf.int32)
+
+
+def one_long_translation_table():
+    """Next-token logits where [END] is certain, except for source row 3 (first id 7)."""
     table = np.full((4, VOCAB, VOCAB), -30.0)
     table[:, :, END_ID] = 30.0  # whatever was written, [END] is certain...
     table[3, 0, END_ID], table[3, 0, 4] = -30.0, 30.0  # ...but source row 3 (first id 7): 4,
     table[3, 4, END_ID], table[3, 4, 5] = -30.0, 30.0  # then 5 (state 4),
     table[3, 2, END_ID], table[3, 2, 6] = -30.0, 30.0  # then 6 (state (4 + 5) % 7 = 2)
-    model = TableModel(table)
-    sources = tf.constant([[4, 5, 0, 0], [7, 5, 0, 0], [4, 4, 0, 0]], tf.int32)
-    generated = make_generate(model, 10, beam_width)(sources).numpy()
-    assert [written(row) for row in generated] == [(END_ID,), (4, 5, 6, END_ID), (END_ID,)]
-    assert model.rows == [3 * beam_width] + [beam_width] * 3
+    return table
 
 
 @pytest.mark.parametrize("beam_width", [1, 2])
@@ -250,7 +258,8 @@ def test_the_xla_compiled_search_pads_to_a_bucket_and_returns_the_plain_search_i
     spec = [tf.TensorSpec([None, None], tf.int32)]
     plain = tf.function(make_generate(model, 4, beam_width, 0.6), input_signature=spec)
     compiled = tf.function(
-        make_generate(model, 4, beam_width, 0.6, jit_compile=True), input_signature=spec
+        make_generate(model, 4, beam_width, 0.6, jit_compile=True, jit_compile_max_batch=8),
+        input_signature=spec,
     )
     sources = np.concatenate([SOURCES, SOURCES[::-1], SOURCES[:1]])  # 7 sentences
     for rows in (1, 2, 3, 7):
@@ -279,15 +288,9 @@ def test_only_batches_up_to_the_limit_are_compiled_and_larger_ones_search_plainl
 def test_a_batch_over_the_compiled_limit_is_searched_with_shrinking_rows():
     """Over jit_compile_max_batch the search is the plain one, not XLA's fixed shapes: its
     decided sentences leave the batch (the case of the test above, batch 3 over a limit of 2)."""
-    table = np.full((4, VOCAB, VOCAB), -30.0)
-    table[:, :, END_ID] = 30.0
-    table[3, 0, END_ID], table[3, 0, 4] = -30.0, 30.0
-    table[3, 4, END_ID], table[3, 4, 5] = -30.0, 30.0
-    table[3, 2, END_ID], table[3, 2, 6] = -30.0, 30.0
-    model = TableModel(table)
-    sources = tf.constant([[4, 5, 0, 0], [7, 5, 0, 0], [4, 4, 0, 0]], tf.int32)
+    model = TableModel(one_long_translation_table())
     generate = make_generate(model, 10, 2, jit_compile=True, jit_compile_max_batch=2)
-    generated = generate(sources).numpy()
+    generated = generate(ONE_LONG_AMONG_SHORT).numpy()
     assert [written(row) for row in generated] == [(END_ID,), (4, 5, 6, END_ID), (END_ID,)]
     assert model.rows == [6] + [2] * 3
 
@@ -381,7 +384,9 @@ def test_a_search_over_the_ids_it_may_write_is_the_whole_search_with_the_others_
     allowed = [i for i in range(VOCAB) if i != excluded]
     prepared = DecodingWeights(model, allowed)
     restricted = make_generate(model, 4, beam_width, 0.6, weights=prepared)(sources).numpy()
-    compiled = make_generate(model, 4, beam_width, 0.6, jit_compile=True, weights=prepared)
+    compiled = make_generate(  # its 6 sentences compiled, over the default limit
+        model, 4, beam_width, 0.6, jit_compile=True, weights=prepared, jit_compile_max_batch=8
+    )
     np.testing.assert_array_equal(compiled(sources).numpy(), restricted)  # XLA's fixed shapes
     model.output_bias.assign(np.where(np.arange(VOCAB) == excluded, -1e9, bias))
     never_likely = make_generate(model, 4, beam_width, 0.6, weights=DecodingWeights(model))

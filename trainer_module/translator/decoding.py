@@ -31,7 +31,7 @@ from typing import Optional
 import keras
 import tensorflow as tf
 
-from trainer_module.translator.config import END_ID, PAD_ID, START_ID
+from trainer_module.translator.config import END_ID, PAD_ID, START_ID, TranslatorConfig
 
 NEVER = -1.0e9  # a log-probability no search keeps
 # The decoding cache's entries with a row per hypothesis (a search reorders them).
@@ -46,7 +46,7 @@ def make_generate(
     jit_compile: bool = False,
     weights: Optional["DecodingWeights"] = None,
     stopping: str = "exact",
-    jit_compile_max_batch: int = 4,
+    jit_compile_max_batch: int = TranslatorConfig.jit_compile_max_batch,
 ):
     """Returns generate: (B, S) source ids -> (B, max_decode_length + 1) ids: [START], the
     tokens, [END], padding.
