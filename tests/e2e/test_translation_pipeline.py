@@ -36,13 +36,12 @@ def run(tmp_path_factory):
         "200",
         "--set",
         "peak_learning_rate=0.005",
-        # The default recipe's vocabulary (one over both languages), and a search that writes
-        # the ids of the training targets' words: the analyzers behind them must run in the
-        # real Transform component, whose deep copy of a second analysis phase's input fails.
+        # The default recipe's vocabulary (one over both languages), whose search writes the
+        # ids of the training targets' words (output_vocabulary's default): the analyzers
+        # behind them must run in the real Transform component, whose deep copy of a second
+        # analysis phase's input fails.
         "--set",
         "shared_vocabulary=true",
-        "--set",
-        "output_vocabulary=targets",
         "--eval-steps",
         "2",
         "--registry",

@@ -27,6 +27,25 @@ def example(source: str, target: str = None) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
 
+def keras_search(model, output, sources, output_vocabulary=None):
+    """The Keras model's beam search of raw sources as its config decodes them, over the ids
+    that the export may write (output_vocabulary, default the config's)."""
+    config = model.config
+    writable = (output_vocabulary or config.output_vocabulary) == "targets"
+    source_ids = tf.cast(
+        output.transform_features_layer()({"source": tf.constant(sources)})["source_ids"],
+        tf.int32,
+    )
+    return make_generate(
+        model,
+        config.max_decode_length,
+        config.beam_width,
+        config.length_penalty,
+        weights=DecodingWeights(model, output_ids(output)) if writable else None,
+        stopping=config.stopping,
+    )(source_ids)[:, 1:]
+
+
 def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     loaded = tf.saved_model.load(translator_run.export_dir)  # beam width 2: the run's config
     assert {"serving_default", "translate", "transform_features", "attention"} <= set(
@@ -136,20 +155,7 @@ def test_a_mixed_precision_export_stores_bfloat16_weights_and_decodes_as_the_ker
     finally:
         keras.mixed_precision.set_global_policy("float32")
     sources = [s for s, _ in PAIRS]
-    source_ids = tf.cast(
-        translator_run.output.transform_features_layer()({"source": tf.constant(sources)})[
-            "source_ids"
-        ],
-        tf.int32,
-    )
-    config = model.config
-    keras_ids = make_generate(
-        model,
-        config.max_decode_length,
-        config.beam_width,
-        config.length_penalty,
-        stopping=config.stopping,
-    )(source_ids)[:, 1:]
+    keras_ids = keras_search(model, translator_run.output, sources)
     loaded = tf.saved_model.load(str(tmp_path))
     served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
     np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
@@ -161,64 +167,54 @@ def test_a_mixed_precision_export_stores_bfloat16_weights_and_decodes_as_the_ker
 
 def test_one_tied_embedding_and_the_export_decodes_as_the_keras_model(translator_run):
     """The run shares one vocabulary: the source and target embeddings and the output
-    projection are one variable, and the export's beam search gives the Keras model's ids."""
+    projection are one variable. The export (output_vocabulary "targets", the default) stores
+    the output table's columns for the ids that the run's training targets hold, and its beam
+    search gives the ids of the Keras model's search over those ids."""
     model, output = translator_run.model, translator_run.output
     assert model.config.shared_vocabulary and model.config.tie_output_embeddings
+    assert model.config.output_vocabulary == "targets"
     table = model.source_embedding.embedding.embeddings
     assert model.target_embedding is model.source_embedding
     tables = [w for w in model.weights if tuple(w.shape) == tuple(table.shape)]
     assert len(tables) == 1 and tables[0] is table  # no untied copy anywhere
     sources = [s for s, _ in PAIRS]
-    source_ids = tf.cast(
-        output.transform_features_layer()({"source": tf.constant(sources)})["source_ids"],
-        tf.int32,
-    )
-    config = model.config
-    keras_ids = make_generate(
-        model, 11, config.beam_width, config.length_penalty, stopping=config.stopping
-    )(source_ids)[:, 1:]
+    keras_ids = keras_search(model, output, sources)
     loaded = tf.saved_model.load(translator_run.export_dir)
     served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
     np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
+    writable = output_ids(output)  # Transform's target_words, in the pipeline's run
+    vocabulary = len(vocabulary_tokens(output, TARGET_VOCABULARY))
+    assert 4 < len(writable) < vocabulary
+    assert set(served.numpy().ravel()) <= set(writable)
+    stored = tf.train.list_variables(f"{translator_run.export_dir}/variables/variables")
+    shapes = [tuple(shape) for _, shape in stored]
+    # The transposed output table with those columns alone (padded to a multiple of
+    # RANK_BLOCK for the ranking in blocks) and their ids, beside the (V, D) embedding.
+    d_model = model.config.d_model
+    assert (d_model, -(-len(writable) // RANK_BLOCK) * RANK_BLOCK) in shapes
+    assert (len(writable),) in shapes
+    assert (d_model, vocabulary) not in shapes and (vocabulary, d_model) in shapes
 
 
-def test_an_export_writing_the_targets_ids_decodes_as_the_keras_search_over_them(
+def test_an_export_writing_every_id_decodes_as_the_keras_search_over_all_of_them(
     translator_run, tmp_path
 ):
-    """--set output_vocabulary=targets: the export stores the output table's columns for the
-    ids that the run's training targets hold, and its search writes what the Keras model's
-    search over those ids writes."""
+    """--set output_vocabulary=all: the export stores the whole transposed output table and
+    its search writes what the Keras model's unrestricted search writes."""
     model, output = translator_run.model, translator_run.output
-    writable = output_ids(output)  # Transform's target_words, in the pipeline's run
-    assert 4 < len(writable) < len(vocabulary_tokens(output, TARGET_VOCABULARY))
     trained = model.config
-    model.config = trained.replace(output_vocabulary="targets")
+    model.config = trained.replace(output_vocabulary="all")
     try:
-        export(model, output, str(tmp_path / "targets"))
+        export(model, output, str(tmp_path / "all"))
     finally:
         model.config = trained
     sources = [s for s, _ in PAIRS]
-    source_ids = tf.cast(
-        output.transform_features_layer()({"source": tf.constant(sources)})["source_ids"],
-        tf.int32,
-    )
-    keras_ids = make_generate(
-        model,
-        trained.max_decode_length,
-        trained.beam_width,
-        trained.length_penalty,
-        weights=DecodingWeights(model, writable),
-        stopping=trained.stopping,
-    )(source_ids)[:, 1:]
-    loaded = tf.saved_model.load(str(tmp_path / "targets"))
+    keras_ids = keras_search(model, output, sources, output_vocabulary="all")
+    loaded = tf.saved_model.load(str(tmp_path / "all"))
     served = loaded.signatures["translate"](source=tf.constant(sources))["token_ids"]
     np.testing.assert_array_equal(served.numpy(), keras_ids.numpy())
-    assert set(served.numpy().ravel()) <= set(writable)
-    stored = tf.train.list_variables(str(tmp_path / "targets" / "variables" / "variables"))
+    stored = tf.train.list_variables(str(tmp_path / "all" / "variables" / "variables"))
     shapes = [tuple(shape) for _, shape in stored]
     vocabulary = len(vocabulary_tokens(output, TARGET_VOCABULARY))
-    # The transposed output table with those columns alone (padded to a multiple of
-    # RANK_BLOCK for the ranking in blocks) and their ids, beside the (V, D) embedding.
-    assert (trained.d_model, -(-len(writable) // RANK_BLOCK) * RANK_BLOCK) in shapes
-    assert (len(writable),) in shapes
-    assert (trained.d_model, vocabulary) not in shapes and (vocabulary, trained.d_model) in shapes
+    assert (trained.d_model, -(-vocabulary // RANK_BLOCK) * RANK_BLOCK) in shapes
+    assert (vocabulary,) in shapes  # every id

@@ -76,18 +76,15 @@ class TranslatorConfig(PresetConfig):
     # 512 validation sentences, BLEU 0.01-0.02 lower, and one sentence in 0.71 of the time
     # (docs/benchmarks.md#translation).
     stopping: str = "heuristic"
-    # Which ids the served search may write with a shared vocabulary: "all", the whole
-    # vocabulary; "targets", the ids of the training targets' words (Transform's
-    # `target_words`: the pieces seen only in sources are never a target), so that each step
-    # projects onto those alone. On a four-epoch base model on the AVX2 EPYC, since the ranking
-    # in blocks, "targets" took the same time for one sentence (0.95 with one thread per op;
-    # 0.85-0.88 before the few rows' projection and the ranking were sped up) and ran batches
-    # of 64 1.13 times faster (1.2 before), but it changed 14 of 512 translations and BLEU on
-    # val by -0.07 (docs/benchmarks.md#translation). On the full recipe's weights on the Intel
-    # AMX machine it kept BLEU (+0.01), took 0.90 of the time for one sentence with one thread
-    # per op and ran batches of 64 1.22 times faster: the next default to consider, once a
-    # pipeline run measures the recipe with it.
-    output_vocabulary: str = "all"
+    # Which ids the served search may write with a shared vocabulary: "targets", the ids of
+    # the training targets' words (Transform's `target_words`: the pieces seen only in sources
+    # are never a target), so that each step projects onto those alone; "all", the whole
+    # vocabulary (what separate vocabularies always write). On the full recipe's weights on
+    # the Intel AMX machine "targets" kept BLEU on val (+0.01), took 0.90 of the time for one
+    # sentence with one thread per op and ran batches of 64 1.22 times faster; on a
+    # four-epoch base model on the AVX2 EPYC it changed 14 of 512 translations, BLEU -0.07
+    # (docs/benchmarks.md#translation).
+    output_vocabulary: str = "targets"
     # The served model's search of small batches compiled by XLA (decoding.py: one program per
     # power-of-two batch size, compiled on its first request; docs/benchmarks.md#translation).
     # Off by default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA
