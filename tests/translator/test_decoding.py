@@ -39,11 +39,11 @@ class TableModel:
         return tf.cast(source_ids[:, :1], tf.float32)[..., None], source_ids > 0, []
 
     def start_decoding(
-        self, memory, source_mask, max_length=None, output_table=None, output_bias=None
+        self, memory, source_mask, max_length=None, output_table=None, output_bias=None, repeats=1
     ):
-        rows = tf.shape(memory)[0]
+        memory, source_mask = (tf.repeat(x, repeats, axis=0) for x in (memory, source_mask))
         return {
-            "history": (tf.zeros([rows], tf.int32),),
+            "history": (tf.zeros([tf.shape(memory)[0]], tf.int32),),
             "memory": (tf.cast(memory[:, 0, 0], tf.int32),),
             "source_mask": source_mask,
         }

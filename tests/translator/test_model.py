@@ -146,6 +146,24 @@ def test_cached_decoding_steps_match_decoding_the_whole_prefix(overrides, max_le
         )
 
 
+def test_a_cache_with_repeated_rows_is_the_cache_of_the_repeated_memory():
+    """A beam search's cache: each sentence's rows `repeats` times in a row, projected once."""
+    model = tiny(decoder_layers=2)
+    memory, source_mask, _ = model.encode(np.array([[4, 5, 6, 0], [7, 8, 0, 0]]))
+    repeated = model.start_decoding(memory, source_mask, repeats=3)
+    expected = model.start_decoding(
+        ops.repeat(memory, 3, axis=0), ops.repeat(source_mask, 3, axis=0)
+    )
+    assert ops.shape(repeated["source_mask"]) == (6, 4)
+    for key in ("history", "memory", "source_mask"):
+        entries = [c[key] if isinstance(c[key], tuple) else (c[key],) for c in (repeated, expected)]
+        for got, want in zip(*entries):
+            assert ops.shape(got) == ops.shape(want)
+            np.testing.assert_allclose(
+                ops.convert_to_numpy(got), ops.convert_to_numpy(want), rtol=1e-6, atol=1e-6
+            )
+
+
 @pytest.mark.parametrize(
     "decay, rate_at_end", [("inverse_sqrt", 1e-3 * (10 / 101) ** 0.5), ("cosine", 0.0)]
 )

@@ -290,11 +290,12 @@ def beam_search(
     batch = tf.shape(source_ids)[0]
     rows = batch * k
     cache = model.start_decoding(
-        tf.repeat(memory, k, axis=0),
-        tf.repeat(source_mask, k, axis=0),
+        memory,
+        source_mask,
         length if fixed_shapes else None,
         output_table=output_table,
         output_bias=output_bias,
+        repeats=k,
     )
     ids = tf.concat(
         [tf.fill([rows, 1], START_ID), tf.fill([rows, max_decode_length], PAD_ID)], axis=1

@@ -126,6 +126,7 @@ class Translator(keras.Model):
         max_length: Optional[int] = None,
         output_table=None,
         output_bias=None,
+        repeats: int = 1,
     ) -> dict:
         """The decoding cache, batch first everywhere:
         - "history": per decoder block, the self-attention keys and values (B, H, T, Dk) of the
@@ -139,9 +140,13 @@ class Translator(keras.Model):
           an export stores it transposed, decoding.DecodingWeights); with `output_bias`, the
           columns of the ids that a search may write and their biases ("output_bias"), so that
           a step's logits are over those ids alone.
+
+        `repeats`: each sentence's rows repeated that many times in a row (a beam search's
+        hypotheses), after the memory's projection: a sentence's keys and values are projected
+        once, not once per hypothesis.
         """
         history, projected = [], []
-        batch = ops.shape(memory)[0]
+        batch = ops.shape(memory)[0] * repeats
         for block in self.decoder_blocks:
             attention = block.self_attention
             empty = ops.zeros(
@@ -150,6 +155,9 @@ class Translator(keras.Model):
             )
             history.extend([empty, empty])
             projected.extend(block.memory_attention.project_key_value(memory))
+        if repeats > 1:
+            projected = [ops.repeat(x, repeats, axis=0) for x in projected]
+            source_mask = ops.repeat(source_mask, repeats, axis=0)
         cache = {
             "history": tuple(history),
             "memory": tuple(projected),
