@@ -1,6 +1,8 @@
 """The translator's export (from the session's real training run, overfitted to PAIRS:
 tests/conftest.py): tokenization, decoding and detokenization inside the graph."""
 
+import shutil
+
 import numpy as np
 import tensorflow as tf
 
@@ -57,6 +59,17 @@ def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     ids = result["token_ids"].numpy()
     assert ids.shape == (4, 11)  # max_decode_length
     assert ids[0].tolist()[:6] == translator_run.transformed[0]["target_ids"][:6].tolist()
+
+
+def test_the_served_model_reads_its_vocabulary_once_when_loaded(translator_run, tmp_path):
+    """The WordPiece tables are filled where the SavedModel is loaded, not at every request (a
+    table built inside the traced function re-reads its file at each call): with the assets
+    gone after loading, it still translates."""
+    export_dir = shutil.copytree(translator_run.export_dir, tmp_path / "model")
+    loaded = tf.saved_model.load(str(export_dir))
+    shutil.rmtree(export_dir / "assets")
+    result = loaded.signatures["translate"](source=tf.constant([s for s, _ in PAIRS]))
+    assert [t.decode() for t in result["translation"].numpy()] == TRANSLATIONS
 
 
 def test_tf_examples_with_and_without_a_target(translator_run):

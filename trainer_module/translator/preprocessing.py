@@ -115,8 +115,8 @@ def _wordpiece_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[
         )
     return (
         (
-            wordpiece.tokenize(source_words, source_vocabulary),
-            wordpiece.tokenize(target_words, target_vocabulary),
+            wordpiece.apply(source_words, source_vocabulary),
+            wordpiece.apply(target_words, target_vocabulary),
         ),
         (source_words, target_words),
     )

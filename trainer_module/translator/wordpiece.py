@@ -13,6 +13,7 @@ split, counted by Beam (so Dataflow counts in parallel), then one vocabulary of 
 transform graph.
 """
 
+import contextlib
 import os
 from typing import List
 
@@ -125,16 +126,47 @@ def vocabulary(words: tf.RaggedTensor, vocab_size: int, filename: str) -> tf.Ten
     return path
 
 
+def apply(words: tf.RaggedTensor, vocabulary_path) -> tf.RaggedTensor:
+    """tokenize() inside a preprocessing_fn, on an analyzer's vocabulary: through
+    tft.apply_vocabulary, which hands its lookup the learned file's path, so that the table is
+    built where the transform graph is loaded (as Transform's own vocabulary tables are),
+    rather than reading the file again at every call of the served model."""
+    return tft.apply_vocabulary(words, vocabulary_path, lookup_fn=_tokenize_with_size)
+
+
 def tokenize(words: tf.RaggedTensor, vocabulary_path) -> tf.RaggedTensor:
     """(B, None) words -> (B, None) piece ids; a word with a character outside the vocabulary
     becomes [UNK]."""
+    return _tokenize_with_size(words, vocabulary_path)[0]
+
+
+def _tokenize_with_size(words: tf.RaggedTensor, vocabulary_path) -> tuple:
+    """(tokenize(words), the vocabulary's size). The table is created outside the function
+    being traced where the path is known (a string or an eager tensor), as Transform's
+    tf_utils.construct_and_lookup_table does: inside it, its initializer would read the file
+    at every call."""
+    with contextlib.ExitStack() as stack:
+        if tf.inside_function() and not tf.is_symbolic_tensor(vocabulary_path):
+            stack.enter_context(tf.init_scope())
+        table = tf.lookup.StaticVocabularyTable(
+            tf.lookup.TextFileInitializer(
+                vocabulary_path,
+                tf.string,
+                tf.lookup.TextFileIndex.WHOLE_LINE,
+                tf.int64,
+                tf.lookup.TextFileIndex.LINE_NUMBER,
+            ),
+            num_oov_buckets=1,  # as text.WordpieceTokenizer builds it from a path
+            lookup_key_dtype=tf.string,
+        )
+        size = table.size()
     tokenizer = text.WordpieceTokenizer(
-        vocabulary_path,
+        table,
         suffix_indicator=JOINER,
         token_out_type=tf.int64,
         unknown_token=RESERVED_TOKENS[1],
     )
-    return tokenizer.tokenize(words).merge_dims(-2, -1)
+    return tokenizer.tokenize(words).merge_dims(-2, -1), size
 
 
 def detokenize(pieces: tf.RaggedTensor) -> tf.Tensor:
