@@ -145,6 +145,25 @@ def span_window(exec_properties: Dict[str, Any]) -> List[Dict[str, Any]]:
     return window
 
 
+def resolved_without_driver(exec_properties: Dict[str, Any], examples) -> Dict[str, Any]:
+    """The exec properties as TFX's ExampleGen driver leaves them (the latest span and
+    version, the input fingerprint, the span's patterns), with the `examples` artifacts
+    stamped as the driver stamps them. Every orchestrator TFX supports runs the driver first,
+    and then this returns `exec_properties` unchanged; a Kubeflow Pipelines 2 backend runs no
+    driver (no pre-cache checks: `compile --target kubeflow`), and then the executor resolves
+    the span itself."""
+    from tfx.components.example_gen import driver
+
+    if exec_properties.get("span") is not None:
+        return exec_properties
+    resolved = driver.FileBasedDriver(metadata_handle=None).resolve_exec_properties(
+        dict(exec_properties), None, None
+    )
+    for artifact in examples:
+        driver.update_output_artifact(resolved, artifact.mlmd_artifact)
+    return resolved
+
+
 def data_folder(exec_properties: Dict[str, Any]) -> str:
     """The folder the run reads: input_base, or the span folder the driver resolved (the
     input_config's pattern up to its first wildcard)."""
@@ -231,6 +250,9 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
         exec properties); `pipeline` is a Pipeline or a PBegin."""
 
     def Do(self, input_dict, output_dict, exec_properties) -> None:
+        exec_properties = resolved_without_driver(
+            exec_properties, output_dict[standard_component_specs.EXAMPLES_KEY]
+        )
         self._window = [self.resolve_layout(p) for p in span_window(exec_properties)]
         layouts = sorted({read_options(p)["format"] for p in self._window})
         for examples in output_dict[standard_component_specs.EXAMPLES_KEY]:

@@ -10,6 +10,7 @@ import dataclasses
 import os
 from typing import Mapping, Optional
 
+from pipeline import configs
 from pipeline.configs import flag
 
 # Environment variable -> the CloudConfig field it sets (its default there; none: required).
@@ -29,10 +30,20 @@ ENVIRONMENT = {
     "DATAFLOW_MAX_WORKERS": "dataflow_max_workers",
     "MODEL_REGISTRY": "registry",
     "VERTEX_PARENT_MODEL": "parent_model",
+    "TRAINING_SERVICE_ACCOUNT": "training_service_account",
+    "DATAFLOW_SERVICE_ACCOUNT": "dataflow_service_account",
+    "BEAM_STEP_CPU": "beam_step_cpu",
+    "BEAM_STEP_MEMORY": "beam_step_memory",
+    "TRAINER_STEP_CPU": "trainer_step_cpu",
+    "TRAINER_STEP_MEMORY": "trainer_step_memory",
 }
 BEAM_RUNNERS = ("dataflow", "direct")
 CLOUD_REGISTRIES = ("vertex", "mlflow", "none")
 ENGINES = ("vertex", "kubeflow")  # where `tfx-transformers submit` starts runs
+# What `compile --target` compiles for (pipeline/kubeflow_runner.py: for_target), and the
+# job's label that names it (`launch` reads it).
+TARGETS = ("vertex", "kubeflow")
+TARGET_LABEL = "tfx-transformers-target"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,10 +63,26 @@ class CloudConfig:
     dataflow_max_workers: int = 8
     registry: str = "vertex"  # vertex, mlflow (MLFLOW_TRACKING_URI) or none
     parent_model: str = ""  # register versions under this Vertex AI model
+    # The identities the Vertex AI training job and the Dataflow workers run as (default: the
+    # project's default service accounts).
+    training_service_account: str = ""
+    dataflow_service_account: str = ""
+    # Resources of the steps that run inside their own container: the Beam steps with
+    # BEAM_RUNNER=direct, the Trainer and Tuner with VERTEX_TRAINING=0 (which also get
+    # TRAINER_ACCELERATOR_TYPE and _COUNT). CPUs ("8") and memory ("32G"); Vertex AI picks a
+    # machine that has them. Empty: the orchestrator's default.
+    beam_step_cpu: str = ""
+    beam_step_memory: str = ""
+    trainer_step_cpu: str = ""
+    trainer_step_memory: str = ""
 
     def __post_init__(self):
         if not self.root.startswith("gs://"):
-            raise ValueError(f"PIPELINE_ROOT must be a gs:// path, not {self.root!r}")
+            raise ValueError(
+                f"PIPELINE_ROOT must be a gs:// path, not {self.root!r}: compiled jobs keep "
+                "their artifacts, pushed models and backups in Google Cloud Storage (on a "
+                "Kubeflow cluster outside Google Cloud too; docs/kubeflow.md says why)"
+            )
         if self.beam_runner not in BEAM_RUNNERS:
             raise ValueError(f"BEAM_RUNNER must be one of {BEAM_RUNNERS}, not {self.beam_runner!r}")
         if self.registry not in CLOUD_REGISTRIES:
@@ -102,15 +129,24 @@ class CloudConfig:
 
     def beam_pipeline_args(self, pipeline_name: str) -> list:
         """Dataflow, with the pipeline image as the workers' SDK container (Transform's
-        preprocessing_fn and the example gens are this project's code); or Beam's
-        DirectRunner inside the pipeline step."""
+        preprocessing_fn and the example gens are this project's code); or, with
+        BEAM_RUNNER=direct, the runner local runs use (pipeline/local_beam.py: Beam's
+        DirectRunner less its Prism attempt, which downloads a binary) inside the pipeline
+        step, on every core of its machine. Naming the image there too keeps TFX from building
+        and staging an sdist of itself for every Beam step."""
         if self.beam_runner == "direct":
             return [
-                "--runner=DirectRunner",
+                f"--runner={configs.LOCAL_BEAM_RUNNER}",
                 "--direct_running_mode=multi_processing",
                 "--direct_num_workers=0",
+                f"--sdk_container_image={self.image}",
             ]
         root = self.root.rstrip("/")
+        service_account = (
+            [f"--service_account_email={self.dataflow_service_account}"]
+            if self.dataflow_service_account
+            else []
+        )
         return [
             "--runner=DataflowRunner",
             f"--project={self.project}",
@@ -120,6 +156,7 @@ class CloudConfig:
             "--experiments=use_runner_v2",
             f"--machine_type={self.dataflow_machine_type}",
             f"--max_num_workers={self.dataflow_max_workers}",
+            *service_account,
         ]
 
     def worker_pool_specs(self) -> list:
@@ -151,12 +188,17 @@ class CloudConfig:
 
         common = {constants.ENABLE_VERTEX_KEY: True, constants.VERTEX_REGION_KEY: self.region}
         pools = self.worker_pool_specs()
+        identity = (
+            {"service_account": self.training_service_account}
+            if self.training_service_account
+            else {}
+        )
         return {
             "trainer": {
                 **common,
                 TRAINING_ARGS_KEY: {
                     "project": self.project,
-                    "job_spec": {"worker_pool_specs": pools},
+                    "job_spec": {"worker_pool_specs": pools, **identity},
                 },
             },
             # Trials run one at a time, each on the chief's machine.
@@ -164,7 +206,56 @@ class CloudConfig:
                 **common,
                 TUNING_ARGS_KEY: {
                     "project": self.project,
-                    "job_spec": {"worker_pool_specs": pools[:1]},
+                    "job_spec": {"worker_pool_specs": pools[:1], **identity},
                 },
             },
         }
+
+    def backup_root(self, pipeline_name: str) -> str:
+        """Where the Trainer backs up (trainer_module/training/backup.py): outside the job's
+        folder, so that a resubmitted job resumes the training a killed one left."""
+        return f"{self.root.rstrip('/')}/backup/{pipeline_name}"
+
+    def step_resources(self, role: str):
+        """The KFP ResourceSpec of a step that runs in its own container: `role` "beam" (with
+        BEAM_RUNNER=direct) or "trainer" (with VERTEX_TRAINING=0; with its accelerator); None
+        when nothing is set or the work runs elsewhere (Dataflow, a Vertex AI training job)."""
+        from kfp.pipeline_spec import pipeline_spec_pb2
+
+        if role == "beam":
+            if self.beam_runner != "direct":
+                return None
+            cpu, memory, accelerator = self.beam_step_cpu, self.beam_step_memory, None
+        elif role == "trainer":
+            if self.vertex_training:
+                return None
+            cpu, memory = self.trainer_step_cpu, self.trainer_step_memory
+            accelerator = (self.accelerator_type, self.accelerator_count)
+            if not (self.accelerator_type and self.accelerator_count):
+                accelerator = None
+        else:
+            raise ValueError(f"role must be 'beam' or 'trainer', not {role!r}")
+        if not (cpu or memory or accelerator):
+            return None
+        spec = pipeline_spec_pb2.PipelineDeploymentConfig.PipelineContainerSpec.ResourceSpec()
+        # Both spellings: the numeric fields (TFX's compiler checks them; older backends read
+        # them) and the string ones that newer KFP and Vertex AI read.
+        if cpu:
+            spec.cpu_limit, spec.resource_cpu_limit = float(cpu), cpu
+        if memory:
+            spec.memory_limit, spec.resource_memory_limit = gigabytes(memory), memory
+        if accelerator:
+            kind, count = accelerator
+            spec.accelerator.type, spec.accelerator.count = kind, count
+            spec.accelerator.resource_type, spec.accelerator.resource_count = kind, str(count)
+        return spec
+
+
+def gigabytes(memory: str) -> float:
+    """ "32G", "32Gi", "512M" or "16" (gigabytes) as gigabytes."""
+    text = memory.strip()
+    units = {"Gi": 2**30 / 1e9, "G": 1.0, "Mi": 2**20 / 1e9, "M": 1e-3}
+    for suffix, scale in units.items():
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * scale
+    return float(text)

@@ -30,6 +30,7 @@ from tfx.types import Channel, standard_artifacts
 from tfx.utils import proto_utils
 
 from components.anomalies_gate import AnomaliesGate
+from components.champion_model import ChampionAwareEvaluator, ChampionModel
 from components.dataset_example_gen import SPAN, WINDOW
 from components.model_registry.component import ModelRegistry, ModelRegistrySpec
 from components.predictions_writer import PredictionsWriter
@@ -137,6 +138,9 @@ def create_pipeline(
     vertex_training: Optional[Mapping[str, Mapping[str, Any]]] = None,
     runtime_parameters: bool = False,
     lineage_resolvers: bool = True,
+    baseline: str = "resolver",
+    run_id: Optional[str] = None,
+    backup_root: Optional[str] = None,
 ) -> Pipeline:
     """Builds the pipeline `run` describes (PipelineOptions.resolve: task, model family,
     preset and overrides, steps, threshold, schema, tuning).
@@ -154,6 +158,14 @@ def create_pipeline(
     DistributionValidator the champion's data's statistics to compare with (a drifted span
     stops before Transform; tasks that check drift) and the Trainer a base model to
     warm-start from; the KFP v2 compiler cannot compile them.
+
+    The Evaluator's baseline: `baseline="resolver"`, TFX's latest-blessed-model resolver (ML
+    Metadata of this pipeline); "champion", the registry's champion (or the newest pushed
+    version without a registry) through ChampionModel, for compiled jobs (its docstring says
+    why). `run_id`: the run's id as the registry and the report record it, for orchestrators
+    whose executors get no pipeline context (a KFP placeholder in compiled jobs); they then
+    get the pipeline's name as a parameter too. `backup_root`: where the Trainer backs up
+    (default: its own folder; trainer_module/training/backup.py).
     """
     task, family, options = run.task, run.family, run.options
     settings = run.trainer_settings(data_dir)
@@ -172,6 +184,8 @@ def create_pipeline(
             for name, args in (("train_args", train_args), ("eval_args", eval_args))
         )
     training_config = dict(settings.custom_config)
+    if backup_root:
+        training_config["backup_root"] = backup_root
     trainer_class, tuner_class = Trainer, Tuner
     vertex_training = vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
@@ -223,16 +237,30 @@ def create_pipeline(
         eval_args=eval_args,
         custom_config={**training_config, **vertex_training.get("trainer", {})},
     )
-    # Finds the latest blessed model, the baseline for the change threshold.
-    model_resolver = latest_blessed_model("latest_blessed_model_resolver")
+    # Finds the model to beat, the baseline for the change threshold: the latest blessed
+    # model, or the registry's champion.
+    if baseline == "resolver":
+        model_resolver, evaluator_class = (
+            latest_blessed_model("latest_blessed_model_resolver"),
+            Evaluator,
+        )
+    elif baseline == "champion":
+        model_resolver = ChampionModel(
+            model_name=options.name,
+            registry=registry_config or "",
+            serving_model_dir=serving_model_dir,
+        )
+        evaluator_class = ChampionAwareEvaluator
+    else:
+        raise ValueError(f"baseline must be 'resolver' or 'champion', not {baseline!r}")
     # Evaluates the candidate (and the baseline) with TFMA and blesses it if it passes.
-    evaluator = Evaluator(
+    evaluator = evaluator_class(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
         baseline_model=model_resolver.outputs["model"],
         eval_config=task.blessing_eval_config(family, run.blessing_threshold),
         module_path=family.evaluator_module,
-    )
+    ).with_id("Evaluator")
     # Copies a blessed model to a new version folder, never overwriting one.
     pusher = VersionedPusher(
         model=trainer.outputs["model"],
@@ -269,10 +297,14 @@ def create_pipeline(
         "pushed_model": pusher.outputs["pushed_model"],
         "baseline_model": model_resolver.outputs["model"],
     }
+    # Without a pipeline context (compiled jobs), the registry and the report are told.
+    identity = {"pipeline_name": options.name, "run_id": run_id} if run_id else {}
     if registry_config:
         # Registers the pushed version with its metrics and lineage; blessed: the champion.
         registry = ModelRegistry(
-            registry=registry_config, **{key: artifacts[key] for key in ModelRegistrySpec.INPUTS}
+            registry=registry_config,
+            **identity,
+            **{key: artifacts[key] for key in ModelRegistrySpec.INPUTS},
         )
         components.append(registry)
         artifacts["registered_model"] = registry.outputs["registered_model"]
@@ -281,7 +313,7 @@ def create_pipeline(
         artifacts["drift"] = data["distribution_validator"].outputs["anomalies"]
         card["drift_checks"] = task.drift_descriptions(run.drift_thresholds)
     # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
-    report = RunReport(model_card=json.dumps(card), **artifacts)
+    report = RunReport(model_card=json.dumps(card), **identity, **artifacts)
 
     return Pipeline(
         pipeline_name=options.name,

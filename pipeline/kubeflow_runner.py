@@ -12,7 +12,7 @@ from typing import Any, Mapping, Optional
 
 from components.model_registry.backends import TRACKING_URI_ENV, mlflow_config, vertex_config
 from pipeline import configs
-from pipeline.cloud import ENGINES, CloudConfig
+from pipeline.cloud import ENGINES, TARGET_LABEL, TARGETS, CloudConfig
 from pipeline.factory import create_pipeline
 from pipeline.options import PipelineOptions
 
@@ -35,7 +35,7 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
     (a BERT preset directory) must be gs:// paths (or preset names)."""
     run = options.check_cloud_paths().resolve()
     paths = cloud.paths(options.name, options.task)
-    return create_pipeline(
+    pipeline = create_pipeline(
         run,
         pipeline_root=paths["pipeline_root"],
         data_dir=options.data or paths["data_dir"],
@@ -47,7 +47,35 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
         # No drift check or warm start: their resolvers follow MLMD lineage, which the KFP v2
         # compiler cannot express (it compiles TFX's two built-in resolver strategies only).
         lineage_resolvers=False,
+        # The baseline from the registry (components/champion_model says why not a resolver).
+        baseline="champion",
+        run_id=JOB_NAME_PLACEHOLDER,
+        backup_root=cloud.backup_root(options.name),
     )
+    for component in pipeline.components:
+        role = step_role(component)
+        spec = cloud.step_resources(role) if role else None
+        if spec is not None:
+            component.with_platform_config(spec)
+    return pipeline
+
+
+# KFP's placeholder for the job's name, which the orchestrator substitutes in a parameter's
+# constant (`tfx-transformers launch` too): the run id the registry and the report record.
+JOB_NAME_PLACEHOLDER = "{{$.pipeline_job_name}}"
+
+
+def step_role(component) -> Optional[str]:
+    """ "trainer" for the Trainer and Tuner, "beam" for the steps that run Beam pipelines,
+    else None: which resources (CloudConfig.step_resources) a step gets."""
+    from tfx.components import Trainer, Tuner
+    from tfx.dsl.components.base.base_beam_component import BaseBeamComponent
+
+    if isinstance(component, (Trainer, Tuner)):
+        return "trainer"
+    if isinstance(component, BaseBeamComponent):
+        return "beam"
+    return None
 
 
 def runtime_parameter_defaults(pipeline) -> dict:
@@ -67,11 +95,23 @@ def default_job_path(pipeline) -> str:
     return os.path.join(configs.KUBEFLOW_BUILD_DIR, f"{pipeline.pipeline_info.pipeline_name}.json")
 
 
-def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
+def compile_pipeline(
+    pipeline, cloud: CloudConfig, output_file: str, target: str = "vertex"
+) -> dict:
     """Writes the KFP v2 PipelineJob JSON (pipeline spec schema 2.1, with the runtime
-    parameters' defaults as its parameter values) to `output_file`; returns it as a dict."""
+    parameters' defaults as its parameter values) to `output_file`; returns it as a dict.
+
+    `target` "vertex": Vertex AI Pipelines, which runs TFX's ExampleGen driver as the task's
+    pre-cache check (span, version and a fingerprint of the data, so that changed data is
+    never served from the cache). "kubeflow": the open-source Kubeflow Pipelines 2 backend,
+    which implements neither pre-cache checks nor resolver tasks: the ExampleGen resolves
+    the span itself and is never cached, and a resolver task is refused (compiled jobs have
+    none: their baseline comes from ChampionModel). Either way ChampionModel is never cached:
+    its inputs are constants, its answer (the registry's champion) is not."""
     if not output_file.endswith(".json"):
         raise ValueError(f"the compiled pipeline is a PipelineJob JSON file, not {output_file}")
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, not {target!r}")
     # Imported here: the compiler needs kfp's protos, which only this path uses.
     from tfx.orchestration.kubeflow.v2 import kubeflow_v2_dag_runner as v2
 
@@ -80,9 +120,43 @@ def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
         output_dir=os.path.dirname(os.path.abspath(output_file)),
         output_filename=os.path.basename(output_file),
     )
-    return runner.run(
-        pipeline, parameter_values=runtime_parameter_defaults(pipeline), write_out=True
+    job = runner.run(
+        pipeline, parameter_values=runtime_parameter_defaults(pipeline), write_out=False
     )
+    job = for_target(job, target)
+    os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
+    with open(output_file, "w") as f:
+        json.dump(job, f, sort_keys=True)
+    return job
+
+
+def uncached_tasks(job: dict) -> list:
+    """The tasks a run must never take from the cache: ChampionModel (constants in, the
+    registry's current champion out)."""
+    tasks = job["pipelineSpec"]["root"]["dag"]["tasks"]
+    return [name for name, task in tasks.items() if name.startswith("ChampionModel")]
+
+
+def for_target(job: dict, target: str) -> dict:
+    """The compiled `job` as `target` runs it (compile_pipeline's docstring)."""
+    job.setdefault("labels", {})[TARGET_LABEL] = target
+    spec = job["pipelineSpec"]
+    tasks, executors = spec["root"]["dag"]["tasks"], spec["deploymentSpec"]["executors"]
+    for name in uncached_tasks(job):
+        tasks[name].setdefault("cachingOptions", {})["enableCache"] = False
+    if target == "kubeflow":
+        for name, task in tasks.items():
+            label = spec["components"][task["componentRef"]["name"]]["executorLabel"]
+            executor = executors[label]
+            if "resolver" in executor:
+                raise ValueError(
+                    f"task {name} is a resolver, which Kubeflow Pipelines 2 does not run"
+                )
+            container = executor.get("container", {})
+            if container.pop("lifecycle", None) is not None:
+                # No driver: the executor resolves the span; the data decides, not a cache.
+                task.setdefault("cachingOptions", {})["enableCache"] = False
+    return job
 
 
 def submit(

@@ -1,23 +1,24 @@
 """ModelRegistry component: after the Pusher, registers the pushed model version."""
 
+from typing import Optional
+
 from tfx import types
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
+from components.artifact_types import RegisteredModel
 from components.model_registry.executor import Executor
 
 
-class RegisteredModel(types.Artifact):
-    """Where the model was registered: custom properties registry, name, version, uri, alias
-    (`registered` = 0 when nothing was: the model was not pushed)."""
-
-    # "<namespace>.<Name>": the form Kubeflow v2 pipeline specs require of custom types.
-    TYPE_NAME = "tfx_transformers.RegisteredModel"
-
-
 class ModelRegistrySpec(types.ComponentSpec):
-    PARAMETERS = {"registry": ExecutionParameter(type=str)}  # JSON, see backends.py
+    PARAMETERS = {
+        "registry": ExecutionParameter(type=str),  # JSON, see backends.py
+        # Where the orchestrator gives executors no pipeline context (compiled jobs): the
+        # registered model's name and the run's id (default: the context's).
+        "pipeline_name": ExecutionParameter(type=str, optional=True),
+        "run_id": ExecutionParameter(type=str, optional=True),
+    }
     INPUTS = {
         "pushed_model": ChannelParameter(type=standard_artifacts.PushedModel),
         "model": ChannelParameter(type=standard_artifacts.Model),
@@ -36,9 +37,20 @@ class ModelRegistry(base_component.BaseComponent):
     SPEC_CLASS = ModelRegistrySpec
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)
 
-    def __init__(self, *, registry: str, **inputs: types.BaseChannel):
+    def __init__(
+        self,
+        *,
+        registry: str,
+        pipeline_name: Optional[str] = None,
+        run_id: Optional[str] = None,
+        **inputs: types.BaseChannel,
+    ):
         super().__init__(
             spec=ModelRegistrySpec(
-                registry=registry, registered_model=types.Channel(type=RegisteredModel), **inputs
+                registry=registry,
+                pipeline_name=pipeline_name,
+                run_id=run_id,
+                registered_model=types.Channel(type=RegisteredModel),
+                **inputs,
             )
         )

@@ -10,6 +10,7 @@ from tfx.types import artifact_utils
 from components.evaluation_results import overall_metrics
 from components.model_registry.backends import from_config
 from components.model_registry.version import ModelVersion, saved_model_fingerprint
+from components.run_identity import run_identity
 
 LINEAGE_INPUTS = ("examples", "transform_graph", "model", "evaluation", "blessing", "pushed_model")
 
@@ -32,8 +33,7 @@ class Executor(base_executor.BaseExecutor):
             logging.info("The model was not pushed (not blessed): nothing to register.")
             output.set_int_custom_property("registered", 0)
             return
-        context = self._context
-        pipeline_name = context.pipeline_info.id if context and context.pipeline_info else ""
+        pipeline_name, run_id = run_identity(self._context, exec_properties)
         source = pushed.get_string_custom_property("pushed_destination")
         version = ModelVersion(
             name=pipeline_name or "model",
@@ -41,7 +41,7 @@ class Executor(base_executor.BaseExecutor):
             blessed=bool(single["blessing"].get_int_custom_property("blessed")),
             metrics=overall_metrics(single["evaluation"].uri),
             pipeline_name=pipeline_name,
-            run_id=(context.pipeline_run_id if context else None) or "",
+            run_id=run_id,
             pushed_version=pushed.get_string_custom_property("pushed_version"),
             lineage={key: single[key].id for key in LINEAGE_INPUTS if key in single},
             fingerprint=saved_model_fingerprint(source),

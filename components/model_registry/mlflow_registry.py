@@ -8,7 +8,7 @@ import logging.config
 import os
 import tempfile
 import time
-from typing import Callable, List, Optional, TypeVar
+from typing import Callable, List, Optional, Tuple, TypeVar
 
 from components.model_registry import mlflow_model
 from components.model_registry.version import CHAMPION, FINGERPRINT_TAG, ModelVersion, Registered
@@ -395,6 +395,19 @@ class MlflowRegistry:
             "metrics": dict(sorted(metrics.items())),
             "tags": dict(sorted(found.tags.items())),
         }
+
+    def champion(self, name: str) -> Optional[Tuple[str, str]]:
+        """(version, pushed SavedModel) of the version holding the alias, or None when the
+        model or the alias does not exist yet (components/champion_model)."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            found = self._retried(lambda: self.client.get_model_version_by_alias(name, self.alias))
+        except MlflowException as error:
+            if unavailable(error):
+                raise
+            return None  # no such model, or no version holds the alias
+        return str(found.version), found.tags.get(SAVED_MODEL_TAG, "")
 
     def by_alias(self, name: str, alias: str) -> dict:
         return self.show(name, str(self.client.get_model_version_by_alias(name, alias).version))

@@ -9,7 +9,7 @@ rerun that re-blesses a cached model reports the existing version, and moves the
 when blessed."""
 
 import re
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from components.model_registry.version import CHAMPION, ModelVersion, Registered
 
@@ -102,6 +102,22 @@ class VertexRegistry:
             f"{model.resource_name}@{model.version_id}",
             self.alias if version.blessed else None,
         )
+
+    def champion(self, name: str) -> Optional[Tuple[str, str]]:
+        """(version, artifact URI) of the version holding the alias, or None when there is no
+        such model or version yet (components/champion_model)."""
+        from google.api_core import exceptions
+        from google.cloud import aiplatform
+
+        aiplatform.init(project=self.project, location=self.region)
+        parent = self.parent_model or self.find_model(name)
+        if parent is None:
+            return None
+        try:
+            model = aiplatform.Model(model_name=f"{parent}@{self.alias}")
+        except exceptions.NotFound:
+            return None
+        return str(model.version_id), model.uri
 
     @staticmethod
     def find_model(display_name: str) -> Optional[str]:

@@ -5,13 +5,8 @@ from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.types import standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
+from components.artifact_types import Predictions
 from components.predictions_writer import executor
-
-
-class Predictions(types.Artifact):
-    """JSON lines files (predictions-*.jsonl), one answer per scored input."""
-
-    TYPE_NAME = "Predictions"
 
 
 class PredictionsWriterSpec(types.ComponentSpec):

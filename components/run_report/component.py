@@ -1,20 +1,15 @@
 """RunReport component: the last node of the pipeline; writes one HTML page per run."""
 
+from typing import Optional
+
 from tfx import types
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
-from components.model_registry.component import RegisteredModel
+from components.artifact_types import RegisteredModel
+from components.artifact_types import RunReport as RunReportArtifact
 from components.run_report.executor import Executor
-
-
-class RunReportArtifact(types.Artifact):
-    """A folder holding the report page (index.html); `report_path` names it."""
-
-    # "<namespace>.<Name>": the form Kubeflow v2 pipeline specs require of custom types.
-    TYPE_NAME = "tfx_transformers.RunReport"
-
 
 # Input key -> artifact type; the factory wires each to the producing component's output.
 INPUTS = {
@@ -42,6 +37,9 @@ class RunReportSpec(types.ComponentSpec):
     PARAMETERS = {
         # JSON: task, model, preset, description, intended_use, limitations, gating_metric.
         "model_card": ExecutionParameter(type=str),
+        # Where the orchestrator gives executors no pipeline context (compiled jobs).
+        "pipeline_name": ExecutionParameter(type=str, optional=True),
+        "run_id": ExecutionParameter(type=str, optional=True),
     }
     INPUTS = {
         key: ChannelParameter(type=artifact_type, optional=key in OPTIONAL_INPUTS)
@@ -57,9 +55,20 @@ class RunReport(base_component.BaseComponent):
     SPEC_CLASS = RunReportSpec
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)
 
-    def __init__(self, *, model_card: str, **inputs: types.BaseChannel):
+    def __init__(
+        self,
+        *,
+        model_card: str,
+        pipeline_name: Optional[str] = None,
+        run_id: Optional[str] = None,
+        **inputs: types.BaseChannel,
+    ):
         super().__init__(
             spec=RunReportSpec(
-                model_card=model_card, report=types.Channel(type=RunReportArtifact), **inputs
+                model_card=model_card,
+                pipeline_name=pipeline_name,
+                run_id=run_id,
+                report=types.Channel(type=RunReportArtifact),
+                **inputs,
             )
         )

@@ -8,6 +8,8 @@ from tfx import types
 from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 
+from components.champion_model.executor import is_empty
+from components.run_identity import run_identity
 from components.run_report.artifacts import from_tfx
 from components.run_report.report import REPORT_FILE, write_report
 
@@ -24,19 +26,15 @@ class Executor(base_executor.BaseExecutor):
         refs = {
             role: from_tfx(role, artifacts[0])
             for role, artifacts in input_dict.items()
-            if artifacts
+            if artifacts and not is_empty(artifacts[0])  # no champion: no baseline
         }
         report = artifact_utils.get_single_instance(output_dict["report"])
-        context = self._context
-        pipeline_name = (
-            context.pipeline_info.id if context and context.pipeline_info else "pipeline"
-        )
-        run_id = (context.pipeline_run_id if context else None) or "unknown"
+        pipeline_name, run_id = run_identity(self._context, exec_properties)
         path = write_report(
             os.path.join(report.uri, REPORT_FILE),
             refs,
-            pipeline_name=pipeline_name,
-            run_id=run_id,
+            pipeline_name=pipeline_name or "pipeline",
+            run_id=run_id or "unknown",
             card=json.loads(exec_properties["model_card"]),
         )
         report.set_string_custom_property(REPORT_PATH, path)

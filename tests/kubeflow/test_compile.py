@@ -68,15 +68,16 @@ def test_every_task_and_family_compiles_to_the_full_dag(tmp_path, task, model):
     job = compile_job(tmp_path, task, model)
     tasks = tasks_of(job)
     example_gen = next(name for name in tasks if name.endswith("ExampleGen"))
-    assert set(tasks) == {
-        example_gen,
-        *CHAIN,
-        "latest_blessed_model_resolver-model-resolver",
-        "latest_blessed_model_resolver-model-blessing-resolver",
-    }
+    # No resolver task: the Evaluator's baseline is the registry's champion, read by a
+    # component that is never cached.
+    assert set(tasks) == {example_gen, *CHAIN, "ChampionModel"}
     for upstream, downstream in zip([example_gen] + CHAIN, CHAIN):
         assert upstream in tasks[downstream].get("dependentTasks", []), (upstream, downstream)
-    assert "latest_blessed_model_resolver-model-resolver" in tasks["Evaluator"]["dependentTasks"]
+    assert tasks["Evaluator"]["inputs"]["artifacts"]["baseline_model"] == {
+        "taskOutputArtifact": {"producerTask": "ChampionModel", "outputArtifactKey": "model"}
+    }
+    assert tasks["ChampionModel"]["cachingOptions"] == {"enableCache": False}
+    assert parameter(tasks["ChampionModel"], "model_name") == f"{task}-{model}".replace("_", "-")
     name = f"{task}-{model}".replace("_", "-")
     assert job["pipelineSpec"]["pipelineInfo"]["name"] == name
     assert job["runtimeConfig"]["gcsOutputDirectory"] == f"gs://bucket/tt/pipelines/{name}"
@@ -245,7 +246,8 @@ def test_cpu_training_inside_the_pipeline_and_beam_in_the_step(tmp_path):
         "tfx.components.trainer.executor.GenericExecutor" in executor_args(job, "Trainer")["args"]
     )
     assert "ai_platform_training_args" not in parameter(tasks["Trainer"], "custom_config")
-    assert "--runner=DirectRunner" in executor_args(job, "Transform")["args"]
+    # The runner local runs use, not Beam's DirectRunner (which first tries to download Prism).
+    assert "--runner=pipeline.local_beam.DirectRunner" in executor_args(job, "Transform")["args"]
 
 
 def test_bert_cannot_be_tuned(tmp_path):

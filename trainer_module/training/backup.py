@@ -30,11 +30,15 @@ INTERVAL_PREFIX = "interval-"
 WEIGHTS, METADATA = "latest.weights.h5", "training_metadata.json"
 # Set in custom_config by training.run_fn: the folder, and whether this worker writes it.
 BACKUP_DIR_KEY, BACKUP_WRITER_KEY = "backup_dir", "backup_writer"
+# Set in custom_config by compiled jobs (pipeline/cloud.py): a folder outside the job's own,
+# so that a resubmitted job (a new job folder, the cached inputs) finds the backup.
+BACKUP_ROOT_KEY = "backup_root"
 
 
 def backup_dir(fn_args) -> str:
     """`<Trainer folder>/backup/<sha256 of what the training depends on>`, from the Trainer's
-    model run directory `<Trainer folder>/model_run/<execution id>`."""
+    model run directory `<Trainer folder>/model_run/<execution id>`; with a `backup_root` in
+    the custom_config (compiled jobs, whose Trainer folder is the job's), `<backup_root>/<sha>`."""
     depends_on = {
         "train_files": fn_args.train_files,
         "eval_files": fn_args.eval_files,
@@ -44,11 +48,14 @@ def backup_dir(fn_args) -> str:
         "custom_config": {
             k: v
             for k, v in (fn_args.custom_config or {}).items()
-            if k not in (BACKUP_DIR_KEY, BACKUP_WRITER_KEY)
+            if k not in (BACKUP_DIR_KEY, BACKUP_WRITER_KEY, BACKUP_ROOT_KEY)
         },
         "hyperparameters": fn_args.hyperparameters,
     }
     key = hashlib.sha256(json.dumps(depends_on, sort_keys=True, default=str).encode())
+    root = (fn_args.custom_config or {}).get(BACKUP_ROOT_KEY)
+    if root:
+        return os.path.join(root, key.hexdigest()[:24])
     trainer_dir = os.path.dirname(os.path.dirname(fn_args.model_run_dir.rstrip("/")))
     return os.path.join(trainer_dir, BACKUP_FOLDER, key.hexdigest()[:24])
 

@@ -1,0 +1,1 @@
+from components.champion_model.component import ChampionAwareEvaluator, ChampionModel  # noqa: F401

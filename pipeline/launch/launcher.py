@@ -1,0 +1,610 @@
+"""Runs a compiled PipelineJob on this machine, task by task, as Vertex AI Pipelines would:
+each container task's own command line (TFX's container entrypoint, the ExampleGen driver as
+its pre-cache check), in a process of its own, given the ExecutorInput Vertex AI gives it and
+read back through the ExecutorOutput it writes; resolver tasks answered by their filters over
+the artifacts the launches recorded; Vertex AI training jobs as local worker processes
+(training_jobs.py); task caching as Vertex AI caches.
+
+What changes on the way, and is reported: every gs:// path becomes a folder under the
+output, Beam steps compiled for Dataflow run on the local runner (pipeline/local_beam.py)
+with their other options kept, and `python` is this environment's interpreter. What a launch
+does not prove: the image, IAM, quotas, Cloud Storage, Dataflow's and Vertex AI's services.
+"""
+
+import datetime
+import hashlib
+import json
+import os
+import re
+import sys
+import threading
+import time
+import uuid
+from typing import Any, Dict, List, Mapping, Optional, TextIO
+
+import yaml
+
+from pipeline import configs
+from pipeline.cloud import TARGET_LABEL, TARGETS
+from pipeline.launch import filters
+from pipeline.launch.forkserver import WarmProcesses
+from pipeline.launch.store import Store
+
+GCS = "gs://"
+DATAFLOW = "--runner=DataflowRunner"
+# The local runner's options for steps compiled for Dataflow (as `run`'s default, in memory).
+LOCAL_BEAM = [
+    f"--runner={configs.LOCAL_BEAM_RUNNER}",
+    "--direct_running_mode=in_memory",
+    "--direct_num_workers=1",
+]
+CLOUD_TRAINING = "tfx.extensions.google_cloud_ai_platform."
+EXECUTOR_INPUT = "{{$}}"
+PROGRESS_LINE = re.compile(r"progress\.py:\d+\] (.*)$")
+LOG_TAIL_LINES = 25
+
+
+class LaunchError(RuntimeError):
+    """The job cannot be launched here (a task kind the target lacks, a cloud service)."""
+
+
+def map_gcs(value: Any, root: str) -> Any:
+    """`value` with every gs://BUCKET/PATH in its strings (JSON strings inside included)
+    replaced by ROOT/gs/BUCKET/PATH."""
+    if isinstance(value, str):
+        return value.replace(GCS, os.path.join(root, "gs") + "/")
+    if isinstance(value, list):
+        return [map_gcs(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: map_gcs(v, root) for k, v in value.items()}
+    return value
+
+
+def schema_title(instance_schema: str) -> str:
+    return (yaml.safe_load(instance_schema) or {}).get("title", "tfx.Artifact")
+
+
+def task_order(tasks: Mapping[str, dict]) -> List[str]:
+    """The tasks in dependency order (each after its dependentTasks and the producers of its
+    input artifacts); ties by name, so the order is the same every time."""
+    needs = {}
+    for name, task in tasks.items():
+        producers = {
+            spec["taskOutputArtifact"]["producerTask"]
+            for spec in task.get("inputs", {}).get("artifacts", {}).values()
+            if "taskOutputArtifact" in spec
+        }
+        needs[name] = set(task.get("dependentTasks", [])) | producers
+    order, done = [], set()
+    while len(order) < len(tasks):
+        ready = sorted(n for n in tasks if n not in done and needs[n] <= done)
+        if not ready:
+            raise LaunchError(f"the job's tasks have a cycle among {sorted(set(tasks) - done)}")
+        order.append(ready[0])
+        done.add(ready[0])
+    return order
+
+
+def substitute_placeholders(value: Any, known: Mapping[str, str]) -> Any:
+    """A parameter constant with KFP's job-level placeholders ({{$.pipeline_job_name}}, ...)
+    filled in; any other placeholder is a LaunchError naming it."""
+    if not isinstance(value, str) or "{{$" not in value:
+        return value
+    for placeholder, replacement in known.items():
+        value = value.replace(placeholder, replacement)
+    leftover = re.search(r"\{\{\$[^}]*\}\}", value)
+    if leftover:
+        raise LaunchError(f"the placeholder {leftover.group(0)} is not one launch fills in")
+    return value
+
+
+def runtime_artifact(artifact: Mapping[str, Any]) -> dict:
+    """A recorded artifact as ExecutorInput carries it (RuntimeArtifact, JSON)."""
+    return {
+        "name": artifact["name"],
+        "type": {"instanceSchema": artifact["instance_schema"]},
+        "uri": artifact["uri"],
+        "metadata": artifact.get("metadata", {}),
+    }
+
+
+class Launch:
+    """One launch of a compiled job (see the module's docstring); `run()` returns the summary
+    and prints progress lines to `stream`."""
+
+    def __init__(
+        self,
+        job_path: str,
+        output: str,
+        parameters: Optional[Mapping[str, str]] = None,
+        target: Optional[str] = None,
+        enable_cache: bool = True,
+        stream: Optional[TextIO] = None,
+        environment: Optional[Mapping[str, str]] = None,
+        fresh_processes: bool = False,
+    ):
+        with open(job_path) as f:
+            compiled = json.load(f)
+        self.output = os.path.abspath(output)
+        self.stream = stream or sys.stderr
+        self.enable_cache = enable_cache
+        self.fresh_processes = fresh_processes
+        self.environment = dict(os.environ if environment is None else environment)
+        self.target = target or compiled.get("labels", {}).get(TARGET_LABEL, "vertex")
+        if self.target not in TARGETS:
+            raise LaunchError(f"target must be one of {TARGETS}, not {self.target!r}")
+        self.compiled = compiled  # kept for cache keys: what Vertex AI would hash
+        self.job = map_gcs(compiled, self.output)
+        spec = self.job["pipelineSpec"]
+        self.pipeline_name = spec["pipelineInfo"]["name"]
+        self.tasks = spec["root"]["dag"]["tasks"]
+        self.components = spec["components"]
+        self.executors = spec["deploymentSpec"]["executors"]
+        self.check_target()
+        self.check_services()
+        self.parameters = self.runtime_parameters(parameters or {})
+        stamp = datetime.datetime.now().strftime("%Y%m%d%H%M%S")
+        self.job_name = f"{self.pipeline_name}-{stamp}-{uuid.uuid4().hex[:6]}"
+        runtime = self.job.get("runtimeConfig", {})
+        self.root = runtime.get("gcsOutputDirectory") or os.path.join(self.output, "pipeline_root")
+        self.store = Store(os.path.join(self.output, "launch"))
+        self.log_dir = os.path.join(self.output, "launch", "logs", self.job_name)
+        self.outputs: Dict[str, Dict[str, List[dict]]] = {}  # task -> key -> artifacts
+        self.inputs: Dict[str, Dict[str, List[dict]]] = {}
+        self.states: Dict[str, dict] = {}
+        self.notes: List[str] = []
+
+    # What the job may hold.
+
+    def executor_of(self, task_name: str) -> dict:
+        component = self.components[self.tasks[task_name]["componentRef"]["name"]]
+        return self.executors[component["executorLabel"]]
+
+    def check_target(self) -> None:
+        """Refuses what the target does not run: on Kubeflow Pipelines 2, resolver tasks and
+        pre-cache checks; anywhere, executors other than containers and resolvers."""
+        for name in self.tasks:
+            executor = self.executor_of(name)
+            kind = next(iter(executor))
+            if kind not in ("container", "resolver"):
+                raise LaunchError(
+                    f"task {name}: launch runs container and resolver tasks, not {kind}"
+                )
+            if self.target != "kubeflow":
+                continue
+            if kind == "resolver":
+                raise LaunchError(
+                    f"task {name} is a resolver, which Kubeflow Pipelines 2 does not run "
+                    "('resolver executors not implemented'): compile with --target kubeflow"
+                )
+            if "preCacheCheck" in executor["container"].get("lifecycle", {}):
+                raise LaunchError(
+                    f"task {name} has a pre-cache check, which Kubeflow Pipelines 2 does not "
+                    "run: compile with --target kubeflow"
+                )
+
+    def check_services(self) -> None:
+        """Refuses a job whose steps call a Google service launch cannot stand in for."""
+        for name, task in self.tasks.items():
+            for parameter in task.get("inputs", {}).get("parameters", {}).values():
+                constant = parameter.get("runtimeValue", {}).get("constant")
+                if isinstance(constant, str) and '"backend": "vertex"' in constant:
+                    raise LaunchError(
+                        f"task {name} registers models in Vertex AI's Model Registry, which a "
+                        "launch cannot stand in for: compile with MODEL_REGISTRY=mlflow (and "
+                        "MLFLOW_TRACKING_URI) or MODEL_REGISTRY=none to launch it"
+                    )
+
+    def runtime_parameters(self, given: Mapping[str, str]) -> dict:
+        """The job's parameter values, those `given` winning; a gs:// value is mapped under
+        the output, a relative path that exists here made absolute."""
+        values = dict(self.job.get("runtimeConfig", {}).get("parameterValues", {}))
+        declared = (
+            self.job["pipelineSpec"]["root"].get("inputDefinitions", {}).get("parameters", {})
+        )
+        for name, value in given.items():
+            if name not in values and name not in declared:
+                known = ", ".join(sorted(set(values) | set(declared))) or "none"
+                raise LaunchError(f"the job has no parameter {name!r} (it has: {known})")
+            value = map_gcs(value, self.output)
+            if not value.startswith(("/", "{")) and os.path.exists(value):
+                value = os.path.abspath(value)
+            values[name] = value
+        return values
+
+    # Running it.
+
+    def run(self) -> dict:
+        order = task_order(self.tasks)
+        started = time.monotonic()
+        self.say_what_changes()
+        os.makedirs(self.log_dir, exist_ok=True)
+        with self.store.locked():
+            self.processes = WarmProcesses(
+                self.environment,
+                os.path.join(self.log_dir, "forkserver.log"),
+                fresh=self.fresh_processes,
+            )
+            try:
+                failed = self.run_tasks(order)
+            finally:
+                self.processes.close()
+        summary = self.summary(failed)
+        summary["wall_seconds"] = round(time.monotonic() - started, 2)
+        return summary
+
+    def run_tasks(self, order: List[str]):
+        """Runs the tasks in `order`; after a failure the rest are skipped. Returns (task,
+        error) of the failure, or None."""
+        failed = None
+        for number, name in enumerate(order, 1):
+            if failed:
+                self.states[name] = {"state": "skipped", "seconds": 0.0}
+                continue
+            prefix = f"[{number}/{len(order)}] {name}"
+            task_started = time.monotonic()
+            detail = ""
+            try:
+                state, detail = self.run_task(name, prefix)
+            except Exception as error:  # the task failed: say which, and why
+                failed = (name, error)
+                state = "failed"
+                self.write(f"{prefix} failed: {error}")
+            seconds = round(time.monotonic() - task_started, 2)
+            self.states[name] = {"state": state, "seconds": seconds}
+            if state != "failed":
+                self.write(f"{prefix} {state} in {seconds:.1f} s{detail}")
+            self.store.save()
+        return failed
+
+    def say_what_changes(self) -> None:
+        gcs = os.path.join(self.output, "gs")
+        self.write(
+            f"launching {self.pipeline_name} as {self.target} would run it, as job "
+            f"{self.job_name}; gs:// paths are folders under {gcs}"
+        )
+        if any(DATAFLOW in self.executor_args(name) for name in self.tasks):
+            self.note(
+                "Beam steps compiled for Dataflow run on the local runner "
+                f"({configs.LOCAL_BEAM_RUNNER}, in memory), their other options kept"
+            )
+        data_dir = self.parameters.get("data_dir")
+        if isinstance(data_dir, str) and not os.path.exists(data_dir):
+            self.note(f"data_dir {data_dir} does not exist here: pass --param data_dir=PATH")
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        self.write(f"note: {text}")
+
+    def write(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def executor_args(self, name: str) -> List[str]:
+        return self.executor_of(name).get("container", {}).get("args", [])
+
+    def run_task(self, name: str, prefix: str) -> tuple:
+        """(state, what to add to its line) of one task, run."""
+        executor = self.executor_of(name)
+        inputs = self.input_artifacts(name)
+        self.inputs[name] = inputs
+        if "resolver" in executor:
+            self.outputs[name] = self.resolve(name, executor["resolver"], inputs)
+            found = sum(len(v) for v in self.outputs[name].values())
+            return "succeeded", f" (resolved {found} artifact{'' if found == 1 else 's'})"
+        return self.run_container(name, prefix, executor["container"], inputs)
+
+    def input_artifacts(self, name: str) -> Dict[str, List[dict]]:
+        found = {}
+        for key, spec in self.tasks[name].get("inputs", {}).get("artifacts", {}).items():
+            if "taskOutputArtifact" not in spec:
+                raise LaunchError(f"task {name}: input {key} is not another task's output")
+            producer = spec["taskOutputArtifact"]
+            found[key] = self.outputs.get(producer["producerTask"], {}).get(
+                producer["outputArtifactKey"], []
+            )
+        return found
+
+    def parameter_values(self, name: str) -> Dict[str, Any]:
+        known = {
+            "{{$.pipeline_job_name}}": self.job_name,
+            "{{$.pipeline_job_resource_name}}": f"projects/local/pipelineJobs/{self.job_name}",
+            "{{$.pipeline_task_name}}": name,
+        }
+        values = {}
+        for key, spec in self.tasks[name].get("inputs", {}).get("parameters", {}).items():
+            if "runtimeValue" in spec:
+                values[key] = substitute_placeholders(spec["runtimeValue"]["constant"], known)
+            elif "componentInputParameter" in spec:
+                values[key] = self.parameters[spec["componentInputParameter"]]
+            else:
+                raise LaunchError(f"task {name}: parameter {key} is neither constant nor the job's")
+        return values
+
+    # Resolver tasks.
+
+    def resolve(self, name: str, resolver: dict, inputs: Dict[str, List[dict]]) -> dict:
+        """Each output query's filter over the LIVE artifacts the store holds, its
+        `{{$.inputs.artifacts['KEY'].metadata['FIELD']}}` placeholders filled from the task's
+        inputs (a placeholder with nothing to fill resolves nothing)."""
+        resolved = {}
+        for key, query in resolver.get("outputArtifactQueries", {}).items():
+            text = query.get("filter", "")
+            missing = False
+
+            def fill(match):
+                nonlocal missing
+                artifacts = inputs.get(match["key"], [])
+                value = artifacts[0].get("metadata", {}).get(match["field"]) if artifacts else None
+                if value is None:
+                    missing = True
+                    return ""
+                return str(value)
+
+            text = re.sub(
+                r"\{\{\$\.inputs\.artifacts\['(?P<key>[^']+)'\]\.metadata\['(?P<field>[^']+)'\]\}\}",
+                fill,
+                text,
+            )
+            live = [a for a in self.store.artifacts if a["state"] == "LIVE"]
+            resolved[key] = [] if missing else filters.select(live, text, query.get("limit") or 1)
+        return resolved
+
+    # Container tasks.
+
+    def run_container(self, name: str, prefix: str, container: dict, inputs) -> str:
+        component = self.components[self.tasks[name]["componentRef"]["name"]]
+        task_root = os.path.join(self.root, self.job_name, f"{name}_{uuid.uuid4().hex[:8]}")
+        output_file = os.path.join(task_root, "executor_output.json")
+        os.makedirs(task_root, exist_ok=True)
+        output_defs = component.get("outputDefinitions", {}).get("artifacts", {})
+        outputs = {
+            key: [
+                self.store.new_artifact(
+                    schema_title(spec["artifactType"]["instanceSchema"]),
+                    spec["artifactType"]["instanceSchema"],
+                    os.path.join(task_root, key),
+                    pipeline=self.pipeline_name,
+                    job=self.job_name,
+                    task=name,
+                    contexts=[self.pipeline_name, self.job_name],
+                )
+            ]
+            for key, spec in sorted(output_defs.items())
+        }
+        parameters = self.parameter_values(name)
+        executor_input = self.executor_input(inputs, parameters, outputs, output_file)
+        log_file = os.path.join(self.log_dir, f"{name}.log")
+        os.makedirs(self.log_dir, exist_ok=True)
+        check = container.get("lifecycle", {}).get("preCacheCheck")
+        if check:  # TFX's ExampleGen driver: span, version and a fingerprint of the data
+            self.execute(check["command"], check.get("args", []), executor_input, log_file, prefix)
+            driven = self.read_output(output_file)
+            parameters.update(driven.get("parameterValues", {}))
+            for key, listed in driven.get("artifacts", {}).items():
+                for artifact, written in zip(outputs.get(key, []), listed.get("artifacts", [])):
+                    artifact["metadata"] = {**artifact["metadata"], **written.get("metadata", {})}
+            executor_input = self.executor_input(inputs, parameters, outputs, output_file)
+        cache_key = self.cache_key(name, inputs, parameters, output_defs)
+        caching = self.enable_cache and self.tasks[name].get("cachingOptions", {}).get(
+            "enableCache", False
+        )
+        hit = self.store.cached(cache_key) if caching else None
+        if hit is not None:
+            for artifacts in outputs.values():
+                for artifact in artifacts:
+                    artifact["state"] = "ABANDONED"  # never written: the cache answered
+            self.outputs[name] = {
+                key: [self.store.artifact(n) for n in names]
+                for key, names in hit["outputs"].items()
+            }
+            self.store.record_execution(
+                job=self.job_name,
+                task=name,
+                cache_key=cache_key,
+                state="cached",
+                outputs=hit["outputs"],
+                cached_from=hit["job"],
+            )
+            return "cached", f" (job {hit['job']} ran it with the same inputs)"
+        self.outputs[name] = outputs
+        execution = self.store.record_execution(
+            job=self.job_name,
+            task=name,
+            cache_key=cache_key,
+            state="running",
+            outputs={key: [a["name"] for a in listed] for key, listed in outputs.items()},
+        )
+        self.store.save()
+        self.write(f"{prefix} ...")
+        try:
+            self.execute(
+                container["command"], container.get("args", []), executor_input, log_file, prefix
+            )
+        except Exception:
+            execution["state"] = "failed"
+            raise
+        written = self.read_output(output_file).get("artifacts", {})
+        for key, listed in outputs.items():
+            metadata = {}
+            for artifact in written.get(key, {}).get("artifacts", [])[:1]:
+                metadata = artifact.get("metadata", {})
+            for artifact in listed:
+                self.store.publish(artifact["name"], {**artifact["metadata"], **metadata})
+        execution["state"] = "succeeded"
+        return "succeeded", ""
+
+    def executor_input(self, inputs, parameters, outputs, output_file) -> dict:
+        return {
+            "inputs": {
+                "parameterValues": parameters,
+                "artifacts": {
+                    key: {"artifacts": [runtime_artifact(a) for a in listed]}
+                    for key, listed in inputs.items()
+                    if listed
+                },
+            },
+            "outputs": {
+                "artifacts": {
+                    key: {"artifacts": [runtime_artifact(a) for a in listed]}
+                    for key, listed in outputs.items()
+                },
+                "outputFile": output_file,
+            },
+        }
+
+    def cache_key(self, name, inputs, parameters, output_defs) -> str:
+        """What Kubeflow Pipelines hashes for a task's cache key: the input artifacts' names,
+        the parameter values, the outputs' types, the container's image, command and
+        arguments (as compiled)."""
+        container = self.executor_of_compiled(name).get("container", {})
+        fingerprint = {
+            "inputs": {k: [a["name"] for a in v] for k, v in sorted(inputs.items())},
+            "parameters": parameters,
+            "outputs": {k: v["artifactType"]["instanceSchema"] for k, v in output_defs.items()},
+            "image": container.get("image"),
+            "command": container.get("command"),
+            "args": container.get("args"),
+        }
+        text = json.dumps(fingerprint, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def executor_of_compiled(self, name: str) -> dict:
+        spec = self.compiled["pipelineSpec"]
+        component = spec["components"][self.tasks[name]["componentRef"]["name"]]
+        return spec["deploymentSpec"]["executors"][component["executorLabel"]]
+
+    def command_line(self, command: List[str], args: List[str], executor_input: dict) -> List[str]:
+        """The task's command line as it runs here: this interpreter for `python`, the
+        ExecutorInput for `{{$}}`, the local runner for Dataflow, and a Vertex AI training job's
+        client that runs its worker pools here (training_jobs.py)."""
+        serialized = json.dumps(executor_input, sort_keys=True)
+        line = [serialized if part == EXECUTOR_INPUT else part for part in [*command, *args]]
+        if DATAFLOW in line:
+            at = line.index(DATAFLOW)
+            line[at : at + 1] = LOCAL_BEAM
+        if line and line[0] in ("python", "python3"):
+            line[0] = sys.executable
+        if any(part.startswith(CLOUD_TRAINING) for part in line) and line[1:2] == ["-m"]:
+            line[1:1] = ["-m", "pipeline.launch.training_jobs"]
+        return line
+
+    def execute(self, command, args, executor_input, log_file: str, prefix: str) -> None:
+        """Runs one command line to its end, its output appended to `log_file`; the Trainer's
+        progress lines are shown under the task's line; a failure raises with the log's end."""
+        line = self.command_line(command, args, executor_input)
+        with open(log_file, "ab") as log:
+            log.write(f"$ {' '.join(line[:4])} ...\n".encode())
+        stop = threading.Event()
+        follower = threading.Thread(target=self.follow, args=(log_file, stop, prefix))
+        follower.start()
+        try:
+            code = self.processes.run(line, log_file)
+        finally:
+            stop.set()
+            follower.join()
+        if code != 0:
+            with open(log_file, errors="replace") as f:
+                tail = f.readlines()[-LOG_TAIL_LINES:]
+            reason = next(
+                (t.strip() for t in reversed(tail) if re.match(r"^\w*(Error|Exception)\b", t)),
+                f"exit status {code}",
+            )
+            raise RuntimeError(f"{reason} (its log: {log_file})")
+
+    def follow(self, log_file: str, stop: threading.Event, prefix: str) -> None:
+        """Shows the progress lines the task logs, and its elapsed time when it says nothing
+        for PROGRESS_TICK_SECONDS."""
+        started = said = time.monotonic()
+        with open(log_file, errors="replace") as f:
+            f.seek(0, os.SEEK_END)
+            while not stop.wait(0.5):
+                for text in f.readlines():
+                    match = PROGRESS_LINE.search(text.rstrip())
+                    if match:
+                        self.write(f"    {match.group(1)}")
+                        said = time.monotonic()
+                if time.monotonic() - said >= configs.PROGRESS_TICK_SECONDS:
+                    said = time.monotonic()
+                    from trainer_module.training.progress import duration
+
+                    self.write(f"{prefix} ... {duration(said - started)}")
+
+    @staticmethod
+    def read_output(output_file: str) -> dict:
+        if not os.path.exists(output_file):
+            return {}
+        with open(output_file) as f:
+            return json.load(f)
+
+    # The summary.
+
+    def summary(self, failed) -> dict:
+        def metadata(task, key, direction="outputs"):
+            listed = getattr(self, direction).get(task, {}).get(key, [])
+            return listed[0].get("metadata", {}) if listed else None
+
+        found = {}
+        for task, keys in self.outputs.items():
+            for key in keys:
+                found.setdefault(key, task)
+        pushed = metadata(found.get("pushed_model"), "pushed_model") or {}
+        registered = metadata(found.get("registered_model"), "registered_model") or {}
+        blessing = metadata(found.get("blessing"), "blessing") or {}
+        evaluator = found.get("blessing")
+        baseline = None
+        for artifact in self.inputs.get(evaluator, {}).get("baseline_model", [])[:1]:
+            meta = artifact.get("metadata", {})
+            if meta.get("champion_found", 1):
+                baseline = {
+                    "artifact": artifact["name"],
+                    "uri": artifact["uri"],
+                    "version": meta.get("champion_version"),
+                    "source": meta.get("champion_source"),
+                }
+        evaluation = self.outputs.get(found.get("evaluation"), {}).get("evaluation", [])
+        metrics = {}
+        if evaluation and os.path.exists(evaluation[0]["uri"]):
+            metrics = quietly(overall_metrics_of, evaluation[0]["uri"])
+        report = metadata(found.get("report"), "report") or {}
+        return {
+            "status": "failed" if failed else "succeeded",
+            **({"error": f"task {failed[0]}: {failed[1]}"} if failed else {}),
+            "pipeline_name": self.pipeline_name,
+            "job": self.job_name,
+            "target": self.target,
+            "tasks": self.states,
+            "blessed": bool(blessing.get("blessed")) if blessing else None,
+            "metrics": metrics,
+            "pushed_model": pushed.get("pushed_destination") if pushed.get("pushed") else None,
+            "pushed_version": pushed.get("pushed_version") if pushed.get("pushed") else None,
+            "registered": (
+                {k: registered.get(k) for k in ("registry", "name", "version", "alias", "uri")}
+                if registered.get("registered")
+                else None
+            ),
+            "baseline_model": baseline,
+            "report": report.get("report_path"),
+            "notes": self.notes,
+            "logs": self.log_dir,
+        }
+
+
+def overall_metrics_of(evaluation_uri: str) -> dict:
+    from components.evaluation_results import overall_metrics
+
+    return overall_metrics(evaluation_uri)
+
+
+def quietly(function, *args):
+    """function(*args) with TensorFlow's Python warnings (deprecation notices inside TFMA's
+    readers) kept off the console."""
+    import logging
+
+    logger = logging.getLogger("tensorflow")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return function(*args)
+    finally:
+        logger.setLevel(level)
