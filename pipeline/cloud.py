@@ -30,6 +30,7 @@ ENVIRONMENT = {
     "DATAFLOW_MAX_WORKERS": "dataflow_max_workers",
     "MODEL_REGISTRY": "registry",
     "VERTEX_PARENT_MODEL": "parent_model",
+    "MLFLOW_TRACKING_URI": "mlflow_tracking_uri",
     "TRAINING_SERVICE_ACCOUNT": "training_service_account",
     "DATAFLOW_SERVICE_ACCOUNT": "dataflow_service_account",
     "BEAM_STEP_CPU": "beam_step_cpu",
@@ -63,6 +64,7 @@ class CloudConfig:
     dataflow_max_workers: int = 8
     registry: str = "vertex"  # vertex, mlflow (MLFLOW_TRACKING_URI) or none
     parent_model: str = ""  # register versions under this Vertex AI model
+    mlflow_tracking_uri: str = ""  # the tracking server of MODEL_REGISTRY=mlflow
     # The identities the Vertex AI training job and the Dataflow workers run as (default: the
     # project's default service accounts).
     training_service_account: str = ""
@@ -89,6 +91,20 @@ class CloudConfig:
             raise ValueError(
                 f"MODEL_REGISTRY must be one of {CLOUD_REGISTRIES}, not {self.registry!r}"
             )
+        for variable, value, read in (
+            ("BEAM_STEP_CPU", self.beam_step_cpu, float),
+            ("TRAINER_STEP_CPU", self.trainer_step_cpu, float),
+            ("BEAM_STEP_MEMORY", self.beam_step_memory, gigabytes),
+            ("TRAINER_STEP_MEMORY", self.trainer_step_memory, gigabytes),
+        ):
+            try:
+                if value and read(value) <= 0:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(
+                    f"{variable}={value!r}: expected a positive number (CPUs: 8; memory: "
+                    "32G, 32Gi, 512M, or gigabytes)"
+                ) from None
         if self.replica_count < 1 or self.accelerator_count < 0:
             raise ValueError(
                 "TRAINER_REPLICA_COUNT must be >= 1 and TRAINER_ACCELERATOR_COUNT >= 0"

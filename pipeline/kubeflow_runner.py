@@ -21,10 +21,9 @@ def registry_config(cloud: CloudConfig, registry_dir: str) -> Optional[str]:
     if cloud.registry == "vertex":
         return vertex_config(cloud.project, cloud.region, parent_model=cloud.parent_model or None)
     if cloud.registry == "mlflow":
-        tracking_uri = os.environ.get(TRACKING_URI_ENV)
-        if not tracking_uri:  # a SQLite file cannot live in a bucket
+        if not cloud.mlflow_tracking_uri:  # a SQLite file cannot live in a bucket
             raise ValueError(f"MODEL_REGISTRY=mlflow on the cloud needs {TRACKING_URI_ENV}")
-        return mlflow_config(registry_dir, tracking_uri=tracking_uri)
+        return mlflow_config(registry_dir, tracking_uri=cloud.mlflow_tracking_uri)
     return None
 
 
@@ -124,10 +123,27 @@ def compile_pipeline(
         pipeline, parameter_values=runtime_parameter_defaults(pipeline), write_out=False
     )
     job = for_target(job, target)
+    keep_resources(job, pipeline)
     os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
     with open(output_file, "w") as f:
         json.dump(job, f, sort_keys=True)
     return job
+
+
+def keep_resources(job: dict, pipeline) -> None:
+    """Gives every step the resources its component was given (with_platform_config), which
+    TFX's compiler drops for file-based ExampleGens."""
+    from google.protobuf import json_format
+
+    spec = job["pipelineSpec"]
+    tasks, executors = spec["root"]["dag"]["tasks"], spec["deploymentSpec"]["executors"]
+    for component in pipeline.components:
+        if getattr(component, "platform_config", None) is None or component.id not in tasks:
+            continue
+        label = spec["components"][tasks[component.id]["componentRef"]["name"]]["executorLabel"]
+        container = executors[label].get("container")
+        if container is not None and "resources" not in container:
+            container["resources"] = json_format.MessageToDict(component.platform_config)
 
 
 def uncached_tasks(job: dict) -> list:

@@ -5,7 +5,8 @@ With TFXT_HALT_AT naming a point, the process that reaches it writes {"point", "
 TFXT_HALT_FILE names, then waits there to be killed. Without the variable a point is one lookup.
 
 Points: "transform" (the text encoder's preprocessing_fn, while Transform traces it),
-"registry.uploading" (the MLflow registry, its version's run created, the model not yet logged).
+"registry.uploading" (the MLflow registry, its version's run created, the model not yet logged),
+"trainer.backed_up" (the Trainer's chief, a backup interval just written complete).
 """
 
 import json

@@ -17,9 +17,10 @@ Predicate = Callable[[Artifact], bool]
 
 FIELDS = ("name", "display_name", "uri", "state", "schema_title", "create_time", "update_time")
 VALUE_KINDS = ("number_value", "string_value", "bool_value")
+_WORD = r'[A-Za-z0-9_\-:+][A-Za-z0-9_.\-:+]*(?:"(?:[^"\\]|\\.)*"[A-Za-z0-9_.\-:+]*)*'
 _TOKEN = re.compile(
-    r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<op><=|>=|!=|=|<|>)|(?P<paren>[()])|(?P<comma>,)'
-    r"|(?P<word>[A-Za-z0-9_.\-:+]+))"
+    rf"\s*(?:(?P<word>{_WORD})|(?P<string>\"(?:[^\"\\]|\\.)*\")|(?P<op><=|>=|!=|=|<|>)"
+    r"|(?P<paren>[()])|(?P<comma>,))"
 )
 
 

@@ -516,13 +516,15 @@ class Launch:
         """Shows the progress lines the task logs, and its elapsed time when it says nothing
         for PROGRESS_TICK_SECONDS."""
         started = said = time.monotonic()
+        shown = []  # the last lines shown: the replicas of a training job log the same ones
         with open(log_file, errors="replace") as f:
             f.seek(0, os.SEEK_END)
             while not stop.wait(0.5):
                 for text in f.readlines():
                     match = PROGRESS_LINE.search(text.rstrip())
-                    if match:
+                    if match and match.group(1) not in shown:
                         self.write(f"    {match.group(1)}")
+                        shown = [match.group(1), *shown[:3]]
                         said = time.monotonic()
                 if time.monotonic() - said >= configs.PROGRESS_TICK_SECONDS:
                     said = time.monotonic()
@@ -567,6 +569,12 @@ class Launch:
         if evaluation and os.path.exists(evaluation[0]["uri"]):
             metrics = quietly(overall_metrics_of, evaluation[0]["uri"])
         report = metadata(found.get("report"), "report") or {}
+        model_run = self.outputs.get(found.get("model_run"), {}).get("model_run", [])
+        training = None
+        if model_run:
+            from pipeline.run_summary import training_length
+
+            training = training_length(model_run[0]["uri"])
         return {
             "status": "failed" if failed else "succeeded",
             **({"error": f"task {failed[0]}: {failed[1]}"} if failed else {}),
@@ -584,6 +592,7 @@ class Launch:
                 else None
             ),
             "baseline_model": baseline,
+            "training": training,
             "report": report.get("report_path"),
             "notes": self.notes,
             "logs": self.log_dir,

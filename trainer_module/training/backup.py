@@ -25,6 +25,8 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from trainer_module import faults
+
 BACKUP_FOLDER = "backup"
 INTERVAL_PREFIX = "interval-"
 WEIGHTS, METADATA = "latest.weights.h5", "training_metadata.json"
@@ -118,6 +120,7 @@ class Backup(keras.callbacks.BackupAndRestore):
             name = name.rstrip("/")
             if name.startswith(INTERVAL_PREFIX) and name != interval:
                 tf.io.gfile.rmtree(os.path.join(self.backup_dir, name))
+        faults.point("trainer.backed_up")
 
     def _use(self, directory: str) -> None:
         """Points the (Keras 3.12) callback's four files into `directory`."""
