@@ -1,0 +1,58 @@
+"""Training code as it runs on GPU workers, on this CPU, each family's real Trainer entry point
+in a process of its own (tests/training/gpu_path_trainer.py): under MirroredStrategy over two
+logical CPU devices (what two GPUs get), and under mixed_float16 (what `mixed_precision=auto`
+picks on a GPU). Each trains, exports, and its export answers raw input in float32.
+
+What this does not show: CUDA kernels, NCCL all-reduce, float16 speed; those need a GPU."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+FAMILIES = ["text_encoder", "vit", "translator", "bert"]
+
+
+def run_trainer(mode, work_dir, *families) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.training.gpu_path_trainer", mode, str(work_dir), *families],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return {line["family"]: line for line in lines}
+
+
+def check_answer(line):
+    if line["family"] == "translator":
+        assert line["answer"]["translation"][0]  # a sentence, whatever the tiny model says
+        return
+    assert line["answer_dtypes"]["probabilities"] == "float32"
+    (probabilities,) = line["answer"]["probabilities"]
+    assert abs(sum(probabilities) - 1.0) < 1e-4
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "text_encoder",
+        *(pytest.param(f, marks=pytest.mark.slow) for f in FAMILIES if f != "text_encoder"),
+    ],
+)
+def test_each_family_trains_and_exports_under_mirrored_strategy_over_two_devices(tmp_path, family):
+    line = run_trainer("mirrored", tmp_path, family)[family]
+    assert (line["strategy"], line["replicas"]) == ("MirroredStrategy", 2)
+    assert line["policy"] == "float32"
+    check_answer(line)
+
+
+def test_every_family_trains_exports_and_answers_in_float32_under_mixed_float16(tmp_path):
+    lines = run_trainer("mixed_float16", tmp_path, *FAMILIES)
+    assert sorted(lines) == sorted(FAMILIES)
+    for family, line in lines.items():
+        assert line["policy"] == "mixed_float16", family
+        assert line["optimizer"] == "LossScaleOptimizer", family  # float16 needs loss scaling
+        assert line["variable_dtypes"] == ["float32"], family  # the variables stay float32
+        check_answer(line)
