@@ -27,6 +27,7 @@ ENVIRONMENT = {
     "VERTEX_TRAINING": "vertex_training",
     "BEAM_RUNNER": "beam_runner",
     "DATAFLOW_MACHINE_TYPE": "dataflow_machine_type",
+    "DATAFLOW_IMAGE": "dataflow_image",
     "DATAFLOW_MAX_WORKERS": "dataflow_max_workers",
     "MODEL_REGISTRY": "registry",
     "VERTEX_PARENT_MODEL": "parent_model",
@@ -62,6 +63,7 @@ class CloudConfig:
     beam_runner: str = "dataflow"  # or "direct" (inside the pipeline step)
     dataflow_machine_type: str = "n1-standard-4"
     dataflow_max_workers: int = 8
+    dataflow_image: str = ""  # the Dataflow workers' image (default: the pipeline image)
     registry: str = "vertex"  # vertex, mlflow (MLFLOW_TRACKING_URI) or none
     parent_model: str = ""  # register versions under this Vertex AI model
     mlflow_tracking_uri: str = ""  # the tracking server of MODEL_REGISTRY=mlflow
@@ -168,7 +170,7 @@ class CloudConfig:
             f"--project={self.project}",
             f"--region={self.region}",
             f"--temp_location={root}/tmp/{pipeline_name}",
-            f"--sdk_container_image={self.image}",
+            f"--sdk_container_image={self.dataflow_image or self.image}",
             "--experiments=use_runner_v2",
             f"--machine_type={self.dataflow_machine_type}",
             f"--max_num_workers={self.dataflow_max_workers}",
