@@ -26,7 +26,7 @@ def overridden(path=OVERRIDES) -> set:
     for line in pathlib.Path(path).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
-            names.add(re.split(r"[<>=!~ \[]", line, 1)[0].lower().replace("_", "-"))
+            names.add(re.split(r"[<>=!~ \[]", line, maxsplit=1)[0].lower().replace("_", "-"))
     return names
 
 

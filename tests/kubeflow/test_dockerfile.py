@@ -40,7 +40,7 @@ def requirement_names(text: str) -> set:
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
         if line and not line.startswith("-"):
-            names.add(re.split(r"[<>=!~ \[;]", line, 1)[0].lower())
+            names.add(re.split(r"[<>=!~ \[;]", line, maxsplit=1)[0].lower())
     return names
 
 
