@@ -233,3 +233,19 @@ def test_a_window_needs_a_span_pattern(tmp_path):
         r"\{SPAN\}, such as data/span-\{SPAN\}",
     ):
         ReviewsExampleGen(str(tmp_path / "reviews"), spans=2)
+
+
+def test_without_the_driver_the_executor_resolves_the_newest_span_itself(tmp_path):
+    """A Kubeflow Pipelines 2 job (`compile --target kubeflow`) runs no driver: the executor
+    finds the latest span, reads it alone and stamps the Examples as TFX's driver would."""
+    from tfx.types import standard_artifacts
+
+    write_aclimdb(tmp_path / "reviews" / "span-1", splits=("train",), copies=1)
+    write_aclimdb(tmp_path / "reviews" / "span-2", splits=("train",), copies=2)
+    component = ReviewsExampleGen(str(tmp_path / "reviews" / "span-{SPAN}"))
+    assert "span" not in as_exec_properties(component)  # as the container entrypoint gives it
+    examples = standard_artifacts.Examples()
+    splits = run_executor(component, tmp_path / "out", examples=examples)
+    assert sum(len(v) for v in splits.values()) == 32  # span 2's 32 reviews, not span 1's 16
+    assert examples.get_int_custom_property("span") == 2
+    assert examples.get_string_custom_property("input_fingerprint").startswith("split:span")
