@@ -19,6 +19,9 @@ class Store:
         self.path = os.path.join(folder, "metadata.json")
         os.makedirs(folder, exist_ok=True)
         self.data: Dict[str, Any] = {"artifacts": [], "executions": []}
+        self.load()
+
+    def load(self) -> None:
         if os.path.exists(self.path):
             with open(self.path) as f:
                 self.data = json.load(f)
@@ -36,6 +39,7 @@ class Store:
                     f"another launch is using this output (it holds {lock_path}); wait for it "
                     "to finish or use another --output"
                 ) from None
+            self.load()  # what a launch that finished meanwhile recorded
             yield self
 
     def save(self) -> None:
