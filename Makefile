@@ -44,8 +44,8 @@ test: setup
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The slow tier: pipeline processes killed with -9 and rerun, a full disk, a read-only output,
-# the TFX CLI end to end, the translation gate's refusal rerun, the BERT pipeline end to end (a
-# few minutes; CI runs it after `make test`).
+# the TFX CLI end to end, the translation gate's refusal rerun, compiled jobs launched here, the
+# BERT pipeline end to end (CI runs it after `make test`).
 test-slow: setup
 	$(PY) -m pytest -n 2 --dist loadgroup -m slow $(PYTEST_ARGS)
 

@@ -127,7 +127,15 @@ class PipelineOptions:
         positive_float,
         metavar="MINUTES",
     )
-    eval_steps: Optional[int] = _field(None, "validation batches per evaluation", positive_int)
+    eval_steps: Optional[int] = _field(
+        None,
+        "validation batches per evaluation (default: the task's, "
+        + ", ".join(
+            f"{t.name} {t.default_eval_steps}" for t in sorted(TASKS.values(), key=lambda t: t.name)
+        )
+        + ")",
+        positive_int,
+    )
     blessing_threshold: Optional[float] = _field(
         None,
         "lower bound on the task's gating metric, in its unit: "

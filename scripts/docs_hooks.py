@@ -558,6 +558,19 @@ PLOTS = {
 # The CLI reference.
 
 
+def cli_default(default: Any, help_text: str) -> str:
+    """A CLI option's default as the user would type it (5000, not 5,000; nothing for an empty
+    list), or the default its help text states when it has no value of its own."""
+    import argparse
+
+    if default in (None, False, argparse.SUPPRESS) or default in ([], ()):
+        stated = re.findall(r"\(default: ([^()]*(?:\([^()]*\)[^()]*)*)\)", help_text)
+        return stated[-1] if stated else ""
+    if isinstance(default, (list, tuple)):
+        default = " ".join(str(d) for d in default)
+    return f"`{default}`"
+
+
 def cli_reference() -> str:
     _sys_path()
     import argparse
@@ -583,11 +596,9 @@ def cli_reference() -> str:
             default = action.default
             if default is None and declared.get(action.dest) is not None:
                 default = declared[action.dest]  # resolved from PipelineOptions' declaration
-            if default in (None, [], False, argparse.SUPPRESS):
-                default = ""
             # argparse's own expansion (%(default)s, %(default)g, %(choices)s ...)
             text = sub._get_formatter()._expand_help(action) if action.help else ""
-            rows.append([flags, text, default])
+            rows.append([flags, text, cli_default(default, text)])
         lines = [
             f"### `tfx-transformers {title}`",
             "",

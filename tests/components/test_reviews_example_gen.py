@@ -237,15 +237,21 @@ def test_a_window_needs_a_span_pattern(tmp_path):
 
 def test_without_the_driver_the_executor_resolves_the_newest_span_itself(tmp_path):
     """A Kubeflow Pipelines 2 job (`compile --target kubeflow`) runs no driver: the executor
-    finds the latest span, reads it alone and stamps the Examples as TFX's driver would."""
+    finds the latest span and stamps the Examples as TFX's driver would; after a driver, it
+    changes nothing."""
     from tfx.types import standard_artifacts
 
+    from components.dataset_example_gen import resolved_without_driver
+
     write_aclimdb(tmp_path / "reviews" / "span-1", splits=("train",), copies=1)
-    write_aclimdb(tmp_path / "reviews" / "span-2", splits=("train",), copies=2)
+    write_aclimdb(tmp_path / "reviews" / "span-2", splits=("train",), copies=1)
     component = ReviewsExampleGen(str(tmp_path / "reviews" / "span-{SPAN}"))
-    assert "span" not in as_exec_properties(component)  # as the container entrypoint gives it
+    given = as_exec_properties(component)
+    assert "span" not in given  # as the container entrypoint gives it without a driver
     examples = standard_artifacts.Examples()
-    splits = run_executor(component, tmp_path / "out", examples=examples)
-    assert sum(len(v) for v in splits.values()) == 32  # span 2's 32 reviews, not span 1's 16
+    resolved = resolved_without_driver(given, [examples])
+    assert (resolved["span"], resolved["version"]) == (2, None)
+    assert '"pattern": "span-2/*"' in resolved["input_config"]
     assert examples.get_int_custom_property("span") == 2
     assert examples.get_string_custom_property("input_fingerprint").startswith("split:span")
+    assert resolved_without_driver(resolved, []) is resolved

@@ -15,6 +15,7 @@ import tensorflow_transform as tft
 
 from pipeline import configs
 from tests.training.two_worker_trainer import BACKUP_DIR, MODEL_DIR, MODEL_RUN_DIR, OVERRIDES_FILE
+from trainer_module import faults
 
 TRAIN_STEPS = 3
 
@@ -45,8 +46,9 @@ def write_transformed_examples(work_dir: str, run) -> None:
         json.dump(run.fn_args.custom_config["overrides"], f)
 
 
-def start_workers(work_dir: str, train_steps: int, evaluations: int = 1) -> dict:
-    """The chief and one worker of a two-worker training job, as processes: {role: Popen}."""
+def start_workers(work_dir: str, train_steps: int, evaluations: int = 1, chief_env=None) -> dict:
+    """The chief and one worker of a two-worker training job, as processes: {role: Popen};
+    `chief_env`: more environment for the chief."""
     chief_port, worker_port = free_ports(2)
     cluster = {"chief": [f"localhost:{chief_port}"], "worker": [f"localhost:{worker_port}"]}
     processes = {}
@@ -57,6 +59,8 @@ def start_workers(work_dir: str, train_steps: int, evaluations: int = 1) -> dict
             CUDA_VISIBLE_DEVICES="",
             TF_CPP_MIN_LOG_LEVEL="1",
         )
+        if role == "chief":
+            env.update(chief_env or {})
         processes[role] = subprocess.Popen(
             [
                 sys.executable,
@@ -120,17 +124,24 @@ def test_a_killed_worker_and_its_rerun_resume_from_the_backup_on_both_workers(
     tmp_path, text_encoder_run
 ):
     """A worker killed with -9 after the first of four intervals: the job is restarted (both
-    replicas, as Vertex AI restarts a training job), and both resume from the chief's backup."""
+    replicas, as Vertex AI restarts a training job), and both resume from the chief's backup.
+    The chief halts right after writing its first complete backup (trainer_module/faults.py),
+    so the kill lands mid-training, never after the job finished."""
     work_dir = str(tmp_path)
     write_transformed_examples(work_dir, text_encoder_run)
     steps, evaluations = 8, 4
-    processes = start_workers(work_dir, steps, evaluations)
+    halt_file = os.path.join(work_dir, "halted.json")
+    halting = {faults.HALT_AT: "trainer.backed_up", faults.HALT_FILE: halt_file}
+    processes = start_workers(work_dir, steps, evaluations, chief_env=halting)
     backup = os.path.join(work_dir, BACKUP_DIR)
     deadline = time.time() + 480
-    while not glob.glob(os.path.join(backup, "*", "interval-*", "training_metadata.json")):
+    while not (os.path.exists(halt_file) and os.path.getsize(halt_file)):
         assert all(p.poll() is None for p in processes.values()), "a replica ended early"
-        assert time.time() < deadline, "no backup was written"
+        assert time.time() < deadline, "the chief never backed up"
         time.sleep(0.2)
+    halted = json.loads(open(halt_file).read())
+    assert halted == {"point": "trainer.backed_up", "pid": processes["chief"].pid}
+    assert processes["worker"].poll() is None  # still training: it waits on the chief
     processes["worker"].kill()  # the chief waits on it in vain: the job is restarted whole
     processes["chief"].kill()
     for process in processes.values():
