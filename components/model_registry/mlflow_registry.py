@@ -59,6 +59,24 @@ def unavailable(error: BaseException) -> bool:
     return False
 
 
+CONCURRENT_WRITE_ATTEMPTS = 5  # writes that other registrations' writes may collide with
+
+
+def concurrent_write(error: BaseException) -> bool:
+    """Whether `error` is a tracking server's store refusing a row another request inserted at
+    the same moment (MLflow answers a database IntegrityError with 400 BAD_REQUEST, so it is
+    not `unavailable`): a write to repeat after reading again, not a bad request."""
+    from mlflow.exceptions import MlflowException
+
+    if not isinstance(error, MlflowException):
+        return False
+    text = str(error)
+    return any(
+        mark in text
+        for mark in ("IntegrityError", "UniqueViolation", "duplicate key", "UNIQUE constraint")
+    )
+
+
 def with_retries(call: Callable[[], T], server: str, seconds: float) -> T:
     """call(), retried with exponential backoff (1 s, doubling, at most 15 s) while the server
     is `unavailable`, for at most `seconds`; then RegistryUnavailable naming the server."""
@@ -271,13 +289,20 @@ class MlflowRegistry:
                 self.client.set_terminated(run_id, status="FAILED")
             raise
         self.client.set_terminated(run_id)
-        return self.client.create_model_version(
-            name,
-            source=f"{run.info.artifact_uri}/{MODEL_ARTIFACT}",
-            run_id=run_id,
-            tags=tags,
-            description=description,
-        )
+        for attempt in range(CONCURRENT_WRITE_ATTEMPTS):
+            try:
+                return self.client.create_model_version(
+                    name,
+                    source=f"{run.info.artifact_uri}/{MODEL_ARTIFACT}",
+                    run_id=run_id,
+                    tags=tags,
+                    description=description,
+                )
+            except Exception as error:
+                # Another registration took the same version number at the same moment.
+                if not concurrent_write(error) or attempt + 1 == CONCURRENT_WRITE_ATTEMPTS:
+                    raise
+                _log.info("Version number of %s taken meanwhile: asking for the next", name)
 
     def copy_to(self, target: "MlflowRegistry", name: Optional[str] = None) -> List[dict]:
         """Copies every version of `name` (default: of every model) into `target`, oldest
@@ -356,7 +381,16 @@ class MlflowRegistry:
             newest = str(max(blessed))
             if self._holder(name) == newest:
                 return newest
-            self.client.set_registered_model_alias(name, self.alias, newest)
+            try:
+                self.client.set_registered_model_alias(name, self.alias, newest)
+            except Exception as error:
+                if not concurrent_write(error):
+                    raise
+                # Another registration created the alias at the same moment (MLflow's store
+                # inserts it, and a second insert breaks the key): read again.
+                _log.info(
+                    "The %s alias of %s was set meanwhile: reading it again", self.alias, name
+                )
         return self._holder(name)
 
     def _log_model(self, run_id: str, saved_model: str) -> None:

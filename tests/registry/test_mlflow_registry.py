@@ -266,3 +266,71 @@ def test_two_concurrent_promotes_both_succeed_and_leave_one_champion(tmp_path, p
     aliases = {r["version"]: r["aliases"] for r in registry.versions()}
     assert sorted(sum(aliases.values(), [])) == [CHAMPION]  # exactly one champion
     assert aliases["3"] == []  # and it is one of the two promoted versions
+
+
+def test_an_alias_written_by_another_registration_at_the_same_moment_is_read_again(
+    registry, pushed, monkeypatch
+):
+    """On a tracking server's database, two registrations crowning at once both insert the
+    alias row; the second insert breaks the key, and MLflow answers 400 (BAD_REQUEST) with the
+    IntegrityError. That registration reads the alias again instead of failing."""
+    from mlflow.exceptions import MlflowException
+
+    first = registry.register(version(pushed(1)))
+    set_alias = registry.client.set_registered_model_alias
+    raced = []
+
+    def as_if_raced(name, alias, number):
+        if not raced:  # the other registration's write lands first, then ours is refused
+            raced.append(number)
+            set_alias(name, alias, number)
+            raise MlflowException(
+                "(psycopg2.errors.UniqueViolation) duplicate key value violates unique "
+                'constraint "registered_model_alias_pk" (Background on this error at: '
+                "https://sqlalche.me/e/20/gkpj)",
+                error_code="BAD_REQUEST",
+            )
+        set_alias(name, alias, number)
+
+    monkeypatch.setattr(registry.client, "set_registered_model_alias", as_if_raced)
+    second = registry.register(version(pushed(2)))
+    assert raced == [second.version] and first.version != second.version
+    assert (second.alias, registry.by_alias(second.name, CHAMPION)["version"]) == (
+        CHAMPION,
+        second.version,
+    )
+    # Any other refusal still fails the registration.
+    monkeypatch.setattr(
+        registry.client,
+        "set_registered_model_alias",
+        lambda *a: (_ for _ in ()).throw(MlflowException("no such version", "BAD_REQUEST")),
+    )
+    with pytest.raises(MlflowException, match="no such version"):
+        registry.register(version(pushed(3)))
+
+
+def test_a_version_number_taken_by_another_registration_at_the_same_moment_is_asked_again(
+    registry, pushed, monkeypatch
+):
+    """MLflow's store numbers a new version max + 1; two registrations at once on a server's
+    database break the key, and the loser gets 400 with the IntegrityError: it asks again."""
+    from mlflow.exceptions import MlflowException
+
+    create = registry.client.create_model_version
+    refused = []
+
+    def as_if_raced(*args, **kwargs):
+        if not refused:
+            refused.append(1)
+            raise MlflowException(
+                "(psycopg2.errors.UniqueViolation) duplicate key value violates unique "
+                'constraint "model_version_pk" (Background on this error at: '
+                "https://sqlalche.me/e/20/gkpj)",
+                error_code="BAD_REQUEST",
+            )
+        return create(*args, **kwargs)
+
+    monkeypatch.setattr(registry.client, "create_model_version", as_if_raced)
+    registered = registry.register(version(pushed(1)))
+    assert refused == [1] and registered.version == "1"
+    assert [row["version"] for row in registry.versions()] == ["1"]

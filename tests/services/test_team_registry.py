@@ -64,7 +64,7 @@ def test_two_pipelines_started_together_both_register_and_the_newest_blessed_is_
     }
     summaries = {name: finish(process) for name, process in runs.items()}
     for name, summary in summaries.items():
-        assert summary["exit_code"] == 0, (name, summary["stderr"])
+        assert summary["exit_code"] == 0, f"run {name} failed:\n{summary['stderr']}"
         assert summary["blessed"] is True and summary["registered"]["registry"] == "mlflow"
     assert sorted(s["registered"]["version"] for s in summaries.values()) == ["1", "2"]
 
