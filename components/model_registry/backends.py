@@ -15,16 +15,24 @@ def mlflow_config(
     registry_dir: str, tracking_uri: Optional[str] = None, alias: str = CHAMPION
 ) -> str:
     """MLflow: the server MLFLOW_TRACKING_URI names, else a SQLite store (and an artifact root)
-    in `registry_dir`, nothing to start by hand."""
+    in `registry_dir`, nothing to start by hand. A SQLite store MLFLOW_TRACKING_URI names keeps
+    its artifacts beside it too (MLflow's own default is `./mlruns` of whatever directory the
+    registering process runs in); a server keeps its own."""
     tracking_uri = tracking_uri or os.environ.get(TRACKING_URI_ENV)
+    if not tracking_uri:
+        tracking_uri = mlflow_registry.local_tracking_uri(registry_dir)
+        artifact_root = os.path.join(os.path.abspath(registry_dir), "artifacts")
+    elif tracking_uri.startswith(mlflow_registry.SQLITE):
+        store = tracking_uri[len(mlflow_registry.SQLITE) :]
+        artifact_root = os.path.join(os.path.dirname(os.path.abspath(store)), "artifacts")
+    else:
+        artifact_root = None
     return json.dumps(
         {
             "backend": mlflow_registry.NAME,
             "alias": alias,
-            "tracking_uri": tracking_uri or mlflow_registry.local_tracking_uri(registry_dir),
-            "artifact_root": None
-            if tracking_uri
-            else os.path.join(os.path.abspath(registry_dir), "artifacts"),
+            "tracking_uri": tracking_uri,
+            "artifact_root": artifact_root,
         }
     )
 

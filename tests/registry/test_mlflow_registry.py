@@ -43,12 +43,17 @@ def test_local_registry_is_sqlite_under_the_output_unless_a_tracking_uri_is_set(
     )
 
 
-def test_a_local_registry_writes_only_under_its_folder(tmp_path, monkeypatch, pushed):
-    """MLflow's SQLite store would make an empty `mlruns/` in the working directory."""
+@pytest.mark.parametrize("named", [False, True], ids=["under-the-output", "named-sqlite-uri"])
+def test_a_local_registry_writes_only_under_its_folder(tmp_path, monkeypatch, pushed, named):
+    """MLflow's SQLite store would make `mlruns/` in the working directory (its models too,
+    when a sqlite:// MLFLOW_TRACKING_URI names the store: a compiled job's local registry)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    registry = from_config(mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None))
+    uri = f"sqlite:///{tmp_path}/mlflow/mlflow.db" if named else None
+    registry = from_config(
+        mlflow_config(str(tmp_path / "unused" if named else tmp_path / "mlflow"), tracking_uri=uri)
+    )
     registry.register(version(pushed(1)))
     assert list(elsewhere.iterdir()) == []
     (experiment,) = registry.client.search_experiments(filter_string="name = 'Default'")
