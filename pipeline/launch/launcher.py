@@ -375,7 +375,6 @@ class Launch:
         parameters = self.parameter_values(name)
         executor_input = self.executor_input(inputs, parameters, outputs, output_file)
         log_file = os.path.join(self.log_dir, f"{name}.log")
-        os.makedirs(self.log_dir, exist_ok=True)
         check = container.get("lifecycle", {}).get("preCacheCheck")
         if check:  # TFX's ExampleGen driver: span, version and a fingerprint of the data
             self.execute(check["command"], check.get("args", []), executor_input, log_file, prefix)
@@ -542,8 +541,8 @@ class Launch:
     # The summary.
 
     def summary(self, failed) -> dict:
-        def metadata(task, key, direction="outputs"):
-            listed = getattr(self, direction).get(task, {}).get(key, [])
+        def metadata(task, key):
+            listed = self.outputs.get(task, {}).get(key, [])
             return listed[0].get("metadata", {}) if listed else None
 
         found = {}

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from typing import Mapping, Optional
 
-from pipeline import configs
 from pipeline.cloud import CloudConfig
 from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline
 from pipeline.options import PipelineOptions
@@ -21,7 +20,6 @@ CLOUD = {
     "PIPELINE_IMAGE": "example/tfx-transformers:1",
     "MODEL_REGISTRY": "mlflow",
 }
-EMBEDDED = {task: str(configs.EMBEDDED_DATA_DIR / task) for task in ("imdb",)}
 
 
 def compile_job(

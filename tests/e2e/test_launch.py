@@ -12,7 +12,8 @@ the slow tier on every change. The launcher's parts are in the default tier (tes
 
 import pytest
 
-from tests.e2e.launch_util import EMBEDDED, compile_job, launch, registered_versions
+from pipeline.tasks import TASKS
+from tests.e2e.launch_util import compile_job, launch, registered_versions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -31,7 +32,7 @@ def two_launches(tmp_path_factory):
     root = tmp_path_factory.mktemp("launch")
     job = compile_job(root, "imdb", preset="tiny", train_steps=12)
     output = root / "out"
-    data = ["--param", f"data_dir={EMBEDDED['imdb']}"]
+    data = ["--param", f"data_dir={TASKS['imdb'].default_data_dir}"]
     first = launch(job, output, *data)
     second = launch(job, output, *data, "--param", 'train_args={"num_steps": 16}')
     return root, first, second

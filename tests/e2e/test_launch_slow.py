@@ -19,13 +19,13 @@ import time
 
 import pytest
 
-from pipeline import configs
+from pipeline.tasks import TASKS
 from tests.e2e.launch_util import compile_job, launch, registered_versions
 from trainer_module import faults
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-IMDB = str(configs.EMBEDDED_DATA_DIR / "imdb")
+IMDB = TASKS["imdb"].default_data_dir
 
 
 def twice(root, job):
@@ -79,7 +79,7 @@ def test_the_kubeflow_target_launched_twice(tmp_path):
 )
 def test_translation_and_cifar10_jobs_launch_on_their_embedded_data(tmp_path, task, example_gen):
     job = compile_job(tmp_path, task, preset="tiny", train_steps=8, blessing_threshold=0.0)
-    data = str(configs.EMBEDDED_DATA_DIR / ("shapes" if task == "cifar10" else task))
+    data = TASKS[task].default_data_dir
     summary = launch(job, tmp_path / "out", "--param", f"data_dir={data}")
     assert summary["tasks"][example_gen]["state"] == "succeeded"
     assert summary["blessed"] is True

@@ -4,7 +4,6 @@ import glob
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -14,20 +13,11 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from pipeline import configs
+from pipeline.launch.training_jobs import free_ports
 from tests.training.two_worker_trainer import BACKUP_DIR, MODEL_DIR, MODEL_RUN_DIR, OVERRIDES_FILE
 from trainer_module import faults
 
 TRAIN_STEPS = 3
-
-
-def free_ports(count: int) -> list:
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("localhost", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def write_transformed_examples(work_dir: str, run) -> None:
