@@ -139,7 +139,6 @@ class Launch:
         self.pipeline_name = spec["pipelineInfo"]["name"]
         self.tasks = spec["root"]["dag"]["tasks"]
         self.components = spec["components"]
-        self.executors = spec["deploymentSpec"]["executors"]
         self.check_target()
         self.check_services()
         self.parameters = self.runtime_parameters(parameters or {})
@@ -156,9 +155,12 @@ class Launch:
 
     # What the job may hold.
 
-    def executor_of(self, task_name: str) -> dict:
-        component = self.components[self.tasks[task_name]["componentRef"]["name"]]
-        return self.executors[component["executorLabel"]]
+    def executor_of(self, task_name: str, compiled: bool = False) -> dict:
+        """The task's executor spec, as it runs here (paths mapped) or, with `compiled`, as it
+        was compiled (what Vertex AI hashes into the cache key)."""
+        spec = (self.compiled if compiled else self.job)["pipelineSpec"]
+        component = spec["components"][self.tasks[task_name]["componentRef"]["name"]]
+        return spec["deploymentSpec"]["executors"][component["executorLabel"]]
 
     def check_target(self) -> None:
         """Refuses what the target does not run: on Kubeflow Pipelines 2, resolver tasks and
@@ -289,7 +291,7 @@ class Launch:
         inputs = self.input_artifacts(name)
         self.inputs[name] = inputs
         if "resolver" in executor:
-            self.outputs[name] = self.resolve(name, executor["resolver"], inputs)
+            self.outputs[name] = self.resolve(executor["resolver"], inputs)
             found = sum(len(v) for v in self.outputs[name].values())
             return "succeeded", f" (resolved {found} artifact{'' if found == 1 else 's'})"
         return self.run_container(name, prefix, executor["container"], inputs)
@@ -323,7 +325,7 @@ class Launch:
 
     # Resolver tasks.
 
-    def resolve(self, name: str, resolver: dict, inputs: Dict[str, List[dict]]) -> dict:
+    def resolve(self, resolver: dict, inputs: Dict[str, List[dict]]) -> dict:
         """Each output query's filter over the LIVE artifacts the store holds, its
         `{{$.inputs.artifacts['KEY'].metadata['FIELD']}}` placeholders filled from the task's
         inputs (a placeholder with nothing to fill resolves nothing)."""
@@ -352,7 +354,7 @@ class Launch:
 
     # Container tasks.
 
-    def run_container(self, name: str, prefix: str, container: dict, inputs) -> str:
+    def run_container(self, name: str, prefix: str, container: dict, inputs) -> tuple:
         component = self.components[self.tasks[name]["componentRef"]["name"]]
         task_root = os.path.join(self.root, self.job_name, f"{name}_{uuid.uuid4().hex[:8]}")
         output_file = os.path.join(task_root, "executor_output.json")
@@ -456,7 +458,7 @@ class Launch:
         """What Kubeflow Pipelines hashes for a task's cache key: the input artifacts' names,
         the parameter values, the outputs' types, the container's image, command and
         arguments (as compiled)."""
-        container = self.executor_of_compiled(name).get("container", {})
+        container = self.executor_of(name, compiled=True).get("container", {})
         fingerprint = {
             "inputs": {k: [a["name"] for a in v] for k, v in sorted(inputs.items())},
             "parameters": parameters,
@@ -467,11 +469,6 @@ class Launch:
         }
         text = json.dumps(fingerprint, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
-
-    def executor_of_compiled(self, name: str) -> dict:
-        spec = self.compiled["pipelineSpec"]
-        component = spec["components"][self.tasks[name]["componentRef"]["name"]]
-        return spec["deploymentSpec"]["executors"][component["executorLabel"]]
 
     def command_line(self, command: List[str], args: List[str], executor_input: dict) -> List[str]:
         """The task's command line as it runs here: this interpreter for `python`, the

@@ -134,7 +134,7 @@ def test_a_resolver_task_answers_with_its_filter_over_recorded_artifacts(tmp_pat
             }
         }
     }
-    found = launch.resolve("blessing", blessing_query, {})
+    found = launch.resolve(blessing_query, {})
     assert [a["metadata"]["blessed"] for a in found["model_blessing"]] == [1.0]
     model_query = {
         "outputArtifactQueries": {
@@ -144,8 +144,6 @@ def test_a_resolver_task_answers_with_its_filter_over_recorded_artifacts(tmp_pat
             }
         }
     }
-    assert launch.resolve("model", model_query, {"input": found["model_blessing"]}) == {
-        "model": [model]
-    }
+    assert launch.resolve(model_query, {"input": found["model_blessing"]}) == {"model": [model]}
     # No blessing yet: nothing to fill the placeholder with, and nothing resolved.
-    assert launch.resolve("model", model_query, {"input": []}) == {"model": []}
+    assert launch.resolve(model_query, {"input": []}) == {"model": []}
