@@ -20,46 +20,12 @@ import sys
 import tempfile
 import time
 
+from components.cost_estimate.machine import cpu_identity, cpu_model, matmul_tflops
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS_DIR = os.path.join(REPO, "benchmarks", "results")
 # Where the pipeline benchmarks run their pipelines (not committed).
 RUNS_DIR = os.path.join(REPO, "outputs", "benchmarks")
-
-
-def cpu_model() -> str:
-    """The CPU's model name, as /proc/cpuinfo (lscpu) gives it."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def cpu_identity() -> dict:
-    """The CPU's family and model numbers and its bfloat16 instructions (/proc/cpuinfo): one
-    model name covers machines up to seven times apart in speed."""
-    from trainer_module.training.precision import cpu_bfloat16_flags
-
-    identity = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key in ("cpu family", "model") and key not in identity:
-                    identity[key] = value.strip()
-                if not line.strip() and identity:
-                    break
-    except OSError:
-        pass
-    return {
-        "cpu_family": identity.get("cpu family"),
-        "cpu_model_number": identity.get("model"),
-        "bfloat16_flags": list(cpu_bfloat16_flags()),
-    }
 
 
 def machine_info() -> dict:
@@ -366,23 +332,6 @@ def bert_step_flops(
             for length, share in shares.items()
         )
     )
-
-
-def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
-    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype` (TensorFlow's
-    oneDNN kernels, the ones training uses)."""
-    import tensorflow as tf
-
-    a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
-    multiply(a, b).numpy()  # trace, warm the kernels
-    runs, started = 0, time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        multiply(a, b).numpy()
-        runs += 1
-    elapsed = time.perf_counter() - started
-    return 2 * size**3 * runs / elapsed / 1e12
 
 
 PEAK_SIZE, PEAK_SECONDS = 2048, 3.0  # hardware.py's largest size and its duration

@@ -36,6 +36,7 @@ from components.seeded_split import hash_split_config
 
 FINGERPRINT_DEPTH = 4
 LAYOUT_PROPERTY = "data_layout"  # on the output Examples artifact: the layout the run found
+SOURCE_PROPERTY = "data_source"  # and the data folder it was given (the spans' parent)
 SPANS_PROPERTY = "spans"  # ... and with a window, the spans it read ("1,2,3")
 WINDOW = "Window"  # the node id of a pipeline's training window: its ExampleGen's id + this
 SPAN, VERSION = "{SPAN}", "{VERSION}"
@@ -257,6 +258,9 @@ class LayoutExecutor(BaseExampleGenExecutor, abc.ABC):
         layouts = sorted({read_options(p)["format"] for p in self._window})
         for examples in output_dict[standard_component_specs.EXAMPLES_KEY]:
             examples.set_string_custom_property(LAYOUT_PROPERTY, ",".join(layouts))
+            examples.set_string_custom_property(
+                SOURCE_PROPERTY, exec_properties[standard_component_specs.INPUT_BASE_KEY]
+            )
             if len(self._window) > 1 or "spans" in read_options(exec_properties):
                 examples.set_string_custom_property(
                     SPANS_PROPERTY, ",".join(str(p["span"]) for p in reversed(self._window))

@@ -316,7 +316,14 @@ def command_run(args) -> int:
 
     def build():
         options = _options(args)
-        return (options, *build_local_pipeline(options))
+        built = build_local_pipeline(options)
+        if options.named_after_data:
+            print(
+                f"pipeline {options.name}: named after its data folder, so that it never meets "
+                f"another source's champion (--pipeline-name NAME names it yourself)",
+                file=sys.stderr,
+            )
+        return (options, *built)
 
     return _run_locally(args, build)
 

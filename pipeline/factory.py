@@ -308,7 +308,7 @@ def create_pipeline(
         )
         components.append(registry)
         artifacts["registered_model"] = registry.outputs["registered_model"]
-    card = task.model_card(family.name, run.preset)
+    card = task.model_card(family.name, run.preset, data_dir)
     if "distribution_validator" in data:
         artifacts["drift"] = data["distribution_validator"].outputs["anomalies"]
         card["drift_checks"] = task.drift_descriptions(run.drift_thresholds)

@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import shlex
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
@@ -83,8 +84,9 @@ class PipelineOptions:
     pipeline_name: str = _field(
         "",
         "the pipeline's name: its folders, ML Metadata, registered model and serving folder, so "
-        "runs under two names share no warm start, drift baseline or champion (default: "
-        "<task>-<family>, e.g. imdb-text-encoder)",
+        "runs under two names share no warm start, drift baseline or champion (default: on "
+        "the embedded corpus <task>-<family>, e.g. imdb-text-encoder; with --data DIR, "
+        "<DIR's name>-<family>, e.g. shop-reviews-text-encoder)",
         configs.check_pipeline_name,
         metavar="NAME",
     )
@@ -254,9 +256,27 @@ class PipelineOptions:
     @property
     def name(self) -> str:
         """The pipeline's name: its folders, its ML Metadata context, its registered model and
-        serving folder, hence what its warm start and drift baseline are looked up under;
-        --pipeline-name, else <task>-<family> (e.g. imdb-text-encoder)."""
-        return self.pipeline_name or f"{self.task}-{self.family.name}".replace("_", "-")
+        serving folder, hence what its warm start, drift baseline and champion are looked up
+        under: --pipeline-name; else, on data other than the task's embedded corpus, the data
+        folder's name and the family (a folder `shop-reviews`: shop-reviews-text-encoder), so
+        that a new source never meets another source's champion; else <task>-<family>
+        (imdb-text-encoder)."""
+        family = self.family.name.replace("_", "-")
+        if self.pipeline_name:
+            return self.pipeline_name
+        if self.named_after_data:
+            return f"{data_name(self.data, len(family) + 1)}-{family}"
+        return f"{self.task}-{family}"
+
+    @property
+    def named_after_data(self) -> bool:
+        """Whether the pipeline's name comes from --data: no --pipeline-name, and data other
+        than the task's embedded corpus."""
+        return bool(
+            not self.pipeline_name
+            and self.data
+            and not _same_path(self.data, self.task_spec.default_data_dir)
+        )
 
     def model_config(self) -> PresetConfig:
         """The family's preset with the overrides; raises on an unknown preset or field."""
@@ -473,6 +493,29 @@ def _family_options() -> list:
 
 def _path_fields(family: ModelFamily) -> list:
     return [o.config_field for o in family.options if o.is_path and o.config_field]
+
+
+def data_name(data: str, room: int = 0) -> str:
+    """The part of a pipeline name that `data` gives: its folder's name (the folder above a
+    {SPAN} pattern; a file's name without its extension) in lower-case letters, digits and
+    hyphens, at most 63 - `room` characters; "data" when nothing is left."""
+    parts = [p for p in re.split(r"[/\\]+", str(data)) if p not in ("", ".")]
+    span = next((i for i, p in enumerate(parts) if "{SPAN}" in p), None)
+    if span is not None:
+        parts = parts[:span]
+    if not parts and str(data).startswith("/"):  # the root folder
+        base = ""
+    elif not parts or parts[-1] == "..":  # a folder known only by where it is
+        base = os.path.basename(os.path.abspath(os.path.join(*parts) if parts else "."))
+    else:
+        base = parts[-1]
+    base = re.sub(r"\.(csv|tsv|jsonl?|txt|tfrecords?|gz|zip|tar)$", "", base.lower())
+    slug = re.sub(r"[^a-z0-9]+", "-", base).strip("-")[: 63 - room].strip("-")
+    return slug or "data"
+
+
+def _same_path(a: str, b: str) -> bool:
+    return os.path.abspath(str(a)).rstrip("/") == os.path.abspath(str(b)).rstrip("/")
 
 
 def _is_local_path(value: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Dict, Optional
 import ml_metadata as mlmd
 from tfx.orchestration import metadata
 
+from components.dataset_example_gen import SOURCE_PROPERTY
 from components.run_report.artifacts import ArtifactRef, from_mlmd
 from components.run_report.component import INPUTS, RunReportArtifact
 from components.run_report.executor import REPORT_PATH
@@ -62,6 +63,15 @@ def run_artifacts(
     return refs
 
 
+def _exec_property(store, run_context, name: str) -> Optional[dict]:
+    """The JSON exec property `name` of the run's execution that has one, else None."""
+    for execution in store.get_executions_by_context(run_context.id):
+        value = execution.custom_properties.get(name)
+        if value is not None and value.string_value:
+            return json.loads(value.string_value)
+    return None
+
+
 def _trainer_config(store, run_context) -> dict:
     for execution in store.get_executions_by_context(run_context.id):
         value = execution.custom_properties.get("custom_config")
@@ -101,15 +111,22 @@ def regenerate(
         run = run_summary.latest_run(store, pipeline_name)
         if run is None:
             raise ValueError(f"pipeline {pipeline_name!r} has no recorded run")
-    config = _trainer_config(store, run)
-    task = get_task(config.get("task") or pipeline_name.split("-")[0])
-    model = config.get("model") or task.default_model
-    card = task.model_card(model, config.get("preset"))
+    refs = run_artifacts(store, run, pipeline_name)
+    card = _exec_property(store, run, "model_card")  # the card the run's report was given
+    if card is None:  # a run that stopped before its report
+        config = _trainer_config(store, run)
+        task = get_task(config.get("task") or pipeline_name.split("-")[0])
+        examples = refs.get("examples")
+        card = task.model_card(
+            config.get("model") or task.default_model,
+            config.get("preset"),
+            examples.get(SOURCE_PROPERTY) if examples else None,
+        )
     safe_run = re.sub(r"[^0-9A-Za-z_.-]", "_", run.name)
     path = os.path.join(os.path.abspath(output_dir), REPORTS_DIR, pipeline_name, f"{safe_run}.html")
     return write_report(
         path,
-        run_artifacts(store, run, pipeline_name),
+        refs,
         pipeline_name=pipeline_name,
         run_id=run.name,
         card=card,

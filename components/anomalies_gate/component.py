@@ -70,7 +70,10 @@ def AnomaliesGate(
         (
             drift,
             "DistributionValidator found drift from the champion's data",
-            "check the new data, or raise --drift-thresholds if the change is real",
+            "data from another source is a pipeline of its own, which never meets this "
+            "one's champion (--pipeline-name NAME, or --data DIR alone, named after DIR); "
+            "the same source whose change is real: raise --drift-thresholds; otherwise fix "
+            "the new data",
         ),
     ):
         if artifact is None:

@@ -86,6 +86,11 @@ def training_data(refs, train: str, history: dict) -> str:
         )
     else:
         where = f"span {escape(span)}" if span else "the data folder"
+    source, layout = examples.get("data_source"), examples.get("data_layout")
+    if source:
+        where += f" of <code>{escape(source)}</code>"
+    if layout:
+        where += f" ({escape(layout)} layout)"
     count = (
         f"{history['train_examples']:,} training examples"
         if history.get("train_examples")
@@ -94,18 +99,48 @@ def training_data(refs, train: str, history: dict) -> str:
     return f"{where}: {count}; <code>{escape(examples.uri)}</code>"
 
 
+def as_trained(history: dict) -> tuple:
+    """(the configuration training used, the learning-rate schedule in words): the preset's
+    fields, with those the schedule resolved when training started (a warmup capped to the
+    steps that ran) as they were used."""
+    config = dict(history.get("config", {}))
+    schedule = dict(history.get("learning_rate") or {})
+    name = schedule.pop("schedule", None)
+    if not name:
+        return config, ""
+    config.update({key: value for key, value in schedule.items() if key in config})
+    words = ", ".join(f"{key} {value:g}" for key, value in sorted(schedule.items()))
+    return config, escape(f"{name}: {words}")
+
+
+def label_summary(statistics) -> str:
+    """The training split's label (a class name's where there is one) as StatisticsGen saw
+    it: a numeric label's mean (the share of positives for 0/1), or the most frequent names."""
+    for split in statistics:
+        if split["split"] == "train":
+            rows = {row["feature"]: row for row in split["features"]}
+            row = rows.get("label_name") or rows.get("label")
+            return f"{row['feature']}: {row['summary']}" if row else ""
+    return ""
+
+
 def model_card(refs, card, history, parameters, statistics, metrics, anomalies) -> str:
     counts = _split_counts(statistics)
     train = ", ".join(f"{split}: {n:,}" for split, n in counts.items() if split != "eval")
-    config = history.get("config", {})
+    config, schedule = as_trained(history)
     details = [
         ("task", escape(card.get("task"))),
+        ("data", escape(card.get("data"))),
         ("model family", escape(card.get("model"))),
         ("preset", escape(card.get("preset"))),
         ("trainable parameters", number(parameters)),
         ("trained", training_length(history)),
+        ("learning rate", schedule),
         ("configuration", "<code>" + escape(json.dumps(config, sort_keys=True)) + "</code>"),
     ]
+    labels = label_summary(statistics)
+    if labels:
+        details.insert(2, ("labels (training split)", escape(labels)))
     caveats = list(card.get("limitations", []))
     if _blessed(refs) is False:
         caveats.insert(

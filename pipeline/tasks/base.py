@@ -3,6 +3,7 @@ kind of model it needs, its TFMA EvalConfig and blessing, its data options and d
 its model card."""
 
 import dataclasses
+import os
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 import tensorflow_model_analysis as tfma
@@ -92,6 +93,33 @@ def text_drift_checks(words: str, tokens: str, texts: str) -> Tuple[DriftCheck, 
 
 
 @dataclasses.dataclass(frozen=True)
+class Corpus:
+    """A data set a task knows (its embedded sample, a public corpus), and what a model card
+    says of a model trained on it; `recognises(folder)` tells it by its files."""
+
+    name: str
+    intended_use: str
+    limitations: Tuple[str, ...] = ()
+    recognises: Callable[[str], bool] = lambda folder: False
+
+
+def readme_says(text: str, *names: str) -> Callable[[str], bool]:
+    """A Corpus.recognises: a README (under the folder, or one of `names` below it) holding
+    `text`, as the public release ships it."""
+
+    def recognises(folder: str) -> bool:
+        for name in ("", *names):
+            path = os.path.join(folder, name, "README")
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    if text in f.read(4096):
+                        return True
+        return False
+
+    return recognises
+
+
+@dataclasses.dataclass(frozen=True)
 class Task:
     name: str
     description: str
@@ -120,9 +148,15 @@ class Task:
     data_options: Tuple[Option, ...] = ()
     # Compared between new data and the champion's (a drifted span stops before training).
     drift_checks: Tuple[DriftCheck, ...] = ()
-    # The model card's prose (run report): what the model is for, and what it is not.
-    intended_use: str = ""
+    # The model card's prose (run report). What any model of the task does ("binary
+    # sentiment (positive or negative)"), of what ("texts"), learned from what ("labels");
+    # the caveats that hold on any data; the data sets it knows, whose card says more.
+    purpose: str = ""
+    examples_noun: str = "examples"
+    targets_noun: str = "labels"
     limitations: Tuple[str, ...] = ()
+    embedded: Optional[Corpus] = None  # the embedded corpus (default_data_dir)
+    corpora: Tuple[Corpus, ...] = ()  # public data sets, recognised by their files
 
     @property
     def model_families(self) -> Dict[str, ModelFamily]:
@@ -220,14 +254,45 @@ class Task:
         config.default_slice_config.feature.extend(checks)
         return config
 
-    def model_card(self, model: str, preset: Optional[str] = None) -> dict:
-        """What the run report's model card says about this task trained with `model`."""
+    def corpus_of(self, data_dir: Any) -> Optional[Corpus]:
+        """The data set a local `data_dir` is, when the task knows it (its embedded corpus, or
+        a public corpus by its files); None for other data, patterns and remote folders."""
+        if not isinstance(data_dir, str) or not os.path.isdir(data_dir):
+            return None
+        if self.embedded and os.path.abspath(data_dir) == os.path.abspath(self.default_data_dir):
+            return self.embedded
+        return next((c for c in self.corpora if c.recognises(data_dir)), None)
+
+    def model_card(self, model: str, preset: Optional[str] = None, data_dir: Any = None) -> dict:
+        """What the run report's model card says about this task trained with `model` on
+        `data_dir` (None, or a runtime parameter: the job's data folder): the data set's own
+        intended use and caveats when the task knows it, else the data's folder's."""
+        corpus = self.corpus_of(data_dir)
+        if corpus is not None:
+            data, intended_use = corpus.name, corpus.intended_use
+            limitations = corpus.limitations
+        else:
+            data = data_dir if isinstance(data_dir, str) and data_dir else "the job's data folder"
+            nouns = self.examples_noun
+            intended_use = (
+                f"{self.purpose[:1].upper()}{self.purpose[1:]}, for {nouns} like those in "
+                f"{data}, as this pipeline trained it. Check it on {nouns} from where it will "
+                "be used before relying on it; not for decisions about people."
+            )
+            limitations = (
+                f"Trained on {data} only: {nouns} from other sources, domains or languages "
+                "are out of distribution.",
+                f"Learned from the {self.targets_noun} in {data}, with whatever errors and "
+                "biases they carry.",
+            )
         return {
             "task": self.name,
             "model": model,
             "preset": preset or self.model_family(model).default_preset,
-            "description": self.description,
-            "intended_use": self.intended_use,
-            "limitations": list(self.limitations),
+            "description": f"{self.purpose[:1].upper()}{self.purpose[1:]}, trained on {data}",
+            "data": data,
+            "corpus": corpus is not None,
+            "intended_use": intended_use,
+            "limitations": [*limitations, *self.limitations],
             "gating_metric": self.gate.metric,
         }

@@ -1,11 +1,13 @@
 """CIFAR-10 (or any folder of labelled images): images -> a Vision Transformer that classifies
 raw JPEG/PNG bytes."""
 
+import os
+
 import tensorflow_model_analysis as tfma
 
 from components.image_example_gen import ImageExampleGen
 from pipeline import configs
-from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate
+from pipeline.tasks.base import Corpus, DriftCheck, Gate, Task, overall_gate
 from trainer_module import features
 from trainer_module.family import IMAGE_CLASSIFIER, ModelFamily, Option
 
@@ -67,6 +69,26 @@ def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
     )
 
 
+CIFAR10_CLASSES = (
+    "airplane automobile bird cat deer dog frog horse ship truck".split()
+)  # in label order
+
+
+def is_cifar10(folder: str) -> bool:
+    """The binary or Python release (its batches.meta), or image folders named after exactly
+    CIFAR-10's classes (train/<class>/ or <class>/)."""
+    for release, meta in (
+        ("cifar-10-batches-bin", "batches.meta.txt"),
+        ("cifar-10-batches-py", "batches.meta"),
+    ):
+        if any(os.path.isfile(os.path.join(folder, *where, meta)) for where in ((release,), ())):
+            return True
+    for classes in (os.path.join(folder, "train"), folder):
+        if os.path.isdir(classes) and sorted(os.listdir(classes)) == sorted(CIFAR10_CLASSES):
+            return True
+    return False
+
+
 TASK = Task(
     name="cifar10",
     description="Image classification: the CIFAR-10 binary release, image folders or TFRecords",
@@ -94,15 +116,27 @@ TASK = Task(
     ),
     # A span whose label shares moved this far from the champion's data stops the run.
     drift_checks=(DriftCheck("label", "label balance (images per class)", threshold=0.1),),
-    intended_use=(
-        "Classifying small natural images into the dataset's classes (CIFAR-10: "
-        "10 object classes at 32x32), as a reference for Vision Transformers in TFX. "
-        "Not for safety-relevant recognition."
-    ),
+    purpose="image classification into the data's classes",
+    examples_noun="images",
     limitations=(
-        "Images of other sizes are resized at serving; photos unlike the training "
-        "set's (other classes, framing, resolution) get confident wrong answers.",
+        "Images of other sizes are resized at serving; photos unlike the training set's "
+        "(other classes, framing, resolution) get confident wrong answers.",
         "Every image is assigned one of the known classes; there is no 'none' class.",
         "Accuracy differs per class: see the label_name slices.",
+    ),
+    embedded=Corpus(
+        "the project's embedded sample of ten classes of drawn shapes at 32x32 "
+        "(data/generate_shapes.py)",
+        intended_use="Trying the pipeline end to end: the model tells drawn shapes apart. Not "
+        "for photographs or any decision.",
+    ),
+    corpora=(
+        Corpus(
+            "CIFAR-10 (Krizhevsky, 2009)",
+            intended_use="Classifying small natural images into CIFAR-10's 10 object classes "
+            "at 32x32, as a reference for Vision Transformers in TFX. Not for "
+            "safety-relevant recognition.",
+            recognises=is_cifar10,
+        ),
     ),
 )

@@ -4,7 +4,15 @@ import tensorflow_model_analysis as tfma
 
 from components.reviews_example_gen import ReviewsExampleGen
 from pipeline import configs
-from pipeline.tasks.base import DriftCheck, Gate, Task, overall_gate, text_drift_checks
+from pipeline.tasks.base import (
+    Corpus,
+    DriftCheck,
+    Gate,
+    Task,
+    overall_gate,
+    readme_says,
+    text_drift_checks,
+)
 from trainer_module import features
 from trainer_module.family import TEXT_CLASSIFIER, ModelFamily
 
@@ -79,16 +87,34 @@ TASK = Task(
         DriftCheck("label", "label balance (positive and negative reviews)", threshold=0.1),
         *text_drift_checks(features.TEXT_WORDS, features.TEXT_TOKENS, "review"),
     ),
-    intended_use=(
-        "Binary sentiment (positive/negative) of English movie reviews, as a "
-        "reference for training, evaluating and serving text Transformers with TFX. "
-        "Not for decisions about people or for text far from movie reviews."
-    ),
+    purpose="binary sentiment (positive or negative)",
+    examples_noun="texts",
     limitations=(
-        "Trained on movie reviews only: other domains, languages and very short or "
-        "sarcastic texts are out of distribution.",
-        "Reviews longer than the preset's max_length are truncated (head and tail "
-        "kept); the verdict may sit in the cut part.",
-        "Learned from IMDB users' ratings, with the biases of that audience.",
+        "Texts longer than the preset's max_length are truncated (head and tail kept); the "
+        "verdict may sit in the cut part.",
+    ),
+    embedded=Corpus(
+        "the project's embedded sample of 440 movie reviews, composed from a phrase bank "
+        "(data/generate_imdb.py)",
+        intended_use="Trying the pipeline end to end: the model has learnt a small generated "
+        "corpus's phrases. Not for real reviews or any decision.",
+        limitations=(
+            "Composed from a small phrase bank: real reviews' words and style are out of "
+            "distribution.",
+        ),
+    ),
+    corpora=(
+        Corpus(
+            "the IMDB Large Movie Review Dataset (Maas et al., 2011)",
+            intended_use="Binary sentiment (positive/negative) of English movie reviews, as a "
+            "reference for training, evaluating and serving text Transformers with TFX. Not "
+            "for decisions about people or for text far from movie reviews.",
+            limitations=(
+                "Trained on movie reviews only: other domains, languages and very short or "
+                "sarcastic texts are out of distribution.",
+                "Learned from IMDB users' ratings, with the biases of that audience.",
+            ),
+            recognises=readme_says("Large Movie Review Dataset", "aclImdb"),
+        ),
     ),
 )

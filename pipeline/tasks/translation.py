@@ -1,12 +1,14 @@
 """Translation: sentence pairs -> an encoder-decoder Transformer that translates raw strings."""
 
+import gzip
 import json
+import os
 
 import tensorflow_model_analysis as tfma
 
 from components.parallel_corpus_example_gen import ParallelCorpusExampleGen
 from pipeline import configs
-from pipeline.tasks.base import Gate, Task, overall_gate, text_drift_checks
+from pipeline.tasks.base import Corpus, Gate, Task, overall_gate, text_drift_checks
 from trainer_module import features
 from trainer_module.family import TRANSLATOR, ModelFamily, Option
 
@@ -82,6 +84,19 @@ def eval_config(min_bleu: float, family: ModelFamily) -> tfma.EvalConfig:
     )
 
 
+MULTI30K_TRAIN_PAIRS = 29_000  # task 1's training split
+
+
+def multi30k_train_lines(folder: str) -> int:
+    """Lines of the German training file (train.de, or as released, train.de.gz); 0 without."""
+    for name, opener in (("train.de.gz", gzip.open), ("train.de", open)):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with opener(path, "rb") as f:
+                return sum(1 for _ in f)
+    return 0
+
+
 TASK = Task(
     name="translation",
     description="Translation from parallel files (<split>.<lang>, e.g. Multi30k) or TSV pairs",
@@ -107,15 +122,31 @@ TASK = Task(
         Option("source_lang", default="de", help="the source language's file suffix (train.de)"),
         Option("target_lang", default="en", help="the target language's file suffix (train.en)"),
     ),
-    intended_use=(
-        "Sentence-level machine translation of short descriptive sentences (the "
-        "Multi30k image-caption domain), as a reference for sequence-to-sequence "
-        "Transformers in TFX. Not for documents, or where a mistranslation matters."
-    ),
+    purpose="sentence translation",
+    examples_noun="sentences",
+    targets_noun="reference translations",
     limitations=(
-        "Trained on image captions: longer, technical or conversational text is out "
-        "of distribution.",
         "Names and rare words are spelled from subword pieces, often wrongly.",
         "Corpus BLEU measures n-gram overlap with one reference, not adequacy.",
+    ),
+    embedded=Corpus(
+        "the project's embedded German-English sample of caption-like sentences, composed "
+        "from a small grammar and word list (data/generate_translation.py)",
+        intended_use="Trying the pipeline end to end: the model has learnt a small generated "
+        "grammar. Not for translating real text.",
+        limitations=("Generated from a small grammar: real sentences are out of distribution.",),
+    ),
+    corpora=(
+        Corpus(
+            "Multi30k task 1, German-English image captions (Elliott et al., 2016)",
+            intended_use="Sentence-level machine translation of short descriptive sentences (the "
+            "Multi30k image-caption domain), as a reference for sequence-to-sequence "
+            "Transformers in TFX. Not for documents, or where a mistranslation matters.",
+            limitations=(
+                "Trained on image captions: longer, technical or conversational text is out "
+                "of distribution.",
+            ),
+            recognises=lambda folder: multi30k_train_lines(folder) == MULTI30K_TRAIN_PAIRS,
+        ),
     ),
 )

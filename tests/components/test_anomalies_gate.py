@@ -71,4 +71,7 @@ def test_drift_found_by_distribution_validator_names_feature_measure_and_thresho
         "divergence between current and previous is 0.31"
     ) in message
     assert "above the threshold 0.1" in message and "--drift-thresholds" in message
+    # Both ways out, and which one fits a new source.
+    assert "data from another source is a pipeline of its own" in message
+    assert "--pipeline-name NAME" in message
     assert "ExampleValidator" not in message  # the schema check found nothing

@@ -90,6 +90,7 @@ def test_the_layout_found_at_run_time_is_recorded_on_the_artifact(aclimdb_dir, t
     examples = standard_artifacts.Examples()
     run_executor(ReviewsExampleGen(str(aclimdb_dir)), tmp_path / "out", examples)
     assert examples.get_string_custom_property("data_layout") == "aclimdb"
+    assert examples.get_string_custom_property("data_source") == str(aclimdb_dir)
     assert examples.split_names == '["train", "eval"]'
 
 

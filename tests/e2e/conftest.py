@@ -38,9 +38,9 @@ def imdb_run(tmp_path_factory) -> ImdbRun:
 
 def tiny_imdb_run(root: pathlib.Path) -> ImdbRun:
     """The session run's command, under `root` (tests/e2e/test_faults.py makes its own)."""
-    data = write_aclimdb(root / "reviews" / "span-1", copies=3)
+    data = write_aclimdb(root / "imdb" / "span-1", copies=3)
     # A budget of an hour: the Trainer times its steps first, and keeps all 60.
-    args = tiny_imdb_args(root / "reviews" / "span-{SPAN}") + ["--time-budget", "60"]
+    args = tiny_imdb_args(root / "imdb" / "span-{SPAN}") + ["--time-budget", "60"]
     with progress_every_step():
         result = run_cli("run", "--output", root / "out", *args)
     (summary,) = result.lines
@@ -149,7 +149,7 @@ def imdb_next_span(imdb_run, tmp_path_factory) -> CopiedRun:
 
     root = tmp_path_factory.mktemp("next_span")
     output = copy_output(imdb_run.output, root / "out")
-    spans = shutil.copytree(imdb_run.data.parent, root / "reviews")
+    spans = shutil.copytree(imdb_run.data.parent, root / "imdb")
     write_aclimdb(spans / "span-2", copies=4)
     args = list(imdb_run.args)
     args[args.index("--data") + 1] = spans / "span-{SPAN}"

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_bert_pipeline_pushes_a_model_that_classifies_raw_text(tiny_bert_checkpoint, tmp_path):
-    data = write_aclimdb(tmp_path / "data", copies=3)
+    data = write_aclimdb(tmp_path / "imdb", copies=3)
     (summary,) = run_cli(
         "run",
         "--task",

@@ -392,7 +392,7 @@ def test_a_drifted_span_is_stopped_before_training_and_stays_stopped(imdb_run, t
     import shutil
 
     output = copy_output(imdb_run.output, tmp_path / "out")
-    spans = shutil.copytree(imdb_run.data.parent, tmp_path / "reviews")
+    spans = shutil.copytree(imdb_run.data.parent, tmp_path / "imdb")
     (spans / "span-2").mkdir()
     with open(spans / "span-2" / "reviews.csv", "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([("text", "label")] + [(text, 1) for text in POSITIVE * 6])
@@ -420,7 +420,7 @@ def test_a_span_in_another_language_is_stopped_by_its_word_distribution(imdb_run
     import shutil
 
     output = copy_output(imdb_run.output, tmp_path / "out")
-    spans = shutil.copytree(imdb_run.data.parent, tmp_path / "reviews")
+    spans = shutil.copytree(imdb_run.data.parent, tmp_path / "imdb")
     (spans / "span-2").mkdir()
     with open(spans / "span-2" / "reviews.csv", "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(
@@ -542,3 +542,61 @@ def test_the_run_report_renders_in_headless_chromium(imdb_run):
     assert all(url.startswith(("file://", "data:")) for url in requests), requests
     with open(screenshot, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+SHOP_REVIEWS = [
+    ("The kettle boils fast and looks great on the counter.", 1),
+    ("Sturdy backpack, comfortable straps, worth every penny.", 1),
+    ("These headphones sound clear and the battery lasts all week.", 1),
+    ("Lovely soft towels, they wash well and dry quickly.", 1),
+    ("The blender broke after two days, a waste of money.", 0),
+    ("Cheap zipper, the bag tore on the first trip.", 0),
+    ("The charger stopped working and support never answered.", 0),
+    ("Scratchy fabric and the seams came apart in the wash.", 0),
+]
+
+
+def test_a_run_on_other_data_is_a_pipeline_of_its_own_and_the_champion_stays(imdb_run, tmp_path):
+    """The README's own-data step after a first run: shop reviews in a folder of their own,
+    run into the same output, are named after their folder, registered under that name with a
+    model card about them, and leave the review pipeline's champion as it was."""
+    import csv
+
+    output = copy_output(imdb_run.output, tmp_path / "out")
+    folder = tmp_path / "shop-reviews"
+    folder.mkdir()
+    with open(folder / "reviews.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([("text", "label")] + SHOP_REVIEWS * 8)
+    result = run_cli(
+        "run",
+        "--output",
+        output,
+        "--task",
+        "imdb",
+        "--data",
+        folder,
+        "--preset",
+        "tiny",
+        "--train-steps",
+        "20",
+        "--eval-steps",
+        "1",
+        "--blessing-threshold",  # a first model of its pipeline, whatever it learnt in 20 steps
+        "0",
+    )
+    (summary,) = result.lines
+    name = "shop-reviews-text-encoder"
+    assert summary["pipeline_name"] == name and f"pipeline {name}: named after" in result.stderr
+    assert summary["registered"]["name"] == name and summary["registered"]["version"] == "1"
+    assert summary["pushed_model"].startswith(os.path.join(output, "serving_model", name, ""))
+    # Nothing compared with, warm-started from or evaluated against the movie reviews' model.
+    assert summary["data"]["span"] == 0
+    (champion,) = run_cli("registry", "--output", output, "show", "imdb-text-encoder").lines
+    assert (champion["version"], champion["aliases"]) == ("1", ["champion"])
+    assert champion["tags"]["pipeline_run_id"] == imdb_run.summary["run_id"]
+    with open(summary["report"], encoding="utf-8") as f:
+        page = f.read()
+    start = page.index('<section id="model-card">')
+    card = page[start : page.index("</section>", start)]
+    assert str(folder) in card and "csv layout" in card
+    assert "movie" not in card.lower() and "rating" not in card.lower()

@@ -47,4 +47,9 @@ def test_anomalies_stop_the_run_before_transform(tmp_path):
     assert (
         "feature 'rating': Out-of-range values — Unexpectedly large value: 42" in summary["error"]
     )
-    assert not (tmp_path / "out" / "pipelines" / "imdb-text-encoder" / "Transform").exists()
+    pipeline_root = tmp_path / "out" / "pipelines" / summary["pipeline_name"]
+    assert (
+        summary["pipeline_name"] == "bad-text-encoder"
+        and (pipeline_root / "ReviewsExampleGen").exists()
+    )
+    assert not (pipeline_root / "Transform").exists()

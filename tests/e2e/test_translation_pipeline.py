@@ -19,7 +19,7 @@ COMPONENTS = pipeline_components("ParallelCorpusExampleGen", registry=False)
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("translation")
-    data = root / "data"
+    data = root / "translation"
     shutil.copytree(configs.EMBEDDED_DATA_DIR / "translation", data)
     for name, line in (("train.de", "Ein Satz ohne Übersetzung.\n"), ("train.en", "\n")):
         with open(data / name, "a", encoding="utf-8") as f:

@@ -117,7 +117,7 @@ def test_components_and_wiring(aclimdb_dir, tmp_path):
     )
     card = json.loads(report.exec_properties["model_card"])
     assert (card["task"], card["model"], card["preset"]) == ("imdb", "text_encoder", "tiny")
-    assert card["intended_use"] and card["limitations"]
+    assert card["data"] == str(aclimdb_dir) and str(aclimdb_dir) in card["intended_use"]
     assert pipeline.enable_cache
 
 
@@ -187,7 +187,7 @@ def test_local_paths_live_under_the_output_directory(aclimdb_dir, tmp_path):
             task="imdb", data=str(aclimdb_dir), output=str(tmp_path), beam_mode="multi_processing"
         )
     )
-    assert pipeline.pipeline_info.pipeline_name == "imdb-text-encoder"
+    assert pipeline.pipeline_info.pipeline_name == "data-text-encoder"  # after --data's name
     for key in ("pipeline_root", "metadata_path", "serving_model_dir", "log_dir"):
         assert paths[key].startswith(str(tmp_path))
     assert "--direct_running_mode=multi_processing" in pipeline.beam_pipeline_args

@@ -84,7 +84,25 @@ def test_flags_and_environment_variables_build_the_same_options():
         output="/out",
         beam_mode="multi_processing",
     )
-    assert from_flags.check().name == "translation-translator"
+    assert from_flags.check().name == "corpus-translator"  # named after --data /corpus
+
+
+def test_a_run_on_other_data_is_named_after_it_and_the_embedded_corpus_keeps_the_tasks_name():
+    from pipeline.tasks import get_task
+
+    def name(**options) -> str:
+        return PipelineOptions(task="imdb", **options).name
+
+    assert name() == "imdb-text-encoder"
+    assert name(data=get_task("imdb").default_data_dir + "/") == "imdb-text-encoder"
+    assert name(data="/home/me/Shop Reviews/") == "shop-reviews-text-encoder"
+    assert name(data="shop-reviews", model="bert") == "shop-reviews-bert"
+    assert name(data="gs://bucket/reviews/span-{SPAN}/v-{VERSION}") == "reviews-text-encoder"
+    assert name(data="exports/reviews.csv") == "reviews-text-encoder"
+    assert name(data="/", pipeline_name="mine") == "mine"  # --pipeline-name wins
+    assert name(data="/") == "data-text-encoder"
+    long = name(data="x" * 80)
+    assert long == "x" * 50 + "-text-encoder" and len(long) == 63
 
 
 def test_every_option_has_a_flag_and_a_variable():

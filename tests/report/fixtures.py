@@ -43,7 +43,9 @@ def write_examples(root):
     ) as writer:
         for index, text in enumerate(EVAL_TEXTS):
             writer.write(_example(text, 1 - index))
-    examples = _artifact(standard_artifacts.Examples, root, 1)
+    examples = _artifact(
+        standard_artifacts.Examples, root, 1, data_source="/data/shop-reviews", data_layout="csv"
+    )
     examples.split_names = SPLITS
     return examples
 
@@ -120,7 +122,16 @@ def write_model_run(root):
                     at = (step + 1) * 10 if tag.endswith("iterations") else step
                     tf.summary.scalar(tag, value, step=at)
         writer.close()
-    (root / "history.json").write_text(json.dumps({"config": {"d_model": 8, "num_layers": 2}}))
+    # A preset's warmup of 300 steps, capped when training started (text_encoder/model.py).
+    history = {
+        "config": {"d_model": 8, "num_layers": 2, "warmup_steps": 300},
+        "learning_rate": {
+            "schedule": "WarmupInverseSqrt",
+            "peak_learning_rate": 0.003,
+            "warmup_steps": 4,
+        },
+    }
+    (root / "history.json").write_text(json.dumps(history))
     return _artifact(standard_artifacts.ModelRun, root, 14)
 
 

@@ -18,7 +18,7 @@ RESOLVERS = {"latest_blessed_model_resolver", "baseline_statistics_resolver", "b
 def test_runs_keep_ml_metadata_in_mariadb_and_cache_and_resolve_across_spans(
     mysql_database, tmp_path
 ):
-    spans = tmp_path / "reviews"
+    spans = tmp_path / "imdb"
     write_aclimdb(spans / "span-1", copies=3)
     output = tmp_path / "out"
     extra = ["--metadata-uri", mysql_database, "--registry", "none"]

@@ -55,7 +55,7 @@ def server(postgres_database, tmp_path):
 def test_two_pipelines_started_together_both_register_and_the_newest_blessed_is_champion(
     server, tmp_path
 ):
-    data = write_aclimdb(tmp_path / "reviews", copies=3)
+    data = write_aclimdb(tmp_path / "imdb", copies=3)
     env = {"MLFLOW_TRACKING_URI": server.url}
     # Two trainings of the same model, different in their step count: two SavedModels.
     runs = {
@@ -91,7 +91,7 @@ def test_two_pipelines_started_together_both_register_and_the_newest_blessed_is_
 
 
 def test_a_run_whose_server_is_down_keeps_its_push_and_the_next_run_registers_it(server, tmp_path):
-    data = write_aclimdb(tmp_path / "reviews", copies=3)
+    data = write_aclimdb(tmp_path / "imdb", copies=3)
     server.stop()
     env = {
         "MLFLOW_TRACKING_URI": server.url,

@@ -6,6 +6,7 @@ built over the steps that will actually run."""
 import logging
 import statistics
 import time
+from typing import Optional
 
 import keras
 import tensorflow as tf
@@ -102,12 +103,30 @@ def measure(prepared) -> tuple:
     return statistics.median(times or [trace_seconds]), eval_seconds, trace_seconds
 
 
+def learning_rate_schedule(model: keras.Model):
+    """The model's optimizer's LearningRateSchedule, or None (a constant rate, no optimizer)."""
+    optimizer = getattr(model, "optimizer", None)
+    schedule = getattr(optimizer, "_learning_rate", None)
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        return schedule
+    return None
+
+
+def schedule_as_trained(model: keras.Model) -> Optional[dict]:
+    """The schedule training follows, as history.json records it: its class and settings in
+    steps (a preset's warmup_steps may be capped to the steps that run, a warmup_fraction is
+    resolved), or None."""
+    schedule = learning_rate_schedule(model)
+    if schedule is None:
+        return None
+    return {"schedule": type(schedule).__name__, **schedule.get_config()}
+
+
 def describe_schedule(model: keras.Model, train_steps: int) -> None:
     """Says the learning rate at the start, each quarter and the end of the steps that run,
     when the model's optimizer follows a schedule."""
-    optimizer = getattr(model, "optimizer", None)
-    schedule = getattr(optimizer, "_learning_rate", None)
-    if not isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+    schedule = learning_rate_schedule(model)
+    if schedule is None:
         return
     points = sorted({0, train_steps // 4, train_steps // 2, 3 * train_steps // 4, train_steps})
     rates = ", ".join(f"{float(schedule(step)):.3g} at step {step:,}" for step in points)

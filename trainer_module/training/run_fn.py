@@ -116,6 +116,7 @@ def fit_and_export(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared]) -> ke
         config.to_dict(),
         fitted.history,
         paths=paths or None,
+        learning_rate=plan.schedule_as_trained(model),
         **(prepared.describe(model) if prepared.describe else {}),
         **throughput(
             fitted.fit_seconds,

@@ -1,0 +1,88 @@
+"""Which machine this is, as the measured speeds name machines: the CPU's model name, its
+family and model numbers (one name, "AMD EPYC", covers CPUs seven times apart), its bfloat16
+instructions and cores; and its matmul peak, measured now."""
+
+import os
+import platform
+import time
+
+from trainer_module.training.precision import cpu_bfloat16_flags
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as /proc/cpuinfo (lscpu) gives it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_identity() -> dict:
+    """The CPU's family and model numbers and its bfloat16 instructions (/proc/cpuinfo)."""
+    identity = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("cpu family", "model") and key not in identity:
+                    identity[key] = value.strip()
+                if not line.strip() and identity:
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu_family": identity.get("cpu family"),
+        "cpu_model_number": identity.get("model"),
+        "bfloat16_flags": list(cpu_bfloat16_flags()),
+    }
+
+
+def this_machine() -> dict:
+    """The fields a results file's `machine` shares with this one's (cpu, family, model,
+    bfloat16 flags, cores)."""
+    return {"cpu": cpu_model(), **cpu_identity(), "cores": os.cpu_count()}
+
+
+def same_kind(a: dict, b: dict) -> bool:
+    """Whether two machines are of one kind: the same CPU family and model, and cores."""
+    keys = ("cpu_family", "cpu_model_number", "cores")
+    return a.get("cpu_family") is not None and all(str(a.get(k)) == str(b.get(k)) for k in keys)
+
+
+def describe(machine: dict) -> str:
+    """ "AMD EPYC, CPU family 25 model 17, AVX512-BF16, 2 cores"."""
+    flags = ", ".join(f.replace("_", "-").upper() for f in machine.get("bfloat16_flags") or [])
+    return ", ".join(
+        part
+        for part in (
+            machine.get("cpu") or "unknown CPU",
+            f"CPU family {machine['cpu_family']} model {machine['cpu_model_number']}"
+            if machine.get("cpu_family")
+            else "CPU family unknown",
+            flags or "no bfloat16 instructions",
+            f"{machine['cores']} cores" if machine.get("cores") else "",
+        )
+        if part
+    )
+
+
+def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
+    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype` (TensorFlow's
+    oneDNN kernels, the ones training uses)."""
+    import tensorflow as tf
+
+    a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
+    multiply(a, b).numpy()  # trace, warm the kernels
+    runs, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        multiply(a, b).numpy()
+        runs += 1
+    elapsed = time.perf_counter() - started
+    return 2 * size**3 * runs / elapsed / 1e12
