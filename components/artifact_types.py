@@ -28,4 +28,11 @@ class Predictions(types.Artifact):
     TYPE_NAME = "tfx_transformers.Predictions"
 
 
-ALL = (RegisteredModel, RunReport, Predictions)
+class CostEstimate(types.Artifact):
+    """A run's projected cost before Transform: custom property `estimate` (JSON: examples,
+    steps, projected minutes and their basis; components/cost_estimate)."""
+
+    TYPE_NAME = "tfx_transformers.CostEstimate"
+
+
+ALL = (RegisteredModel, RunReport, Predictions, CostEstimate)

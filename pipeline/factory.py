@@ -31,6 +31,8 @@ from tfx.utils import proto_utils
 
 from components.anomalies_gate import AnomaliesGate
 from components.champion_model import ChampionAwareEvaluator, ChampionModel
+from components.cost_estimate import CostEstimate
+from components.cost_estimate.estimate import measured_speeds
 from components.dataset_example_gen import SPAN, WINDOW
 from components.model_registry.component import ModelRegistry, ModelRegistrySpec
 from components.predictions_writer import PredictionsWriter
@@ -117,6 +119,21 @@ def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) 
     }
 
 
+def cost_plan(run: ResolvedRun, settings) -> dict:
+    """CostEstimate's parameter: what the Trainer will be given, and the measured speeds of
+    the run's family and preset (components/cost_estimate/measured_speeds.json)."""
+    options = run.options
+    return {
+        "batch_size": run.model_config.batch_size,
+        "train_steps": settings.train_steps,
+        "epochs": settings.custom_config.get("epochs"),
+        "time_budget_minutes": options.time_budget,
+        "tuner_trials": options.tuner_trials if options.tune else 0,
+        "spans": options.spans,
+        "rows": measured_speeds(run.task.name, run.family.name, run.preset),
+    }
+
+
 def latest_blessed_model(node_id: str) -> Resolver:
     """A resolver of the pipeline's latest blessed model (outputs "model", "model_blessing")."""
     return Resolver(
@@ -141,6 +158,7 @@ def create_pipeline(
     baseline: str = "resolver",
     run_id: Optional[str] = None,
     backup_root: Optional[str] = None,
+    estimate_cost: bool = False,
 ) -> Pipeline:
     """Builds the pipeline `run` describes (PipelineOptions.resolve: task, model family,
     preset and overrides, steps, threshold, schema, tuning).
@@ -165,7 +183,9 @@ def create_pipeline(
     why). `run_id`: the run's id as the registry and the report record it, for orchestrators
     whose executors get no pipeline context (a KFP placeholder in compiled jobs); they then
     get the pipeline's name as a parameter too. `backup_root`: where the Trainer backs up
-    (default: its own folder; trainer_module/training/backup.py).
+    (default: its own folder; trainer_module/training/backup.py). With `estimate_cost` (local
+    runs: the projection is this machine's), CostEstimate says the run's steps and projected
+    minutes before Transform starts.
     """
     task, family, options = run.task, run.family, run.options
     settings = run.trainer_settings(data_dir)
@@ -195,6 +215,16 @@ def create_pipeline(
         from tfx.extensions.google_cloud_ai_platform.tuner.component import Tuner as tuner_class
 
     data = data_components(run, data_dir, lineage_resolvers=lineage_resolvers)
+    if estimate_cost:
+        # Says what the run will train and for about how long, once StatisticsGen has counted
+        # the data; Transform waits on it.
+        cost = CostEstimate(
+            statistics=data["statistics_gen"].outputs["statistics"],
+            plan=json.dumps(cost_plan(run, settings)),
+        )
+        transform_step = data.pop("transform")
+        transform_step.add_upstream_node(cost)
+        data.update(cost_estimate=cost, transform=transform_step)
     example_gen, statistics_gen, schema_gen, transform = (
         data["example_gen"],
         data["statistics_gen"],

@@ -8,6 +8,7 @@ import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
 
+from components.cost_estimate.component import ESTIMATE_PROPERTY
 from components.dataset_example_gen import WINDOW
 from components.evaluation_results import blessing_failures, overall_metrics
 from components.run_report.executor import REPORT_PATH
@@ -123,6 +124,8 @@ def summarize(metadata: str, pipeline_name: str) -> dict:
             summary["training"] = training_length(artifact.uri)
         for artifact in produced.get("report", []):
             summary["report"] = _property(artifact, REPORT_PATH)
+        for artifact in produced.get("cost", []):  # CostEstimate's, before Transform
+            summary["cost"] = json.loads(_property(artifact, ESTIMATE_PROPERTY) or "null")
     return summary
 
 

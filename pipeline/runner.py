@@ -84,6 +84,7 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
         registry_config=(
             mlflow_config(paths["registry_dir"]) if options.registry == "mlflow" else None
         ),
+        estimate_cost=True,
     )
     check_data(pipeline)
     return pipeline, paths
@@ -260,5 +261,7 @@ def run_local(
         LocalDagRunner().run(pipeline)
         summary = summarize(paths["metadata"], pipeline.pipeline_info.pipeline_name)
     summary["wall_seconds"] = round(time.monotonic() - started, 2)
+    if summary.get("cost"):  # the projection before Transform, beside what the run took
+        summary["cost"]["actual_minutes"] = round(summary["wall_seconds"] / 60, 2)
     summary["log_file"] = log_file
     return summary

@@ -182,8 +182,12 @@ def _machine(record: dict) -> str:
         machine.get("cpu"),
         f"CPU family {machine['cpu_family']} model {machine.get('cpu_model_number', '?')}"
         if machine.get("cpu_family")
+        else "CPU family and model not recorded",
+        ("bfloat16: " + "/".join(flags))
+        if flags
+        else "no bfloat16 instructions"
+        if flags == []
         else None,
-        ("bfloat16: " + "/".join(flags)) if flags else None,
         f"{machine['cores']} cores" if machine.get("cores") else None,
         f"{machine['memory_gb']} GB" if machine.get("memory_gb") else None,
         f"Python {machine['python']}" if machine.get("python") else None,
@@ -218,8 +222,45 @@ def _cell(value: Any) -> str:
     return "`".join(parts)
 
 
-def render_record(record: dict, level: str = "###") -> str:
-    title = record.get("title") or record["name"]
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[\w./\-{}+=@]+")
+
+
+def portable(command: str) -> str:
+    """A results file's command without the measuring machine's paths: the shared data as
+    ../shared/data/..., any other absolute path as DIR/ and its last part."""
+
+    def replace(match) -> str:
+        path = match.group(0)
+        if "/shared/data/" in path:
+            return "../shared/data/" + path.split("/shared/data/", 1)[1]
+        return "DIR/" + os.path.basename(path.rstrip("/"))
+
+    return ABSOLUTE_PATH.sub(replace, command)
+
+
+def nested_table(value: dict) -> tuple:
+    """(columns, rows) of a dict nested by name (model, then way served or dtype): a row per
+    path down to the innermost dicts, a column per figure; figures met higher up go in the
+    row of their dict."""
+    rows: Dict[str, dict] = {}
+
+    def walk(node: dict, path: List[str]):
+        scalars = {k: v for k, v in node.items() if not isinstance(v, dict)}
+        children = {k: v for k, v in node.items() if isinstance(v, dict)}
+        if scalars or not children:
+            rows.setdefault(" / ".join(path) or "all", {}).update(scalars)
+        for key, child in children.items():
+            walk(child, path + [str(key)])
+
+    walk(value, [])
+    columns = list(dict.fromkeys(k for row in rows.values() for k in row))
+    return ["", *[LABELS.get(c, c) for c in columns]], [
+        [name, *[row.get(c) for c in columns]] for name, row in rows.items()
+    ]
+
+
+def render_record(record: dict, level: str = "###", title: str = "") -> str:
+    title = title or record.get("title") or record["name"]
     out = [f"{level} {title}", ""]
     meta = [
         record.get("date"),
@@ -230,7 +271,7 @@ def render_record(record: dict, level: str = "###") -> str:
     if record.get("provenance"):
         out += [f"*{record['provenance']}*", ""]
     if record.get("command"):
-        out += ["```bash", record["command"], "```", ""]
+        out += ["```bash", portable(record["command"]), "```", ""]
     measured = record.get("measured") or {}
     references = record.get("references") or []
     rows, referenced = [], set()
@@ -259,6 +300,10 @@ def render_record(record: dict, level: str = "###") -> str:
             ),
             "",
         ]
+    for key in ("results", "tflops"):  # serving, training steps: nested by model and path
+        if isinstance(record.get(key), dict):
+            columns, rows = nested_table(record[key])
+            out += [_table(columns, rows), ""]
     for table in record.get("tables") or []:
         if table.get("title"):
             out += [f"**{table['title']}**", ""]
@@ -302,7 +347,19 @@ def render_results(benchmark: str, filters=()) -> str:
     ]
     if not records:
         raise FileNotFoundError(f"no results of {benchmark} match {wanted}")
-    return "\n".join(render_record(r) for r in records)
+    titles = [r.get("title") or r["name"] for r in records]
+    return "\n".join(
+        render_record(
+            r,
+            # A title two files share, or a bare file name, says whose it is.
+            title=f"{title} ({r['name']})"
+            if titles.count(title) > 1
+            else title
+            if r.get("title")
+            else f"{benchmark}: {title}",
+        )
+        for r, title in zip(records, titles)
+    )
 
 
 def result_value(reference: str) -> str:
@@ -644,10 +701,34 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
+def cost_table() -> str:
+    """The default recipes' pipeline minutes on the full data sets, per machine kind measured
+    (components/cost_estimate/measured_speeds.json)."""
+    path = os.path.join(REPO, "components", "cost_estimate", "measured_speeds.json")
+    with open(path) as f:
+        rows = json.load(f)["speeds"]
+    return _table(
+        ["`--task`", "`--model`", "preset", "training examples", "machine", "pipeline minutes"],
+        [
+            [
+                f"`{r['task']}`",
+                f"`{r['family']}`",
+                f"`{r['preset']}`",
+                r["train_examples"],
+                _machine({"machine": {**r["machine"], "memory_gb": None}}),
+                r["pipeline_minutes"],
+            ]
+            for r in rows
+        ],
+    )
+
+
 # MkDocs events.
 
 
-def expand(markdown: str) -> str:
+def expand(markdown: str, to_root: str = "") -> str:
+    """`markdown` with its placeholders filled; `to_root`: the page's way back to the docs'
+    root ("../" from docs/benchmarks/imdb.md), for the plots' paths."""
     roots = None
 
     def replace(match) -> str:
@@ -655,6 +736,13 @@ def expand(markdown: str) -> str:
         text = match.group(1)
         if text == "cli_reference":
             return cli_reference()
+        if text == "cost_table":
+            return cost_table()
+        if text == "defaults_table":
+            _sys_path()
+            from benchmarks.headline import table
+
+            return table()
         if text.startswith("headline "):
             return headline_table(text.split()[1])
         if text.startswith("results "):
@@ -668,7 +756,7 @@ def expand(markdown: str) -> str:
             name = text.split()[1]
             if name not in PLOTS:
                 raise KeyError(f"no plot {name!r}; known: {sorted(PLOTS)}")
-            return f"![{name}](plots/{name}.png)"
+            return f"![{name}]({to_root}plots/{name}.png)"
         roots = roots or code_roots()
         head, *path = text.split(".")
         if head not in roots or not path:
@@ -687,4 +775,4 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    return expand(markdown)
+    return expand(markdown, "../" * page.file.src_uri.count("/"))

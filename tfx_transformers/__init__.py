@@ -6,6 +6,6 @@ rebuild the artifact. This package is what it imports: it ships in the project's
 the pipeline image.
 """
 
-from components.artifact_types import Predictions, RegisteredModel, RunReport
+from components.artifact_types import CostEstimate, Predictions, RegisteredModel, RunReport
 
-__all__ = ["Predictions", "RegisteredModel", "RunReport"]
+__all__ = ["CostEstimate", "Predictions", "RegisteredModel", "RunReport"]

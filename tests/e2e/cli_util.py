@@ -48,7 +48,7 @@ def pipeline_components(
 ) -> set:
     """The node ids of a task's pipeline, whose ExampleGen is `example_gen`; `drift`: the task
     checks drift (a baseline resolver and DistributionValidator). Every local pipeline has a
-    base-model resolver (warm start)."""
+    base-model resolver (warm start) and a CostEstimate (the plan before Transform)."""
     return (
         {
             example_gen,
@@ -56,6 +56,7 @@ def pipeline_components(
             schema_gen,
             "ExampleValidator",
             "AnomaliesGate",
+            "CostEstimate",
             "Transform",
             "base_model_resolver",
             "Trainer",

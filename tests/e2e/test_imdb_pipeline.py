@@ -36,10 +36,10 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
     # One line when each component starts and one when it is done, numbered.
     for name in ("ReviewsExampleGen", "Trainer", "RunReport"):
         assert f"{name} ..." in progress and f"{name} done in " in progress
-    assert progress.count(" done in ") == len(COMPONENTS) == 15
-    assert "[15/15]" in progress
+    assert progress.count(" done in ") == len(COMPONENTS) == 16
+    assert "[16/16]" in progress
     assert summary["metrics"]["example_count"] == 48
-    assert summary["data"] == {"data_layout": "aclimdb", "span": 1}  # reviews/span-{SPAN}
+    assert summary["data"] == {"data_layout": "aclimdb", "span": 1}  # imdb/span-{SPAN}
     # --train-steps 60 of the tiny preset's batch 8, over the 48 training reviews it counted.
     assert summary["training"] == {
         "train_steps": 60,
@@ -52,6 +52,25 @@ def test_every_component_ran_once_and_reported_progress(imdb_run):
         summary["metrics"]
     )
     assert summary["log_file"].startswith(str(imdb_run.output / "logs"))
+
+
+def test_the_plan_and_its_cost_are_said_before_transform_and_kept_beside_the_actual_time(
+    imdb_run,
+):
+    """The tiny preset was never measured on the full data: the plan says so, and how to cap
+    training; the summary keeps the plan and the run's minutes."""
+    progress, summary = imdb_run.progress, imdb_run.summary
+    plan = progress.index("plan: 48 training examples, 60 steps in batches of 8 (10 epochs)")
+    assert progress.index("StatisticsGen done in") < plan < progress.index("] Transform ...")
+    assert (
+        "plan: no projected time: no measured speed of this family and preset; training "
+        "capped by --time-budget 60 min"
+    ) in progress
+    cost = summary["cost"]
+    assert (cost["train_examples"], cost["train_steps"], cost["batch_size"]) == (48, 60, 8)
+    assert cost["projected_minutes"] is None and cost["actual_minutes"] == round(
+        summary["wall_seconds"] / 60, 2
+    )
 
 
 def test_the_trainer_reports_its_steps_under_its_line(imdb_run):

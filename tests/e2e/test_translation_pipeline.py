@@ -116,6 +116,8 @@ def test_english_sources_are_stopped_as_drift_from_the_german_the_champion_learn
         shutil.copy(data / f"{split}.en", data / f"{split}.de")
     args = list(args)
     args[args.index("--data") + 1] = data
+    # The same pipeline on purpose (a folder of another name is a pipeline of its own).
+    args += ["--pipeline-name", "translation-translator"]
     result = run_cli("run", "--output", output, *args, check=False)
     assert result.code == 1, result.stderr[-2000:]
     error = result.lines[0]["error"]

@@ -1,0 +1,6 @@
+"""The run's cost, projected before Transform (component.py) from measured speeds
+(estimate.py, measured_speeds.json) on this machine (machine.py)."""
+
+from components.cost_estimate.component import ESTIMATE_PROPERTY, CostEstimate
+
+__all__ = ["CostEstimate", "ESTIMATE_PROPERTY"]

@@ -1,0 +1,63 @@
+"""CostEstimate: what the run will train and how long it will take on this machine, said as
+soon as StatisticsGen has counted the data and before Transform starts (the factory makes
+Transform wait on it). The projection is recorded on its output for the run summary."""
+
+import json
+import logging
+import os
+
+from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import standard_artifacts
+
+from components.artifact_types import CostEstimate as CostEstimateArtifact
+from components.cost_estimate import estimate
+from trainer_module.training.inputs import steps_for_epochs
+from trainer_module.training.progress import LOGGER
+
+ESTIMATE_PROPERTY = "estimate"  # JSON of estimate.Estimate, on the output artifact
+
+
+def train_examples(statistics) -> int:
+    """The training split's examples, as StatisticsGen counted them."""
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+    from tfx.dsl.io import fileio
+
+    path = os.path.join(statistics.uri, "Split-train", "FeatureStats.pb")
+    with fileio.open(path, "rb") as f:
+        stats = statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read())
+    return int(sum(d.num_examples for d in stats.datasets))
+
+
+@component
+def CostEstimate(
+    statistics: InputArtifact[standard_artifacts.ExampleStatistics],
+    cost: OutputArtifact[CostEstimateArtifact],
+    plan: Parameter[str],
+) -> None:
+    """`plan` (pipeline/factory.py: cost_plan): batch_size, train_steps or epochs,
+    time_budget_minutes, tuner_trials, spans, and the measured speeds of the run's family and
+    preset (`rows`)."""
+    import tensorflow as tf
+
+    settings = json.loads(plan)
+    examples = train_examples(statistics)
+    steps = settings["train_steps"] or steps_for_epochs(
+        settings["epochs"], examples, settings["batch_size"]
+    )
+    projected = estimate.project(
+        settings["rows"],
+        train_examples=examples,
+        train_steps=steps,
+        batch_size=settings["batch_size"],
+        gpus=len(tf.config.list_physical_devices("GPU")),
+        time_budget_minutes=settings.get("time_budget_minutes"),
+    )
+    lines = estimate.describe(projected, settings.get("time_budget_minutes"))
+    if settings.get("spans", 1) > 1:
+        lines[0] += f" in the newest span; the window's other {settings['spans'] - 1} add theirs"
+    if settings.get("tuner_trials"):
+        lines.append(f"the Tuner's {settings['tuner_trials']} trials come first, not projected")
+    for line in lines:
+        logging.getLogger(LOGGER).info("plan: %s", line)
+    cost.set_string_custom_property(ESTIMATE_PROPERTY, json.dumps(projected.as_dict()))

@@ -1,0 +1,118 @@
+"""A run's cost, projected before Transform from the default recipes' measured speeds.
+
+`measured_speeds.json` (written by `python -m benchmarks.speeds` from the results files of each
+task's default recipe, never by hand) holds, per task, family and preset, each measured
+machine kind's Trainer seconds per step and the pipeline's other seconds, on the full data and
+on the embedded corpus. The Trainer's part is the run's steps times the seconds per step (at
+the run's batch size); the rest (reading, statistics, Transform, evaluation, the orchestrator)
+is the embedded corpus's fixed cost plus the full data's remainder scaled by the training
+examples. On a machine of
+a measured kind (the same CPU family, model and cores) the projection is that kind's; on
+another, the slowest measured kind's, with the range of all of them: matmul peaks predict the
+measured speeds poorly (an AMX Xeon's peak is three times a Zen 4's, its BERT training 1.2
+times as fast), so nothing is scaled by them.
+"""
+
+import dataclasses
+import json
+import os
+from typing import Optional, Sequence
+
+from components.cost_estimate import machine
+
+SPEEDS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measured_speeds.json")
+
+
+def measured_speeds(task: str, family: str, preset: str, path: str = SPEEDS_FILE) -> list:
+    """The measured rows of `task`'s `family` at `preset` ([] when none was measured)."""
+    with open(path, encoding="utf-8") as f:
+        rows = json.load(f)["speeds"]
+    return [r for r in rows if (r["task"], r["family"], r["preset"]) == (task, family, preset)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    train_examples: int
+    train_steps: int
+    batch_size: int
+    epochs: float
+    projected_minutes: Optional[float]  # None: no measured speed applies
+    training_minutes: Optional[float]
+    basis: str  # where the speed comes from, or why there is no projection
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def project(
+    rows: Sequence[dict],
+    *,
+    train_examples: int,
+    train_steps: int,
+    batch_size: int,
+    here: Optional[dict] = None,
+    gpus: int = 0,
+    time_budget_minutes: Optional[float] = None,
+) -> Estimate:
+    """The projection for `train_steps` steps of `batch_size` over `train_examples` on
+    machine `here` (default: this one), from the measured `rows`."""
+    here = here or machine.this_machine()
+    epochs = train_steps * batch_size / max(1, train_examples)
+
+    def estimate(minutes, training, basis):
+        return Estimate(
+            train_examples, train_steps, batch_size, round(epochs, 3), minutes, training, basis
+        )
+
+    if gpus:
+        return estimate(None, None, "training on a GPU: the measured speeds are CPUs'")
+    if not rows:
+        return estimate(None, None, "no measured speed of this family and preset")
+
+    def minutes(row) -> tuple:
+        per_step = row["trainer_seconds"] / row["train_steps"] * batch_size / row["batch_size"]
+        training = train_steps * per_step
+        if time_budget_minutes:
+            training = min(training, time_budget_minutes * 60)
+        # The fixed part (measured on the embedded corpus), and the rest by the examples.
+        fixed = min(row.get("fixed_seconds", 0.0), row["other_seconds"])
+        other = fixed + (row["other_seconds"] - fixed) * train_examples / row["train_examples"]
+        return round((training + other) / 60, 2), round(training / 60, 2)
+
+    same = next((r for r in rows if machine.same_kind(r["machine"], here)), None)
+    if same is not None:
+        return estimate(*minutes(same), f"as measured on this machine kind ({same['result']})")
+    projected = {r["result"]: minutes(r) for r in rows}
+    slowest = max(rows, key=lambda r: projected[r["result"]][0])
+    low = min(total for total, _ in projected.values())
+    kinds = "; ".join(machine.describe(r["machine"]) for r in rows)
+    return estimate(
+        *projected[slowest["result"]],
+        f"this CPU kind was not measured: the slowest measured kind's; the {len(rows)} measured "
+        f"({kinds}) give {_minutes(low)} to {_minutes(projected[slowest['result']][0])}",
+    )
+
+
+def describe(estimate: Estimate, time_budget_minutes: Optional[float] = None) -> list:
+    """The plan's lines, as the CLI shows them before Transform."""
+    lines = [
+        f"{estimate.train_examples:,} training examples, {estimate.train_steps:,} steps in "
+        f"batches of {estimate.batch_size} ({estimate.epochs:.3g} epochs)"
+    ]
+    cap = (
+        f"training capped by --time-budget {time_budget_minutes:g} min"
+        if time_budget_minutes
+        else "--time-budget MINUTES caps training"
+    )
+    if estimate.projected_minutes is None:
+        lines.append(f"no projected time: {estimate.basis}; {cap}")
+    else:
+        lines.append(
+            f"about {_minutes(estimate.projected_minutes)} on this machine, "
+            f"{_minutes(estimate.training_minutes)} of it training ({estimate.basis}); {cap}"
+        )
+    return lines
+
+
+def _minutes(minutes: float) -> str:
+    return f"{minutes:.1f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"

@@ -1,0 +1,88 @@
+"""The cost projection: a measured machine kind's speed as measured, another kind's the
+slowest measured with the range, nothing on a GPU or for an unmeasured preset; and the speeds
+file as the default runs' results files give it."""
+
+import pytest
+
+from components.cost_estimate import estimate
+
+ZEN4 = {"cpu": "AMD EPYC", "cpu_family": "25", "cpu_model_number": "17", "cores": 2}
+ZEN5 = {"cpu": "AMD EPYC", "cpu_family": "26", "cpu_model_number": "2", "cores": 2}
+AVX2 = {"cpu": "AMD EPYC", "cpu_family": "23", "cpu_model_number": "49", "cores": 2}
+
+
+def row(machine, trainer_seconds, other_seconds, fixed_seconds=20.0, name="zen4"):
+    return {
+        "result": f"imdb_pipeline/{name}",
+        "machine": {**machine, "bfloat16_flags": ["avx512_bf16"]},
+        "batch_size": 32,
+        "train_steps": 1000,
+        "train_examples": 16000,
+        "trainer_seconds": trainer_seconds,
+        "other_seconds": other_seconds,
+        "fixed_seconds": fixed_seconds,
+    }
+
+
+def project(rows, here, **kwargs):
+    kwargs = {"train_examples": 1600, "train_steps": 500, "batch_size": 64, **kwargs}
+    return estimate.project(rows, here=here, **kwargs)
+
+
+def test_a_measured_machine_kind_gets_its_own_speed_at_the_runs_steps_batch_and_examples():
+    rows = [row(ZEN5, 60.0, 40.0, name="zen5"), row(ZEN4, 100.0, 80.0)]
+    projected = project(rows, ZEN4)
+    # 500 steps of 64 at 0.1 s per step of 32; 20 s fixed and a tenth of the other 60 s.
+    assert projected.training_minutes == round(500 * 0.1 * 2 / 60, 2)
+    assert projected.projected_minutes == round((100 + 20 + 6) / 60, 2)
+    assert projected.epochs == 20.0 and projected.basis == (
+        "as measured on this machine kind (imdb_pipeline/zen4)"
+    )
+    capped = project(rows, ZEN4, time_budget_minutes=1)
+    assert capped.training_minutes == 1.0 and capped.projected_minutes == round(86 / 60, 2)
+
+
+def test_an_unmeasured_kind_gets_the_slowest_measured_kind_and_the_range():
+    projected = project([row(ZEN5, 60.0, 40.0, name="zen5"), row(ZEN4, 100.0, 80.0)], AVX2)
+    assert projected.projected_minutes == round(126 / 60, 2)  # Zen 4's, the slower
+    assert projected.basis.startswith("this CPU kind was not measured: the slowest measured")
+    assert (
+        "CPU family 25 model 17" in projected.basis and "CPU family 26 model 2" in projected.basis
+    )
+    # Zen 5: 500 steps at 0.06 s per 32, 20 s fixed and a tenth of the other 20 s.
+    assert projected.basis.endswith(f"give {(60 + 20 + 2) / 60:.1f} min to 2.1 min")
+
+
+@pytest.mark.parametrize(
+    "rows, gpus, why",
+    [
+        ([], 0, "no measured speed of this family and preset"),
+        ([row(ZEN4, 100.0, 80.0)], 1, "training on a GPU: the measured speeds are CPUs'"),
+    ],
+)
+def test_no_projection_says_why_and_how_to_cap_training(rows, gpus, why):
+    projected = project(rows, ZEN4, gpus=gpus)
+    assert projected.projected_minutes is None and projected.basis == why
+    assert estimate.describe(projected) == [
+        "1,600 training examples, 500 steps in batches of 64 (20 epochs)",
+        f"no projected time: {why}; --time-budget MINUTES caps training",
+    ]
+
+
+def test_the_speeds_file_is_what_the_default_runs_results_files_give():
+    from benchmarks import speeds
+
+    rows = speeds.speeds()["speeds"]
+    assert {(r["task"], r["family"], r["preset"]) for r in rows} == {
+        ("imdb", "text_encoder", "small"),
+        ("imdb", "bert", "default"),
+        ("translation", "translator", "base"),
+        ("cifar10", "vit", "hybrid_airbench"),
+    }
+    # 1,248 steps of 32 over two epochs: the 19,968 reviews of IMDB's seeded 80%.
+    te = next(r for r in rows if r["result"] == "imdb_pipeline/text_encoder-small-zen4")
+    assert (te["batch_size"], te["train_examples"]) == (32, 19968)
+    with open(estimate.SPEEDS_FILE, encoding="utf-8") as f:
+        import json
+
+        assert json.load(f) == speeds.speeds(), "run python -m benchmarks.speeds"

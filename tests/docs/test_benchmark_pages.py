@@ -1,0 +1,64 @@
+"""The benchmarks pages a reader opens: the first fits in a few screens, none repeats a section
+title, every results file renders something, the README's table is the results files', and no
+command shows the measuring machine's paths."""
+
+import glob
+import html
+import json
+import os
+import re
+import sys
+
+import markdown
+import pytest
+
+from tests.docs.test_docs import BENCHMARK_PAGES, ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import docs_hooks  # noqa: E402
+
+
+def rendered(name: str) -> str:
+    return docs_hooks.expand((ROOT / "docs" / name).read_text())
+
+
+def text_of(page_markdown: str) -> str:
+    """What a reader reads: the page's HTML without tags (and without the plots' data)."""
+    body = markdown.markdown(page_markdown, extensions=["tables", "fenced_code"])
+    return html.unescape(re.sub(r"<[^>]+>", "", body))
+
+
+def test_the_first_benchmarks_page_fits_in_about_five_screens():
+    assert len(text_of(rendered("benchmarks.md"))) <= 15_000
+
+
+@pytest.mark.parametrize("name", BENCHMARK_PAGES)
+def test_no_two_sections_of_a_page_share_a_title(name):
+    titles = re.findall(r"^#{1,6} (.+)$", rendered(name), re.M)
+    repeated = {t for t in titles if titles.count(t) > 1}
+    assert not repeated, sorted(repeated)
+
+
+@pytest.mark.parametrize(
+    "path", sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "*" / "*.json")))
+)
+def test_every_results_file_renders_its_figures_and_no_machine_path(path):
+    with open(path) as f:
+        record = json.load(f)
+    record.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+    section = docs_hooks.render_record(record)
+    assert "\n| " in section or record.get("notes"), f"{path} renders no figure"
+    assert "CPU family" in section or isinstance(record.get("machine"), str)
+    command = re.search(r"```bash\n(.*?)\n```", section, re.S)
+    if command:
+        assert not docs_hooks.ABSOLUTE_PATH.search(command.group(1)), command.group(1)
+
+
+def test_the_readmes_results_table_is_the_results_files():
+    from benchmarks import headline
+
+    readme = (ROOT / "README.md").read_text()
+    assert headline.rewrite(readme) == readme, "run python -m benchmarks.headline"
+    rows = headline.rows()
+    assert rows[0][:2] == ["IMDB sentiment", "`text_encoder` (default)"]
+    assert all("CPU family" in row[4] for row in rows)
