@@ -175,6 +175,8 @@ def main() -> int:
         "train_images_per_second": history.get("train_examples_per_second"),
         "parameters": history.get("parameters"),
         "wall_seconds": summary["wall_seconds"],
+        # What `run` projected before Transform (components/cost_estimate), to compare.
+        "projected_minutes": (summary.get("cost") or {}).get("projected_minutes"),
         "peak_memory_gb": report.peak_memory_gb(),
     }
     if summary["pushed_model"]:

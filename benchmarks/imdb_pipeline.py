@@ -155,6 +155,8 @@ def main() -> int:
         "fit_seconds": history.get("fit_seconds"),
         **efficiency_of(args.model, history),
         "wall_seconds": summary["wall_seconds"],
+        # What `run` projected before Transform (components/cost_estimate), to compare.
+        "projected_minutes": (summary.get("cost") or {}).get("projected_minutes"),
         "peak_memory_gb": report.peak_memory_gb(),
     }
     result = {

@@ -557,6 +557,8 @@ def main() -> int:
         "fit_minutes": round(fit_seconds / 60, 1) if fit_seconds else None,
         "target_words_per_second": round(tokens / fit_seconds) if fit_seconds else None,
         "wall_seconds": summary["wall_seconds"],
+        # What `run` projected before Transform (components/cost_estimate), to compare.
+        "projected_minutes": (summary.get("cost") or {}).get("projected_minutes"),
         "pipeline_minutes": round(summary["wall_seconds"] / 60, 1),
         "peak_memory_gb": report.peak_memory_gb(),
     }

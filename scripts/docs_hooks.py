@@ -379,11 +379,25 @@ def _figure():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(7, 4), dpi=110)
+    # 1,276 pixels wide: the page's width at 1280, at a size where 7-point labels read.
+    figure, axes = plt.subplots(figsize=(11.6, 5.4), dpi=110)
     return plt, figure, axes
 
 
+def _tidy_labels(figure) -> None:
+    """Point labels staggered up and down in the order of their points' x (neighbours never
+    share a line), and written leftwards in an axes' right third (never past its edge)."""
+    for axes in figure.axes:
+        labels = [t for t in axes.texts if hasattr(t, "xyann") and t.xycoords == "data"]
+        to_axes = axes.transData + axes.transAxes.inverted()
+        for index, label in enumerate(sorted(labels, key=lambda t: tuple(t.xy))):
+            right = to_axes.transform(label.xy)[0] > 0.66
+            label.xyann = (-5 if right else 5, (-1) ** index * (4 + 6 * (index % 3)))
+            label.set_horizontalalignment("right" if right else "left")
+
+
 def _png(plt, figure) -> bytes:
+    _tidy_labels(figure)
     buffer = io.BytesIO()
     figure.tight_layout()
     figure.savefig(buffer, format="png")
@@ -391,12 +405,25 @@ def _png(plt, figure) -> bytes:
     return buffer.getvalue()
 
 
-def _named_points(axes, points, **scatter) -> None:
-    """(x, y, name) points, each labelled with its name (a results file's)."""
+def _named_points(axes, points, named=None, **scatter) -> None:
+    """(x, y, name) points, those in `named` (default: all) labelled with their name (a
+    results file's; _tidy_labels places the labels)."""
     if points:
         axes.scatter([p[0] for p in points], [p[1] for p in points], **scatter)
         for x, y, name in points:
-            axes.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+            if named is None or name in named:
+                axes.annotate(
+                    name, (x, y), fontsize=7, xytext=(5, 4), textcoords="offset points", va="center"
+                )
+
+
+def default_runs() -> set:
+    """The results file names of the tasks' default runs (benchmarks/defaults.py): the points
+    a plot names."""
+    _sys_path()
+    from benchmarks.defaults import DEFAULT_RESULTS
+
+    return {name.split("/")[1] for names in DEFAULT_RESULTS.values() for name in names}
 
 
 def plot_accuracy_against_time() -> bytes:
@@ -409,6 +436,7 @@ def plot_accuracy_against_time() -> bytes:
     )
     markers = dict(zip(machines, "osD^v<>PX*"))
     colours = dict(zip([label for _, _, label in series], ("tab:blue", "tab:orange")))
+    defaults = default_runs()
     for benchmark, key, label in series:
         by_machine = {}
         for record in load_results(benchmark):
@@ -424,15 +452,16 @@ def plot_accuracy_against_time() -> bytes:
             _named_points(
                 axes,
                 points,
+                named=defaults,
                 label=f"{label}, {machine}",
                 marker=markers[machine],
                 color=colours[label],
             )
     axes.set_xscale("log")
-    axes.set_xlabel("training time (minutes, log scale)")
+    axes.set_xlabel("training time (minutes, log scale); the defaults' runs are named")
     axes.set_ylabel("validation accuracy (TFMA)")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=7)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="task, machine")
     return _png(plt, figure)
 
 
@@ -470,17 +499,22 @@ def plot_serving() -> bytes:
             width,
             label=path,
         )
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
     axes.set_xticks(
         [m + width for m in range(len(bars))],
         [n for n, _ in bars],
-        fontsize=6,
-        rotation=20,
+        fontsize=7,
+        rotation=35,
         ha="right",
     )
     axes.set_yscale("log")
+    axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axes.yaxis.set_major_formatter(ScalarFormatter())
+    axes.yaxis.set_minor_formatter(NullFormatter())
     axes.set_ylabel("p50 latency, batch of 1 (ms, log scale)")
     axes.grid(alpha=0.3, axis="y")
-    axes.legend()
+    axes.legend(title="served through")
     return _png(plt, figure)
 
 
@@ -497,7 +531,7 @@ def plot_imdb_frontier() -> bytes:
             and (r.get("measured") or {}).get("wall_seconds")
             and (r.get("machine") or {}).get("cpu_family")  # the machine is identified
         ]
-        _named_points(axes, points, label=model, marker=marker)
+        _named_points(axes, points, named=default_runs(), label=model, marker=marker)
     for record in load_results("imdb_recipes"):  # the NBSVM anchor (imdb_recipes.py --anchor)
         for table in record.get("tables", []):
             if "val accuracy" not in table["columns"]:
@@ -514,7 +548,7 @@ def plot_imdb_frontier() -> bytes:
                         xytext=(0, 3),
                         textcoords="offset points",
                     )
-    axes.set_xlabel("whole pipeline (minutes)")
+    axes.set_xlabel("whole pipeline (minutes); the defaults' runs are named")
     axes.set_ylabel("validation accuracy (TFMA)")
     axes.grid(alpha=0.3)
     axes.legend()
@@ -558,13 +592,12 @@ def plot_cifar10_pflop() -> bytes:
     for record in load_results("cifar10_pipeline"):
         rows = _accuracy_against_pflop(record)
         if rows:
-            axes.plot([r[0] for r in rows], [r[1] for r in rows], marker=".", linewidth=1)
-            axes.annotate(
-                record["name"],
-                rows[-1][:2],
-                fontsize=6,
-                xytext=(3, -3),
-                textcoords="offset points",
+            axes.plot(
+                [r[0] for r in rows],
+                [r[1] for r in rows],
+                marker=".",
+                linewidth=1,
+                label=f"pipeline run {record['name']}",
             )
     points = [p for r in load_results("cifar10_recipes") for p in _accuracy_against_pflop(r)]
     if points:
@@ -587,18 +620,18 @@ def plot_cifar10_pflop() -> bytes:
             )
         for script, points in by_script.items():
             points.sort()
-            axes.plot(*zip(*points), marker="*", markersize=9, color="black", linewidth=1)
-            axes.annotate(
-                f"{script.removesuffix('.py')} on these JPEGs ({record['name']})",
-                points[-1],
-                fontsize=6,
-                xytext=(3, 3),
-                textcoords="offset points",
+            axes.plot(
+                *zip(*points),
+                marker="*",
+                markersize=9,
+                linewidth=1,
+                linestyle="--",
+                label=f"{script.removesuffix('.py')} on these JPEGs ({record['name']})",
             )
     axes.set_xlabel("training arithmetic (PFLOP)")
     axes.set_ylabel("validation accuracy")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=7)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _png(plt, figure)
 
 
@@ -701,6 +734,29 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
+def test_suite_table() -> str:
+    """`make test`'s minutes per machine kind, newest first within each (benchmarks/results/
+    test_suite/, benchmarks/test_suite.py)."""
+    records = sorted(load_results("test_suite"), key=lambda r: (_machine(r), r.get("date", "")))
+    rows = []
+    for record in reversed(records):
+        measured = record.get("measured") or {}
+        rows.append(
+            [
+                _machine({"machine": {**record["machine"], "memory_gb": None, "python": None}}),
+                record.get("date"),
+                f"`{record['commit']}`" if record.get("commit") else "",
+                measured.get("default tier, tests"),
+                measured.get("default tier, minutes"),
+                measured.get("slow tier, minutes"),
+            ]
+        )
+    return _table(
+        ["machine", "date", "commit", "tests", "`make test` minutes", "`make test-slow` minutes"],
+        rows,
+    )
+
+
 def cost_table() -> str:
     """The default recipes' pipeline minutes on the full data sets, per machine kind measured
     (components/cost_estimate/measured_speeds.json)."""
@@ -738,6 +794,8 @@ def expand(markdown: str, to_root: str = "") -> str:
             return cli_reference()
         if text == "cost_table":
             return cost_table()
+        if text == "test_suite_table":
+            return test_suite_table()
         if text == "defaults_table":
             _sys_path()
             from benchmarks.headline import table
