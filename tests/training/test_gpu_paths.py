@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a Trainer process per family and mode: about 3 minutes in all
+
 FAMILIES = ["text_encoder", "vit", "translator", "bert"]
 
 
@@ -34,13 +36,7 @@ def check_answer(line):
     assert abs(sum(probabilities) - 1.0) < 1e-4
 
 
-@pytest.mark.parametrize(
-    "family",
-    [
-        "text_encoder",
-        *(pytest.param(f, marks=pytest.mark.slow) for f in FAMILIES if f != "text_encoder"),
-    ],
-)
+@pytest.mark.parametrize("family", FAMILIES)
 def test_each_family_trains_and_exports_under_mirrored_strategy_over_two_devices(tmp_path, family):
     line = run_trainer("mirrored", tmp_path, family)[family]
     assert (line["strategy"], line["replicas"]) == ("MirroredStrategy", 2)
@@ -50,10 +46,7 @@ def test_each_family_trains_and_exports_under_mirrored_strategy_over_two_devices
 
 @pytest.mark.parametrize(
     "families",
-    [
-        ["text_encoder", "vit"],
-        pytest.param(["translator", "bert"], marks=pytest.mark.slow),
-    ],
+    [["text_encoder", "vit"], ["translator", "bert"]],
     ids="-".join,
 )
 def test_each_family_trains_exports_and_answers_in_float32_under_mixed_float16(tmp_path, families):
