@@ -86,7 +86,7 @@ run: setup
 # Face's layout (pretrained ones download at run time: docs/models/bert.md).
 BERT_TINY_CHECKPOINT := outputs/bert_tiny_random_hf
 run-bert: setup
-	test -d $(BERT_TINY_CHECKPOINT) || $(PY) -m trainer_module.bert.tiny_preset $(BERT_TINY_CHECKPOINT) --format transformers
+	test -d $(BERT_TINY_CHECKPOINT) || $(PY) -m lab.tiny_bert $(BERT_TINY_CHECKPOINT) --format transformers
 	$(VENV)/bin/tfx-transformers run --task imdb --model bert --bert-preset $(BERT_TINY_CHECKPOINT) --preset tiny
 
 # The translation pipeline (German -> English) on the embedded parallel corpus.

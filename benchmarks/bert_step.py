@@ -132,7 +132,7 @@ def measure(variant, sequence_length: int, steps: int) -> dict:
         step()
         times.append(time.perf_counter() - started)
     seconds = statistics.median(times)
-    from trainer_module.training.flops import share_of_peak
+    from lab.flops import share_of_peak
 
     tflops = report.bert_step_flops(config, 6, 384, 1536) / seconds / 1e12
     peak = report.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")

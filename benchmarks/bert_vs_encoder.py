@@ -30,13 +30,13 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
+from lab.local_transform import analyze_and_transform
+from lab.tiny_bert import WORDS, write_tiny_preset
 from trainer_module import bert as bert_family
 from trainer_module import text_encoder
 from trainer_module.bert import preprocessing as bert_preprocessing
 from trainer_module.bert import serving as bert_serving
 from trainer_module.bert.model import build_model
-from trainer_module.bert.tiny_preset import WORDS, write_tiny_preset
-from trainer_module.preprocessing.local import analyze_and_transform
 from trainer_module.text_encoder import preprocessing as text_preprocessing
 from trainer_module.text_encoder import serving as text_serving
 from trainer_module.text_encoder.model import TextEncoderClassifier

@@ -180,10 +180,10 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
 
 def training_gflop_per_image(preset: str, overrides: dict, precision: str) -> float:
     """One training image's arithmetic (forward, gradients, update) in GFLOP for a recipe,
-    counted on TensorFlow's graph of a step of 32 (trainer_module/training/flops.py)."""
+    counted on TensorFlow's graph of a step of 32 (lab/flops.py)."""
     import keras
 
-    from trainer_module.training.flops import training_flops
+    from lab.flops import training_flops
     from trainer_module.vit.config import PRESETS
     from trainer_module.vit.model import build_model
 

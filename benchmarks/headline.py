@@ -1,7 +1,8 @@
 """The headline results table: each task's default recipe on its public data, per machine
-kind measured (benchmarks/defaults.py). The docs' pages show it as `{{ defaults_table }}`
-(scripts/docs_hooks.py); the README, which nothing builds, between its
-`<!-- headline:start -->` and `<!-- headline:end -->` lines, written here:
+kind measured (benchmarks/defaults.py), and `make test`'s minutes per machine kind. The docs'
+pages show the table as `{{ defaults_table }}` (scripts/docs_hooks.py); the README, which
+nothing builds, holds both between `<!-- NAME:start -->` and `<!-- NAME:end -->` lines,
+written here:
 
     .venv/bin/python -m benchmarks.headline            # rewrite the README's table
     .venv/bin/python -m benchmarks.headline --check    # exit 1 if it differs
@@ -16,7 +17,6 @@ from benchmarks.defaults import DEFAULT_RESULTS, load
 from benchmarks.report import REPO
 from pipeline.tasks import get_task
 
-START, END = "<!-- headline:start -->", "<!-- headline:end -->"
 README = "README.md"
 # benchmark -> (measured key, what it is), and each task's held-out split.
 FIGURES = {
@@ -88,12 +88,44 @@ def table() -> str:
     )
 
 
+def test_times() -> str:
+    """`make test`'s minutes on each machine kind, its newest run there
+    (benchmarks/results/test_suite/)."""
+    import glob
+
+    newest = {}
+    for path in glob.glob(os.path.join(REPO, "benchmarks", "results", "test_suite", "*.json")):
+        record = load(os.path.relpath(path, os.path.join(REPO, "benchmarks", "results"))[:-5])
+        kind = record["machine"].get("cpu_family"), record["machine"].get("cpu_model_number")
+        minutes = (record.get("measured") or {}).get("default tier, minutes")
+        order = record["date"], record["measured"].get("default tier, tests", 0)
+        if kind[0] and minutes and order >= newest.get(kind, (("", 0), None))[0]:
+            newest[kind] = order, record
+    runs = sorted(
+        (record for _, record in newest.values()),
+        key=lambda r: r["measured"]["default tier, minutes"],
+    )
+    return "; ".join(
+        f"{r['measured']['default tier, minutes']:g} minutes on an {machine(r)} ({r['date']})"
+        for r in runs
+    )
+
+
+BLOCKS = {"headline": table, "test-time": test_times}
+
+
 def rewrite(text: str) -> str:
-    """`text` with the table between its START and END lines as the results files give it."""
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"no {START} ... {END} block")
-    return pattern.sub(lambda _: f"{START}\n{table()}\n{END}", text)
+    """`text` with each of its generated blocks (between `<!-- NAME:start -->` and
+    `<!-- NAME:end -->`) as the results files give it."""
+    for name, write in BLOCKS.items():
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+        if not pattern.search(text):
+            raise ValueError(f"no {start} ... {end} block")
+        inner = f"\n{write()}\n" if name == "headline" else write()  # a table, or words
+        block = f"{start}{inner}{end}"
+        text = pattern.sub(lambda _, block=block: block, text)
+    return text
 
 
 def main() -> int:

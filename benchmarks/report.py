@@ -352,7 +352,7 @@ def efficiency(step_flops: float, history: dict) -> dict:
     run)."""
     policy = history.get("precision", "float32")
     dtype = "bfloat16" if "bfloat16" in policy else "float32"
-    from trainer_module.training.flops import share_of_peak
+    from lab.flops import share_of_peak
 
     achieved = step_flops * history["train_steps"] / history["fit_seconds"] / 1e12
     peak = peak_tflops(dtype)
@@ -369,12 +369,12 @@ def training_efficiency(build, config, history: dict, inputs) -> dict:
     """The Trainer's achieved arithmetic rate against this machine's matmul peak (peak_tflops:
     measured in this run): the FLOPs of one training step of the same model (build(config)),
     batch (`inputs`, one-hot labels of config.num_classes) and dtype policy, counted on its
-    graph (trainer_module/training/flops.py), times history.json's steps over its fit time.
+    graph (lab/flops.py), times history.json's steps over its fit time.
     Validation passes are inside the fit time, so this is a lower bound."""
     import keras
     import numpy as np
 
-    from trainer_module.training.flops import training_flops
+    from lab.flops import training_flops
 
     with dtype_policy(history.get("precision", "float32")):
         model = build(config)

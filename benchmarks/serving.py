@@ -22,13 +22,13 @@ import http.client
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
 from benchmarks import report
+from pipeline.launch.training_jobs import free_ports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAMES = ("imdb-text-encoder", "translation-translator", "cifar10-vit")
@@ -72,14 +72,8 @@ def measure(call_one, call_batch, seconds: float) -> dict:
     return summarize(timed(call_one, 10, seconds, 500), timed(call_batch, 3, seconds, 100), 32)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def serve(output: str, name: str):
-    port = free_port()
+    (port,) = free_ports(1)
     process = subprocess.Popen(
         [
             sys.executable,

@@ -153,7 +153,7 @@ COUNTED = ("text_encoder", "vit", "vit_hybrid")
 def measure(family: str, policy: str, steps: int) -> dict:
     import keras
 
-    from trainer_module.training.flops import training_flops
+    from lab.flops import training_flops
 
     build, config, inputs, labels, loss = FAMILIES[family]()
     previous = keras.mixed_precision.global_policy()
@@ -183,7 +183,7 @@ def measure(family: str, policy: str, steps: int) -> dict:
     if flops:
         tflops = flops / seconds / 1e12
         peak = report.peak_tflops("bfloat16" if "bfloat16" in policy else "float32")
-        from trainer_module.training.flops import share_of_peak
+        from lab.flops import share_of_peak
 
         result.update(
             step_gflop=round(flops / 1e9, 2),

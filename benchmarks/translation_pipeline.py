@@ -423,7 +423,7 @@ def efficiency_of(history: dict, pipeline_root: str) -> dict:
     import tensorflow as tf
     import tensorflow_transform as tft
 
-    from trainer_module.training.flops import training_flops
+    from lab.flops import training_flops
     from trainer_module.translator.config import (
         DECODER_INPUT_IDS,
         PAD_ID,

@@ -21,6 +21,7 @@ from pipeline.tasks import TASKS, Task, get_task
 from trainer_module.families import FAMILIES
 from trainer_module.family import ModelFamily, Option, PresetConfig
 from trainer_module.training import precision
+from trainer_module.training.inputs import TrainerOptions
 
 ENV_PREFIX = "TFXT_"
 
@@ -450,17 +451,17 @@ class ResolvedRun:
         return TrainerSettings(
             train_steps=None if epochs else options.train_steps or task.default_train_steps,
             eval_steps=options.eval_steps or task.default_eval_steps,
-            # The Trainer reads these strictly (trainer_module/training/inputs.py: TRAINER_KEYS).
-            custom_config={
-                "task": task.name,
-                "model": self.family.name,
-                "preset": self.preset,
-                "overrides": dict(options.overrides),
-                "seed": configs.TRAINING_SEED,
-                "mixed_precision": options.mixed_precision,
-                "epochs": epochs,
-                "time_budget_minutes": options.time_budget,  # training/plan.py
-            },
+            # The Trainer reads these strictly (trainer_module/training/inputs.py).
+            custom_config=TrainerOptions(
+                task=task.name,
+                model=self.family.name,
+                preset=self.preset,
+                overrides=options.overrides,
+                seed=configs.TRAINING_SEED,
+                mixed_precision=options.mixed_precision,
+                epochs=epochs,
+                time_budget_minutes=options.time_budget,
+            ).as_custom_config(),
         )
 
 

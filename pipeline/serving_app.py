@@ -158,7 +158,7 @@ def create_app():
     """MLflow's scoring app for the model the environment names, within the limits."""
     from mlflow.pyfunc import scoring_server
 
-    from components.model_registry.mlflow_registry import default_artifacts_in
+    from components.model_registry.mlflow_compat import default_artifacts_in
 
     with default_artifacts_in(os.environ.get(ARTIFACT_ROOT)):
         model = scoring_server.load_model_with_mlflow_config(os.environ[MODEL_URI])

@@ -103,7 +103,7 @@ def aclimdb_dir(tmp_path) -> pathlib.Path:
 @pytest.fixture(scope="session")
 def tiny_bert_preset(tmp_path_factory) -> str:
     """A randomly initialised 2-layer BERT saved as a local KerasHub preset directory."""
-    from trainer_module.bert.tiny_preset import write_tiny_preset
+    from lab.tiny_bert import write_tiny_preset
 
     return write_tiny_preset(
         str(tmp_path_factory.mktemp("bert") / "preset"),
@@ -117,7 +117,7 @@ def tiny_bert_preset(tmp_path_factory) -> str:
 def tiny_bert_checkpoint(tmp_path_factory) -> str:
     """A randomly initialised 2-layer BERT in Hugging Face's layout (safetensors), with the
     pretraining heads and key names of the original BERT scripts."""
-    from trainer_module.bert.tiny_preset import write_tiny_checkpoint
+    from lab.tiny_bert import write_tiny_checkpoint
 
     return write_tiny_checkpoint(
         str(tmp_path_factory.mktemp("bert_hf") / "checkpoint"),

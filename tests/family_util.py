@@ -14,8 +14,8 @@ import tensorflow_transform as tft
 from tfx.components.trainer.fn_args_utils import DataAccessor, FnArgs
 from tfx_bsl.public import tfxio
 
+from lab.local_transform import analyze_and_transform
 from trainer_module.families import get_family
-from trainer_module.preprocessing.local import analyze_and_transform
 
 
 def import_path(dotted: str):

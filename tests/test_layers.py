@@ -1,7 +1,7 @@
 """The layers of the code import one way (docs/design.md): the TFX workers that run Transform,
 the Trainer, the Tuner and the Evaluator on Dataflow or Vertex AI import the model families and
-the components alone, never the CLI's and the factory's package; the model code runs under any
-Keras 3 backend."""
+the components alone, never the CLI's and the factory's package; no product code imports the
+lab (lab/, benchmarks/, tests/); the model code runs under any Keras 3 backend."""
 
 import ast
 import pathlib
@@ -9,6 +9,9 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# What the product (the wheel, the pipeline image) never imports: the tests' and benchmarks'
+# support package, the benchmarks, the tests.
+LAB = {"lab", "benchmarks", "tests"}
 
 
 def imported_modules(path: pathlib.Path) -> set:
@@ -33,8 +36,10 @@ def top(module: str) -> str:
 @pytest.mark.parametrize(
     "package, forbidden",
     [
-        ("trainer_module", {"pipeline", "components"}),
-        ("components", {"pipeline"}),
+        ("trainer_module", {"pipeline", "components", *LAB}),
+        ("components", {"pipeline", *LAB}),
+        ("pipeline", LAB),
+        ("tfx_transformers", {"pipeline", *LAB}),
     ],
 )
 def test_lower_layers_never_import_higher_ones(package, forbidden):

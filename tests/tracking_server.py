@@ -4,18 +4,13 @@ artifacts proxied by the server (--serve-artifacts) into a folder clients never 
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from typing import Optional
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.ports import free_port
 
 
 class TrackingServer:

@@ -10,7 +10,7 @@ import tempfile
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
-from components.model_registry import mlflow_model
+from components.model_registry import mlflow_compat, mlflow_model
 from components.model_registry.version import CHAMPION, FINGERPRINT_TAG, ModelVersion, Registered
 from trainer_module import faults
 
@@ -112,58 +112,6 @@ def local_tracking_uri(registry_dir: str) -> str:
     return SQLITE + local_store(registry_dir)
 
 
-@contextlib.contextmanager
-def _logging_untouched():
-    """MLflow creates a SQLite store's tables with alembic, whose env.py calls
-    logging.config.fileConfig: that replaces the root handlers (the pipeline's progress and log
-    file) and prints each migration. Skip it while the store is set up."""
-    file_config = logging.config.fileConfig
-    logging.config.fileConfig = lambda *args, **kwargs: None
-    try:
-        yield
-    finally:
-        logging.config.fileConfig = file_config
-
-
-@contextlib.contextmanager
-def default_artifacts_in(folder: Optional[str]):
-    """MLflow gives a SQLite store with no artifact root of its own the folder `./mlruns` of the
-    process's working directory, and creates it there (an empty `mlruns/` wherever a pipeline or
-    `registry` command ran, or `serve`'s workers loaded a model): while the block builds the
-    store, its default is `folder`."""
-    from mlflow.tracking._tracking_service import utils
-
-    name = "DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH"
-    saved = getattr(utils, name, None)
-    if folder is None or saved is None:
-        yield
-        return
-    setattr(utils, name, folder)
-    try:
-        yield
-    finally:
-        setattr(utils, name, saved)
-
-
-@contextlib.contextmanager
-def _artifacts_through(tracking_uri: str):
-    """MLflow resolves a proxied artifact URI (mlflow-artifacts:/...) against the process's
-    tracking URI, not the client's: this sets it to the registry's while the block runs, then
-    restores it and MLFLOW_TRACKING_URI as they were."""
-    from mlflow.tracking._tracking_service import utils
-
-    saved, saved_env = utils._tracking_uri, os.environ.get("MLFLOW_TRACKING_URI")
-    utils._tracking_uri = tracking_uri
-    try:
-        yield
-    finally:
-        utils._tracking_uri = saved
-        if saved_env is None:
-            os.environ.pop("MLFLOW_TRACKING_URI", None)
-        else:
-            os.environ["MLFLOW_TRACKING_URI"] = saved_env
-
-
 class MlflowRegistry:
     """Each version is a complete MLflow Model (mlflow_model.py: pyfunc code, a copy of the
     pushed SavedModel, signature, input example, requirements) logged to an MLflow run that
@@ -187,7 +135,7 @@ class MlflowRegistry:
         if tracking_uri.startswith(SQLITE):
             os.makedirs(os.path.dirname(tracking_uri[len(SQLITE) :]), exist_ok=True)
         # The stores (and a new database's tables) start here.
-        with _logging_untouched(), default_artifacts_in(artifact_root):
+        with mlflow_compat.logging_untouched(), mlflow_compat.default_artifacts_in(artifact_root):
             self.client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
             self._retried(lambda: self.client.search_experiments(max_results=1))
             self._retried(lambda: self.client.search_registered_models(max_results=1))
@@ -236,7 +184,7 @@ class MlflowRegistry:
         """Registers the version (retried while the server does not answer: a retry finds
         what an earlier attempt registered by its fingerprint, and an attempt cut off while
         uploading left no version) and, if blessed, moves the alias by `_crown`'s rule."""
-        with _artifacts_through(self.tracking_uri):
+        with mlflow_compat.tracking_uri_set_to(self.tracking_uri):
             return self._retried(lambda: self._register(version))
 
     def _register(self, version: ModelVersion) -> Registered:
@@ -339,11 +287,11 @@ class MlflowRegistry:
             return existing
         metrics = self.client.get_run(found.run_id).data.metrics if found.run_id else {}
         with tempfile.TemporaryDirectory(prefix="mlflow-copy-") as staging:
-            with _artifacts_through(self.tracking_uri):
+            with mlflow_compat.tracking_uri_set_to(self.tracking_uri):
                 local = mlflow.artifacts.download_artifacts(
                     artifact_uri=found.source, dst_path=staging
                 )
-            with _artifacts_through(target.tracking_uri):
+            with mlflow_compat.tracking_uri_set_to(target.tracking_uri):
                 return target._new_version(
                     found.name,
                     tags,

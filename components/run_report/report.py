@@ -109,7 +109,11 @@ def as_trained(history: dict) -> tuple:
     if not name:
         return config, ""
     config.update({key: value for key, value in schedule.items() if key in config})
-    words = ", ".join(f"{key} {value:g}" for key, value in sorted(schedule.items()))
+    words = ", ".join(
+        f"{key} {value:g}" if isinstance(value, (int, float)) else f"{key} {value}"
+        for key, value in sorted(schedule.items())
+        if value is not None and key != "name"
+    )
     return config, escape(f"{name}: {words}")
 
 

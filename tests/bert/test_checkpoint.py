@@ -8,18 +8,18 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
+from lab.tiny_bert import (
+    VOCABULARY,
+    tiny_transformers_config,
+    transformers_weights,
+    write_tiny_checkpoint,
+)
 from tests.bert.numpy_bert import bert_forward
 from trainer_module.bert.checkpoint import (
     CheckpointError,
     is_transformers_checkpoint,
     load_backbone,
     load_tokenizer,
-)
-from trainer_module.bert.tiny_preset import (
-    VOCABULARY,
-    tiny_transformers_config,
-    transformers_weights,
-    write_tiny_checkpoint,
 )
 
 SHAPE = {

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from keras import ops
 
+from lab.tiny_bert import write_tiny_checkpoint
 from trainer_module.bert import FAMILY
 from trainer_module.bert.model import build_model, example_inputs
-from trainer_module.bert.tiny_preset import write_tiny_checkpoint
 
 get_preset = FAMILY.config
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from lab.local_transform import analyze_and_transform
+from lab.tiny_bert import VOCABULARY
 from tests.conftest import review_spec
 from tests.preprocessing.test_ngrams import hashed
 from trainer_module.bert import preprocessing as bert
-from trainer_module.bert.tiny_preset import VOCABULARY
-from trainer_module.preprocessing.local import analyze_and_transform
 
 ROWS = [
     {"text": "The movie was GREAT!", "label": 1},

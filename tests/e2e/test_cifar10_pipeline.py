@@ -86,7 +86,11 @@ def test_infer_classifies_a_folder_of_images_of_any_size(run, tmp_path):
     folder.mkdir()
     for label, (size, format) in enumerate([(32, "PNG"), (48, "JPEG")]):
         (folder / f"{label}.{format.lower()}").write_bytes(encode(pattern(label, 3, size), format))
-    (summary,) = run_cli("infer", "--task", "cifar10", "--data", folder, "--output", output).lines
+    # The run on a folder of its own is named after it: infer names that pipeline.
+    name = ["--pipeline-name", run["pipeline_name"]]
+    (summary,) = run_cli(
+        "infer", "--task", "cifar10", "--data", folder, "--output", output, *name
+    ).lines
     rows = {
         row["id"]: row
         for path in summary["prediction_files"]

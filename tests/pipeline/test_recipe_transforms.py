@@ -1,10 +1,11 @@
 """Each task's benchmark recipe, the preset that `run` trains on a user's data, goes through
-tf.Transform as TFX's Transform component runs it (trainer_module/preprocessing/local.py: the
+tf.Transform as TFX's Transform component runs it (lab/local_transform.py: the
 analysis with deep copies of any later phase's input). Outside its benchmark, nothing else
 transforms a recipe preset: a recipe whose analyzers need a second phase failed only there."""
 
 import pytest
 
+from lab.local_transform import analyze_and_transform
 from pipeline.tasks import TASKS
 from tests.conftest import (
     COLOURS,
@@ -16,7 +17,6 @@ from tests.conftest import (
     review_spec,
 )
 from tests.family_util import import_path
-from trainer_module.preprocessing.local import analyze_and_transform
 
 
 def rows_and_spec(task_name: str):

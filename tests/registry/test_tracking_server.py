@@ -14,8 +14,9 @@ import pytest
 from components.model_registry.backends import from_config, mlflow_config
 from components.model_registry.mlflow_registry import RETRY_ENV, RegistryUnavailable
 from components.model_registry.version import CHAMPION
+from tests.ports import free_port
 from tests.registry.test_mlflow_registry import version
-from tests.tracking_server import TrackingServer, free_port
+from tests.tracking_server import TrackingServer
 
 NAME = "imdb-text-encoder"
 

@@ -6,7 +6,6 @@ import base64
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from components.model_registry.version import ModelVersion, saved_model_fingerpr
 from pipeline import configs
 from tests.conftest import PAIRS, picture
 from tests.image_util import encode
+from tests.ports import free_port
 
 TEXTS = ["great fun", "boring mess"]
 SOURCES = [PAIRS[3][0], PAIRS[0][0]]
@@ -97,12 +97,6 @@ def test_the_champion_of_every_task_loads_with_mlflow_pyfunc_and_answers_raw_inp
     )
     assert list(as_bytes["label"]) == list(as_base64["label"]) == ["red", "blue"]
     assert str(vit.metadata.signature.inputs) == "['image': binary (required)]"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def post(port: int, body: bytes):

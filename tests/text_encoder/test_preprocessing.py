@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from lab.local_transform import analyze_and_transform
 from tests.conftest import review_spec
 from tests.preprocessing.test_ngrams import hashed
-from trainer_module.preprocessing.local import analyze_and_transform
 from trainer_module.preprocessing.ngrams import held_out, ngram_ratios
 from trainer_module.preprocessing.text import normalize, review_length_bucket, tokenize, truncate
 from trainer_module.text_encoder.config import TextEncoderConfig

@@ -82,7 +82,7 @@ def family_data(conftest, family: str, work_dir: str):
     if family in ("text_encoder", "bert"):
         overrides = {"vocab_size": 100, "max_length": 12, "truncation_head": 8}
         if family == "bert":
-            from trainer_module.bert.tiny_preset import write_tiny_checkpoint
+            from lab.tiny_bert import write_tiny_checkpoint
 
             checkpoint = write_tiny_checkpoint(
                 os.path.join(work_dir, "bert_checkpoint"),

@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import pytest
 
-from trainer_module.training.flops import share_of_peak, training_flops
+from lab.flops import share_of_peak, training_flops
 
 B, T, D, E, F = 8, 16, 64, 128, 32
 

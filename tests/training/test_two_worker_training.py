@@ -13,7 +13,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from pipeline import configs
-from pipeline.launch.training_jobs import free_ports
+from tests.ports import free_ports
 from tests.training.two_worker_trainer import BACKUP_DIR, MODEL_DIR, MODEL_RUN_DIR, OVERRIDES_FILE
 from trainer_module import faults
 

@@ -1,8 +1,8 @@
 import pytest
 import tensorflow as tf
 
+from lab.local_transform import analyze_and_transform
 from tests.conftest import pair_spec
-from trainer_module.preprocessing.local import analyze_and_transform
 from trainer_module.translator.preprocessing import (
     SOURCE_VOCABULARY,
     TARGET_VOCABULARY,

@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
+from lab.local_transform import analyze_and_transform
 from tests.conftest import image_spec
-from trainer_module.preprocessing.local import analyze_and_transform
 from trainer_module.vit import preprocessing as image
 
 

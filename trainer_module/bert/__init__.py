@@ -1,7 +1,7 @@
 """A pretrained BERT, fine-tuned: config.py (config, presets), checkpoint.py (KerasHub presets and
 Hugging Face checkpoints), model.py, preprocessing.py (the checkpoint's WordPiece tokenizer in
-tf.Transform), training.py (two phases), serving.py, tiny_preset.py (offline, randomly
-initialised presets and checkpoints)."""
+tf.Transform), training.py (two phases), serving.py. Offline, randomly initialised presets and
+checkpoints for tests and benchmarks: lab/tiny_bert.py."""
 
 from trainer_module.bert import config
 from trainer_module.family import TEXT_CLASSIFIER, ModelFamily, Option

@@ -22,8 +22,8 @@ from typing import Dict, List, Optional
 import keras
 import keras_hub
 from absl import logging
-from keras_hub.src.utils.preset_utils import check_file_exists, get_file, load_json
-from keras_hub.src.utils.transformers import convert_bert
+
+from trainer_module import compat
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -54,12 +54,12 @@ def is_transformers_checkpoint(preset: str) -> bool:
         if os.sep in preset or preset.startswith("."):
             raise FileNotFoundError(f"BERT preset {preset}: no such folder")
         return False  # a KerasHub preset name
-    if not check_file_exists(preset, CONFIG_FILE):
+    if not compat.check_file_exists(preset, CONFIG_FILE):
         raise FileNotFoundError(
             f"{_join(preset, CONFIG_FILE)} not found: {preset} is neither "
             "a KerasHub preset nor a Hugging Face checkpoint"
         )
-    return "model_type" in load_json(preset, CONFIG_FILE)
+    return "model_type" in compat.load_json(preset, CONFIG_FILE)
 
 
 def load_backbone(preset: str) -> keras_hub.models.BertBackbone:
@@ -69,14 +69,14 @@ def load_backbone(preset: str) -> keras_hub.models.BertBackbone:
         return keras_hub.models.BertBackbone.from_preset(preset)
     config = transformers_config(preset)
     backbone = keras_hub.models.BertBackbone(
-        **convert_bert.convert_backbone_config(config),
+        **compat.convert_bert.convert_backbone_config(config),
         max_sequence_length=config["max_position_embeddings"],
         num_segments=config.get("type_vocab_size", 2),
         dropout=config.get("hidden_dropout_prob", 0.1),
     )
     _keep_activation_and_epsilon(backbone, config)
     with SafetensorsCheckpoint(preset) as checkpoint:
-        convert_bert.convert_weights(backbone, checkpoint, config)
+        compat.convert_bert.convert_weights(backbone, checkpoint, config)
         checkpoint.check_complete(backbone)
     return backbone
 
@@ -88,14 +88,14 @@ def load_tokenizer(preset: str) -> keras_hub.models.BertTokenizer:
     if not is_transformers_checkpoint(preset):
         return keras_hub.models.BertTokenizer.from_preset(preset)
     settings = (
-        load_json(preset, TOKENIZER_CONFIG_FILE)
-        if check_file_exists(preset, TOKENIZER_CONFIG_FILE)
+        compat.load_json(preset, TOKENIZER_CONFIG_FILE)
+        if compat.check_file_exists(preset, TOKENIZER_CONFIG_FILE)
         else {}
     )
     lowercase = bool(settings.get("do_lower_case", True))
     strip_accents = settings.get("strip_accents")
     return keras_hub.models.BertTokenizer(
-        vocabulary=get_file(preset, VOCABULARY_FILE),
+        vocabulary=compat.get_file(preset, VOCABULARY_FILE),
         lowercase=lowercase,
         strip_accents=lowercase if strip_accents is None else bool(strip_accents),
     )
@@ -104,7 +104,7 @@ def load_tokenizer(preset: str) -> keras_hub.models.BertTokenizer:
 def transformers_config(preset: str) -> dict:
     """The checkpoint's config.json, refused where KerasHub's BertBackbone cannot compute the
     same model."""
-    config = load_json(preset, CONFIG_FILE)
+    config = compat.load_json(preset, CONFIG_FILE)
     where = _join(preset, CONFIG_FILE)
     if config.get("model_type") != "bert":
         raise CheckpointError(
@@ -133,8 +133,8 @@ def _keep_activation_and_epsilon(backbone, config: dict) -> None:
     norms = [backbone.get_layer("embeddings_layer_norm")]
     for block in backbone.transformer_layers:
         if exact:
-            block._feedforward_intermediate_dense.activation = _exact_gelu
-        norms += [block._self_attention_layer_norm, block._feedforward_layer_norm]
+            compat.feedforward_intermediate_dense(block).activation = _exact_gelu
+        norms += compat.layer_norms(block)
     for norm in norms:
         norm.epsilon = epsilon
 
@@ -151,9 +151,9 @@ class SafetensorsCheckpoint:
 
     def __init__(self, preset: str):
         self.preset = preset
-        if check_file_exists(preset, WEIGHTS_INDEX_FILE):
-            weight_map = load_json(preset, WEIGHTS_INDEX_FILE)["weight_map"]
-        elif check_file_exists(preset, WEIGHTS_FILE):
+        if compat.check_file_exists(preset, WEIGHTS_INDEX_FILE):
+            weight_map = compat.load_json(preset, WEIGHTS_INDEX_FILE)["weight_map"]
+        elif compat.check_file_exists(preset, WEIGHTS_FILE):
             weight_map = None
         else:
             raise CheckpointError(
@@ -166,7 +166,7 @@ class SafetensorsCheckpoint:
 
         for name in sorted(set(weight_map.values()) if weight_map else {WEIGHTS_FILE}):
             try:
-                handle = safetensors.safe_open(get_file(preset, name), framework="np")
+                handle = safetensors.safe_open(compat.get_file(preset, name), framework="np")
             except Exception as error:  # a truncated or foreign file
                 raise CheckpointError(
                     f"{_join(preset, name)}: not a readable safetensors file ({error})"

@@ -67,7 +67,7 @@ class BertConfig(WidePathConfig, PresetConfig):
     # every block (0) gave BERT alone 1.6 points more, the combination 0.6 (docs/models/bert.md).
     frozen_layers: int = 0
     # Training steps compiled by XLA, which fuses the elementwise work (GELU, layer norm) that
-    # dominates a CPU step: 1.5x faster steps at 256 pieces (docs/benchmarks.md#bert-steps).
+    # dominates a CPU step: 1.5x faster steps at 256 pieces (docs/benchmarks/imdb.md#bert-steps).
     # Keras leaves XLA off on machines without an accelerator unless asked.
     jit_compile: bool = True
     evaluations: int = 1  # validation passes in phase 2 (phase 1 has none)
@@ -99,7 +99,7 @@ class BertConfig(WidePathConfig, PresetConfig):
 
 
 PRESETS: Mapping[str, BertConfig] = {
-    # For tests and offline runs: pair with a local tiny preset (tiny_preset.py).
+    # For tests and offline runs: pair with a local tiny preset (lab/tiny_bert.py).
     "tiny": BertConfig(
         sequence_length=32,
         truncation_head=8,
@@ -114,7 +114,7 @@ PRESETS: Mapping[str, BertConfig] = {
         frozen_layers=0,
         pooling="cls",
     ),
-    # The best measured recipe (docs/benchmarks.md#bert): all-MiniLM-L6-v2, 320 pieces (head 64
+    # The best measured recipe (docs/benchmarks/imdb.md#bert): all-MiniLM-L6-v2, 320 pieces (head 64
     # + tail) in length-grouped batches, mean pooling, every block trained, no attention
     # dropout, the wide path on its own loss.
     "default": BertConfig(),

@@ -5,6 +5,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from trainer_module import compat
 from trainer_module.bert.checkpoint import load_backbone
 from trainer_module.bert.config import BertConfig
 from trainer_module.layers import masked_mean
@@ -50,7 +51,7 @@ class BertClassifier(WideAndDeep, keras.Model):
         self.init_wide_path(config.ngram_buckets)
         if config.attention_dropout is not None:
             for block in backbone.transformer_layers:
-                set_attention_dropout(block, config.attention_dropout)
+                compat.set_attention_dropout(block, config.attention_dropout)
 
     def call(self, inputs, training=None):
         sequence = self.encode(inputs, training)  # (B, T, H)
@@ -65,7 +66,7 @@ class BertClassifier(WideAndDeep, keras.Model):
         """The backbone's last hidden states, through its own layers (as BertBackbone's graph),
         with every layer that does not train in inference mode (as Keras runs a frozen
         BatchNormalization): the frozen embeddings and blocks are a fixed feature extractor,
-        and their dropout would only cost random numbers (docs/benchmarks.md#bert-steps)."""
+        and their dropout would only cost random numbers (docs/benchmarks/imdb.md#bert-steps)."""
         backbone = self.backbone
         tokens = backbone.token_embedding(inputs["token_ids"])
         x = backbone.embeddings_add(
@@ -136,15 +137,6 @@ def build_model(config: BertConfig, ngram_ratios: np.ndarray = None) -> BertClas
             raise ValueError("ngram_buckets needs Transform's n-gram ratios")
         model.ngram_logit.set_ratios(ngram_ratios)
     return model
-
-
-def set_attention_dropout(block, rate: float) -> None:
-    """The attention-probability dropout of a KerasHub TransformerEncoder, which has one rate
-    for attention and hidden states: its Keras MultiHeadAttention reads `_dropout` when called
-    (at 0 it skips the dropout) and `_dropout_layer` applies it."""
-    attention = block._self_attention_layer
-    attention._dropout = rate
-    attention._dropout_layer.rate = rate
 
 
 def example_inputs(config: BertConfig, batch_size: int = 1) -> dict:

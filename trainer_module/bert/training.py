@@ -18,10 +18,9 @@ from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import build_model
 from trainer_module.bert.preprocessing import VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
-from trainer_module.preprocessing.ngrams import ngram_ratios
 from trainer_module.training import backup, wide_path
 from trainer_module.training.history import Fitted, LogEvaluations, ema_callbacks
-from trainer_module.training.inputs import Prepared, make_dataset, start_run
+from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
 from trainer_module.training.run_fn import trainer_entry_point
@@ -69,23 +68,9 @@ def prepare(fn_args: FnArgs) -> Prepared:
     config, tf_transform_output = start_run(fn_args, FAMILY)
     logging.info("BERT classifier config %s", config)
 
-    def datasets(shuffle, epochs=None, files=fn_args.train_files):
-        return make_dataset(
-            fn_args,
-            files,
-            tf_transform_output,
-            bert_inputs,
-            config.batch_size,
-            config.num_classes,
-            shuffle,
-            epochs,
-        )
-
-    train, evaluation = datasets(True), datasets(False, files=fn_args.eval_files)
-    ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
-    if wide_path.holds_out(config, fn_args.custom_config["train_examples"]):
-        # The deep path trains outside the held-out slice.
-        train = wide_path.split(train, config.holdout_percent, config.batch_size, holdout=False)
+    datasets, train, evaluation, ratios = wide_path.text_classifier_data(
+        fn_args, tf_transform_output, bert_inputs, config
+    )
     if config.length_multiple:
         train = grouped_by_length(train, config)
         evaluation = evaluation.map(lambda x, y: (trim_padding(x, config.length_multiple), y))

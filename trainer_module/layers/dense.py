@@ -4,7 +4,7 @@ Keras 3 before 3.15 multiplies a (B, T, D) input by a (D, K) kernel with TensorF
 broadcasting batch matmul, whose kernel gradient is one (D, K) product per sequence, written
 out and summed afterwards (keras-team/keras#22823, fixed in Keras 3.15): a cost of B x D x K
 per layer and step whatever T is. Flattening to (B*T, D) first gives the same values and one
-(D, K) gradient product; docs/benchmarks.md#training-step.
+(D, K) gradient product; docs/benchmarks/systems.md#training-steps.
 """
 
 import keras
@@ -30,7 +30,7 @@ def few_rows_matmul(x, kernel):
     kernel multiplies a single row by a matrix in one pass over the matrix, but packs a large
     matrix into blocks for a product of a few rows: for the translator's (256, 9,600) output
     table, four rows a row at a time took about half the time of one product
-    (docs/benchmarks.md#translation). The same values up to rounding (the order of a dot
+    (docs/benchmarks/translation.md). The same values up to rounding (the order of a dot
     product's sums may differ). N may be known only when the graph runs (a search's batch
     shrinks as its sentences are decided)."""
     if keras.backend.backend() != "tensorflow":

@@ -4,13 +4,12 @@ the Tuner's entry points: training/run_fn.py fits and exports what prepare retur
 from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from trainer_module.preprocessing.ngrams import ngram_ratios
 from trainer_module.text_encoder import FAMILY
 from trainer_module.text_encoder.model import build_model
 from trainer_module.text_encoder.preprocessing import vocabulary_size
 from trainer_module.text_encoder.serving import export, model_inputs
 from trainer_module.training import wide_path
-from trainer_module.training.inputs import Prepared, make_dataset, start_run
+from trainer_module.training.inputs import Prepared, start_run
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 
 
@@ -19,23 +18,9 @@ def prepare(fn_args: FnArgs) -> Prepared:
     config = config.replace(vocab_size=vocabulary_size(tf_transform_output))
     logging.info("Text encoder config %s", config)
 
-    def datasets(shuffle, epochs=None, files=fn_args.train_files):
-        return make_dataset(
-            fn_args,
-            files,
-            tf_transform_output,
-            model_inputs,
-            config.batch_size,
-            config.num_classes,
-            shuffle,
-            epochs,
-        )
-
-    train, evaluation = datasets(True), datasets(False, files=fn_args.eval_files)
-    ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
-    if wide_path.holds_out(config, fn_args.custom_config["train_examples"]):
-        # The deep path trains outside the held-out slice.
-        train = wide_path.split(train, config.holdout_percent, config.batch_size, holdout=False)
+    datasets, train, evaluation, ratios = wide_path.text_classifier_data(
+        fn_args, tf_transform_output, model_inputs, config
+    )
     return Prepared(
         config,
         tf_transform_output,

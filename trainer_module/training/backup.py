@@ -25,7 +25,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from trainer_module import faults
+from trainer_module import compat, faults
 
 BACKUP_FOLDER = "backup"
 INTERVAL_PREFIX = "interval-"
@@ -92,7 +92,7 @@ class Backup(keras.callbacks.BackupAndRestore):
                 "Resumed from the backup in %s at step %d (%d intervals done)",
                 latest,
                 self.resumed_from_step,
-                self.model._initial_epoch,
+                compat.initial_epoch(self.model),
             )
 
     def finished_intervals(self) -> int:

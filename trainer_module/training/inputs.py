@@ -2,7 +2,7 @@
 
 import dataclasses
 import math
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import keras
 import tensorflow as tf
@@ -68,18 +68,26 @@ def without_autotuning(dataset: tf.data.Dataset) -> tf.data.Dataset:
     return dataset.with_options(options)
 
 
-# What the pipeline writes into the Trainer's custom_config (pipeline/factory.py), read strictly:
-# a missing key is an error that names it, never a silent default.
-TRAINER_KEYS = (
-    "task",
-    "model",
-    "preset",
-    "overrides",
-    "seed",
-    "mixed_precision",
-    "epochs",
-    "time_budget_minutes",  # training/plan.py
-)
+@dataclasses.dataclass(frozen=True)
+class TrainerOptions:
+    """What the pipeline tells the Trainer and the Tuner, as their custom_config
+    (pipeline/options.py writes it from these fields), read strictly: a missing key is an
+    error that names it, never a silent default."""
+
+    task: str
+    model: str  # the family
+    preset: str
+    overrides: Mapping[str, Any]
+    seed: int
+    mixed_precision: str  # training/precision.py
+    epochs: Optional[float]  # None: the Trainer's train_args.num_steps
+    time_budget_minutes: Optional[float]  # training/plan.py
+
+    def as_custom_config(self) -> dict:
+        return {**dataclasses.asdict(self), "overrides": dict(self.overrides)}
+
+
+TRAINER_KEYS = tuple(field.name for field in dataclasses.fields(TrainerOptions))
 
 
 def check_trainer_keys(custom_config) -> dict:

@@ -11,6 +11,7 @@ from typing import Optional
 import keras
 import tensorflow as tf
 
+from trainer_module import compat
 from trainer_module.training import distribution
 from trainer_module.training.progress import LOGGER, duration
 
@@ -106,10 +107,7 @@ def measure(prepared) -> tuple:
 def learning_rate_schedule(model: keras.Model):
     """The model's optimizer's LearningRateSchedule, or None (a constant rate, no optimizer)."""
     optimizer = getattr(model, "optimizer", None)
-    schedule = getattr(optimizer, "_learning_rate", None)
-    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        return schedule
-    return None
+    return compat.learning_rate_schedule(optimizer) if optimizer is not None else None
 
 
 def schedule_as_trained(model: keras.Model) -> Optional[dict]:

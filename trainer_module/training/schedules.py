@@ -1,7 +1,5 @@
 """Learning-rate schedules (keras.ops only)."""
 
-import math
-
 import keras
 from keras import ops
 
@@ -52,29 +50,19 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         }
 
 
-class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warmup to `peak_learning_rate` over `warmup_steps`, then cosine decay to zero at
-    `total_steps` (the ViT and CCT recipes)."""
-
-    def __init__(self, peak_learning_rate: float, warmup_steps: int, total_steps: int):
-        self.peak_learning_rate = peak_learning_rate
-        self.warmup_steps = max(1, int(warmup_steps))
-        self.total_steps = max(self.warmup_steps + 1, int(total_steps))
-
-    def __call__(self, step):
-        step = ops.cast(step, "float32")
-        warmup = ops.cast(self.warmup_steps, "float32")
-        progress = (step - warmup) / ops.cast(self.total_steps - self.warmup_steps, "float32")
-        cosine = 0.5 * (1.0 + ops.cos(math.pi * ops.clip(progress, 0.0, 1.0)))
-        rising = (step + 1.0) / warmup
-        return self.peak_learning_rate * ops.where(step < warmup, rising, cosine)
-
-    def get_config(self):
-        return {
-            "peak_learning_rate": self.peak_learning_rate,
-            "warmup_steps": self.warmup_steps,
-            "total_steps": self.total_steps,
-        }
+def warmup_cosine(peak_learning_rate: float, warmup_steps: int, total_steps: int):
+    """Keras' CosineDecay with its linear warmup (the ViT and CCT recipes): from the peak over
+    `warmup_steps` at step 0 up to the peak at `warmup_steps`, then cosine decay to zero at
+    `total_steps`."""
+    warmup = max(1, int(warmup_steps))
+    total = max(warmup + 1, int(total_steps))
+    return keras.optimizers.schedules.CosineDecay(
+        initial_learning_rate=peak_learning_rate / warmup,
+        decay_steps=total - warmup,
+        alpha=0.0,
+        warmup_target=peak_learning_rate,
+        warmup_steps=warmup,
+    )
 
 
 class Triangular(keras.optimizers.schedules.LearningRateSchedule):
@@ -120,5 +108,5 @@ def warmup_then(decay: str, peak_learning_rate: float, warmup_steps: int, total_
     """Linear warmup, then `decay` (trainer_module/family.py: DECAYS) over total_steps."""
     if decay == "inverse_sqrt":
         return WarmupInverseSqrt(peak_learning_rate, warmup_steps)
-    schedule = {"linear": WarmupLinearDecay, "cosine": WarmupCosineDecay}[decay]
+    schedule = {"linear": WarmupLinearDecay, "cosine": warmup_cosine}[decay]
     return schedule(peak_learning_rate, warmup_steps, total_steps)

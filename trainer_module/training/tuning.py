@@ -2,6 +2,8 @@
 search space the family declares (its config.SEARCH_SPACE); the Tuner writes the best values,
 and the Trainer applies them on top of the preset and its overrides (inputs.start_run)."""
 
+import copy
+import itertools
 from typing import Callable, Sequence
 
 import keras_tuner
@@ -15,18 +17,21 @@ from trainer_module.training.progress import Progress
 
 
 class TrialProgress(Progress):
-    """Progress of each trial, labelled `trial i/n` (KerasTuner copies the callback per trial:
-    the count is kept on the class)."""
-
-    started = 0
+    """Progress of each trial, labelled `trial i/n`. KerasTuner deep-copies the callback for
+    each trial; the copies share one search's trial counter."""
 
     def __init__(self, trials: int, *args, **kwargs):
         super().__init__("trial", *args, **kwargs)
         self.trials = trials
+        self.trial_numbers = itertools.count(1)
+
+    def __deepcopy__(self, memo):
+        copied = copy.copy(self)  # its own attributes, the same counter
+        memo[id(self)] = copied
+        return copied
 
     def on_train_begin(self, logs=None):
-        TrialProgress.started += 1
-        self.label = f"trial {TrialProgress.started}/{self.trials}"
+        self.label = f"trial {next(self.trial_numbers)}/{self.trials}"
         self.step = self.first_step
         super().on_train_begin(logs)
 

@@ -18,7 +18,8 @@ import tensorflow as tf
 from absl import logging
 
 from trainer_module.layers.ngram import NgramLogit
-from trainer_module.preprocessing.ngrams import held_out
+from trainer_module.preprocessing.ngrams import held_out, ngram_ratios
+from trainer_module.training.inputs import make_dataset
 from trainer_module.training.progress import Progress
 
 # Fewer held-out reviews than this fit no combination: the paths' logits are summed.
@@ -26,6 +27,33 @@ MIN_HOLDOUT = 100
 # Plain SGD needs more passes over a small training split to converge than over IMDB's 20,000
 # reviews: the wide path trains for at least this many steps (a second or two).
 MIN_STEPS = 200
+
+
+def text_classifier_data(fn_args, tf_transform_output, model_inputs, config) -> tuple:
+    """What both text families train on: (datasets, train, evaluation, ngram_ratios).
+    `datasets(shuffle, epochs=None, files=the training files)` makes batches of
+    (model_inputs(features), one-hot labels); `train` leaves out the slice the combination is
+    fitted on when the config holds one out (holds_out); the ratios are Transform's where the
+    config has an n-gram path, else None."""
+
+    def datasets(shuffle, epochs=None, files=fn_args.train_files):
+        return make_dataset(
+            fn_args,
+            files,
+            tf_transform_output,
+            model_inputs,
+            config.batch_size,
+            config.num_classes,
+            shuffle,
+            epochs,
+        )
+
+    train, evaluation = datasets(True), datasets(False, files=fn_args.eval_files)
+    ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
+    if holds_out(config, fn_args.custom_config["train_examples"]):
+        # The deep path trains outside the held-out slice.
+        train = split(train, config.holdout_percent, config.batch_size, holdout=False)
+    return datasets, train, evaluation, ratios
 
 
 def holds_out(config, train_examples: int) -> bool:

@@ -73,31 +73,26 @@ class TranslatorConfig(PresetConfig):
     # Model Garden's beam search stops. "heuristic": once none would by ending at the next
     # token (akin to Hugging Face's default): sooner above length_penalty 0, and a hypothesis
     # that would gain from growing longer is lost. On every training measured the exact rule
-    # scored as high or higher on val, lower-cased: the full recipe's 42.08 against 42.04
-    # (Intel AMX) and 42.10 against 41.97 (the AMD machines' weights), a four-epoch model's
-    # +0.01-0.02; one sentence took a seventh more time (docs/benchmarks.md#translation).
+    # scored as high or higher on val, for a little more time per sentence
+    # (docs/benchmarks/translation.md).
     stopping: str = "exact"
     # Which ids the served search may write with a shared vocabulary: "targets", the ids of
     # the training targets' words (Transform's `target_words`: the pieces seen only in sources
     # are never a target), so that each step projects onto those alone; "all", the whole
-    # vocabulary (what separate vocabularies always write). On the full recipe's weights on
-    # the Intel AMX machine "targets" kept BLEU on val (+0.01), took 0.90 of the time for one
-    # sentence with one thread per op and ran batches of 64 1.22 times faster; on a
-    # four-epoch base model on the AVX2 EPYC it changed 14 of 512 translations, BLEU -0.07
-    # (docs/benchmarks.md#translation).
+    # vocabulary (what separate vocabularies always write). "targets" kept BLEU on val and
+    # made the served search faster (docs/benchmarks/translation.md).
     output_vocabulary: str = "targets"
     # The served model's search of small batches compiled by XLA (decoding.py: one program per
-    # power-of-two batch size, compiled on its first request; docs/benchmarks.md#translation).
+    # power-of-two batch size, compiled on its first request; docs/benchmarks/translation.md).
     # Off by default: TensorFlow Serving, and so Vertex AI's prebuilt containers, refuse XLA
     # functions unless started with --xla_cpu_compilation_enabled. Python TensorFlow (`serve`,
     # MLflow, BulkInferrer) runs them.
     jit_compile: bool = False
     # The most sentences whose search jit_compile compiles; a larger batch runs the plain
     # search, whose steps cost their arithmetic more than their ops' overheads. XLA's CPU
-    # backend refuses a bfloat16 product beyond a few rows: on the Intel AMX machine the base
-    # preset's mixed-bfloat16 search compiled up to 4 sentences (one ran 1.7x faster) and
-    # refused 8; on an AVX512-BF16 EPYC it refused the bfloat16 search (lower the limit there,
-    # or train in float32: --mixed-precision off).
+    # backend refuses a bfloat16 product beyond a few rows, a limit that differs by CPU
+    # (docs/benchmarks/translation.md): lower it where it refuses, or train in float32
+    # (--mixed-precision off).
     jit_compile_max_batch: int = 4
 
     def __post_init__(self):
@@ -185,21 +180,11 @@ PRESETS: Mapping[str, TranslatorConfig] = {
         max_target_length=24,
     ),
     # Multi30k, in the published anchor's regime (a 3+3 Transformer of 256 with a feed-forward
-    # network of 1,024): one WordPiece vocabulary of at most 10,000 pieces over both languages,
-    # shared by the source, target and output embeddings; an evaluation per epoch at the task's
-    # 34. Dropout 0.3 (transformer_tiny's): with 0.1 validation loss rose after epoch 10 and the
-    # average of the last 5 epochs reached 39.6 lower-cased BLEU on val; with 0.3 the model
-    # still improved at epoch 26 (40.8), and at 30 epochs the average of the last 5 (41.1) beat
-    # the last weights (40.4) and the last 3 or 10.
-    # Inverse square-root decay: a cosine to zero was ahead until epoch 24, then level (40.5 at
-    # 26). Length penalty 1.0: in each of four trainings it scored 0.2 to 0.4 above Wu et al.'s
-    # 0.6. Batches of 64 (the warm-up as long in sentences) with weight decay 0.1: led an H100
-    # sweep (benchmarks/translation_recipes.py); on the Zen 5 at 30 epochs 41.3 cased / 41.9
-    # lower-cased against 40.6 / 41.1 (61 minutes before the step's dropout and loss were made
-    # cheaper, layers/dropout.py, training/sequence_losses.py); the decay alone at batches of
-    # 128 gained nothing (40.5 / 41.0). With the cheaper step, 30 epochs scored 41.5 / 41.8 in
-    # 45 minutes and 34 epochs 41.5 / 42.0 in 51 (that training's snapshots at 30 were level
-    # with 34: the difference is between trainings). docs/benchmarks.md#translation.
+    # network of 1,024): one WordPiece vocabulary over both languages, shared by the source,
+    # target and output embeddings; an evaluation per epoch at the task's recipe epochs.
+    # Dropout 0.3 (transformer_tiny's), inverse square-root decay, length penalty 1.0, batches
+    # of 64 with weight decay 0.1, and the export averaging the last five evaluations' weights:
+    # each chosen by the runs in docs/benchmarks/translation.md, which give their figures.
     "base": TranslatorConfig(
         shared_vocabulary=True,
         source_vocab_size=5_000,

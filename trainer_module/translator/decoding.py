@@ -31,6 +31,7 @@ from typing import Optional
 import keras
 import tensorflow as tf
 
+from trainer_module import compat
 from trainer_module.translator.config import END_ID, PAD_ID, START_ID, TranslatorConfig
 
 NEVER = -1.0e9  # a log-probability no search keeps
@@ -65,7 +66,7 @@ def make_generate(
     1.7x faster, on the Intel AMX machine), a large batch's steps their arithmetic, which
     TensorFlow's own kernels do as fast or faster in bfloat16, and XLA's CPU backend refuses
     a bfloat16 product beyond a few rows ("unsupported operand type BF16 in op dot": the base
-    preset's batches of eight and more there). docs/benchmarks.md#translation.
+    preset's batches of eight and more there). docs/benchmarks/translation.md.
     """
 
     def search(source_ids, fixed_shapes=False):
@@ -115,7 +116,7 @@ def as_read(variable, dtype):
     """A variable's value as its layer uses it: cast to the compute dtype where Keras autocasts
     it (a mixed-precision model's kernels), else as stored (LayerNorm's float32 scales)."""
     value = tf.convert_to_tensor(variable.value)
-    return tf.cast(value, dtype) if variable._autocast else value
+    return tf.cast(value, dtype) if compat.autocasts(variable) else value
 
 
 @contextlib.contextmanager
@@ -155,7 +156,7 @@ class DecodingWeights(tf.Module):
         weights = float_weights(model)
         # Positions in float_weights(model) of the weights stored cast, and their copies.
         self._positions = tuple(
-            i for i, v in enumerate(weights) if v._autocast and v.dtype != dtype
+            i for i, v in enumerate(weights) if compat.autocasts(v) and v.dtype != dtype
         )
         self.copies = [  # tracked: saved with the model
             tf.Variable(as_read(weights[i], dtype), trainable=False, name=weights[i].name)
@@ -217,7 +218,7 @@ def best_per_row(logits, k: int, blocks: bool = True):
     the k kept so far; a block's maximum is a vectorised reduction. At batch 64 and beam 4 (256
     rows of the 9,600-column table, float32, one thread, the AVX2 EPYC) top_k and the
     log-sum-exp took 17.7 ms of a step of about 100, the two stages 8.0
-    (`benchmarks/translation_decoding.py --ranking`, docs/benchmarks.md#translation).
+    (`benchmarks/translation_decoding.py --ranking`, docs/benchmarks/translation.md).
     The blocks' maxima also give each row's largest logit, the log-sum-exp's first pass.
     blocks=False (an XLA-compiled search, which fuses the plain form): top_k alone."""
     with tf.name_scope("ranking"):  # as benchmarks/translation_decoding.py --profile files it

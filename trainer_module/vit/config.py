@@ -176,8 +176,8 @@ PRESETS: Mapping[str, VitConfig] = {
         dropout=0.0,
         evaluations=1,
     ),
-    # The default, for the embedded shapes: a small CCT. On those 600 images a plain ViT
-    # (4x4 patches, [CLS]) reached 0.59 validation accuracy at 0.91 on training; this 0.95.
+    # The default, for the embedded shapes: a small CCT (on those few images a plain ViT of
+    # 4x4 patches and a [CLS] token overfits).
     "small": VitConfig(
         tokenizer="conv",
         conv_layers=2,
@@ -192,8 +192,8 @@ PRESETS: Mapping[str, VitConfig] = {
     ),
     # CIFAR-10 on a CPU: CCT-4/3x2 (Hassani et al.): two 3x3 convolutions as the tokenizer
     # (8x8 tokens), 4 blocks of 128 with 2 heads and an MLP of 128, sequence pooling; light
-    # mixup (benchmarks/cifar10_recipes.py: at 55 epochs, +0.4 to +0.6 points on a selection
-    # split over none; deeper or wider blocks at the same CPU time were worse).
+    # mixup (chosen by benchmarks/cifar10_recipes.py on a selection split over none, and over
+    # deeper or wider blocks at the same CPU time: docs/benchmarks/cifar10.md).
     "cct": VitConfig(
         tokenizer="conv",
         conv_layers=2,
@@ -207,15 +207,15 @@ PRESETS: Mapping[str, VitConfig] = {
         mixup_alpha=0.2,
     ),
     # The ViT paper's hybrid with airbench's stem (POOLED_HYBRID) and AdamW: a long warmup,
-    # mixup 0.2 (at 60 epochs without it the training accuracy reached 0.99 and validation
-    # flattened): the CIFAR-10 task's recipe until issue 45 (80 epochs; docs/benchmarks.md).
+    # mixup 0.2 (without it the model fits the training images and validation flattens): the
+    # CIFAR-10 task's recipe until issue 45 (docs/benchmarks/cifar10.md).
     "hybrid": VitConfig(
         **POOLED_HYBRID,
         warmup_fraction=0.25,
         mixup_alpha=0.2,
     ),
-    # The hybrid above trained with airbench's recipe (issue 45; the CIFAR-10 task's recipe,
-    # 25 epochs: benchmarks/cifar10_recipes.py chose it under JAX, docs/benchmarks.md): batches
+    # The hybrid above trained with airbench's recipe (issue 45; the CIFAR-10 task's recipe:
+    # benchmarks/cifar10_recipes.py chose it under JAX, docs/benchmarks/cifar10.md): batches
     # of 1,024; Nesterov SGD (momentum 0.85) from 0.2 x its peak of 0.1 up to the peak over 23%
     # of the steps, then linearly down to 0.07 x; decoupled weight decay 0.05; stem BatchNorms
     # with a moving-average momentum of 0.6 and no scale, their offsets learning 64 x faster;

@@ -9,7 +9,7 @@ from keras import ops
 
 from trainer_module.layers import Dense, Dropout, EncoderStack, LearnedPositionalEmbedding
 from trainer_module.training.optimizers import adamw, nesterov_sgd
-from trainer_module.training.schedules import Triangular, WarmupCosineDecay
+from trainer_module.training.schedules import Triangular, warmup_cosine
 from trainer_module.vit.config import VitConfig
 
 WHITENING_IMAGES = 5_000  # training images for the patch-whitening statistics (airbench's)
@@ -275,7 +275,7 @@ def build_model(config: VitConfig, train_steps: int) -> keras.Model:
             config.ema_every,
         )
     else:
-        schedule = WarmupCosineDecay(config.peak_learning_rate, warmup, train_steps)
+        schedule = warmup_cosine(config.peak_learning_rate, warmup, train_steps)
         optimizer = adamw(schedule, config.weight_decay, config.ema_momentum, config.ema_every)
     model.compile(
         optimizer=optimizer,

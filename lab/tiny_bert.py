@@ -4,14 +4,15 @@ Face checkpoint (Transformers' layout, safetensors weights).
 Pretrained presets download their weights at run time; these are built here, so the BERT
 model family can be tested and run offline end to end:
 
-    python -m trainer_module.bert.tiny_preset outputs/bert_tiny_random [--format keras]
-    python -m trainer_module.bert.tiny_preset outputs/bert_tiny_hf --format transformers
+    python -m lab.tiny_bert outputs/bert_tiny_random [--format keras]
+    python -m lab.tiny_bert outputs/bert_tiny_hf --format transformers
 
 The checkpoint's weights are drawn with NumPy under Transformers' own key names, with no Keras
-involved, so that loading it (checkpoint.py) is tested against an independent source. Its
-`style` is "bert_model" (as saved from Transformers' BertModel: no prefix, LayerNorm
-weight/bias, a position-ids buffer) or "pretraining" (as the original BERT scripts name them:
-a `bert.` prefix, LayerNorm gamma/beta, and the pretraining heads under `cls.`).
+involved, so that loading it (trainer_module/bert/checkpoint.py) is tested against an
+independent source. Its `style` is "bert_model" (as saved from Transformers' BertModel: no
+prefix, LayerNorm weight/bias, a position-ids buffer) or "pretraining" (as the original BERT
+scripts name them: a `bert.` prefix, LayerNorm gamma/beta, and the pretraining heads under
+`cls.`).
 
 The vocabulary is written out below: BERT's special tokens, punctuation, a few hundred common
 English and movie-review words, and every letter and digit alone and as a `##` continuation,

@@ -1,0 +1,25 @@
+"""The installed package states what it needs to run: requirements/runtime.in, the one list the
+lock and the pipeline image are resolved from."""
+
+import importlib.metadata
+import pathlib
+
+from packaging.requirements import Requirement
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def requirements(lines) -> dict:
+    parsed = (Requirement(line) for line in lines)
+    return {r.name.lower(): str(r.specifier) for r in parsed}
+
+
+def test_the_package_metadata_lists_the_runtime_requirements():
+    runtime = [
+        line.strip()
+        for line in (ROOT / "requirements" / "runtime.in").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    stated = importlib.metadata.requires("tfx-transformers")
+    assert requirements(stated) == requirements(runtime)
+    assert "tfx" in requirements(stated) and "mlflow" in requirements(stated)
