@@ -8,13 +8,20 @@ import numpy as np
 from trainer_module import compat
 
 
-def test_the_optimizers_schedule_and_fits_initial_epoch():
+def test_the_optimizers_schedule_and_the_epoch_a_restored_fit_starts_from(tmp_path):
     schedule = keras.optimizers.schedules.CosineDecay(1e-3, 10)
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(optimizer=keras.optimizers.AdamW(schedule), loss="mse")
     assert compat.learning_rate_schedule(model.optimizer) is schedule
     assert compat.learning_rate_schedule(keras.optimizers.AdamW(1e-3)) is None
-    model.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, initial_epoch=1, verbose=0)
+    assert compat.initial_epoch(model) is None  # no backup restored
+    x, y = np.ones((4, 2)), np.ones((4, 1))
+
+    def backup():
+        return keras.callbacks.BackupAndRestore(str(tmp_path), delete_checkpoint=False)
+
+    model.fit(x, y, epochs=1, callbacks=[backup()], verbose=0)
+    model.fit(x, y, epochs=3, callbacks=[backup()], verbose=0)  # restores after epoch 1
     assert compat.initial_epoch(model) == 1
 
 

@@ -11,7 +11,7 @@ KERAS_HUB = {
     "check_file_exists": "keras_hub.src.utils.preset_utils",
     "get_file": "keras_hub.src.utils.preset_utils",
     "load_json": "keras_hub.src.utils.preset_utils",
-    "convert_bert": "keras_hub.src.utils.transformers",
+    "convert_bert": "keras_hub.src.utils.transformers.convert_bert",  # the module itself
 }
 
 
@@ -20,7 +20,8 @@ def __getattr__(name: str):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(KERAS_HUB[name]), name)
+    module = importlib.import_module(KERAS_HUB[name])
+    return module if module.__name__.endswith(f".{name}") else getattr(module, name)
 
 
 def learning_rate_schedule(optimizer):

@@ -34,7 +34,7 @@ def test_the_tuners_best_values_override_the_preset(text_encoder_run):
             "values": {"num_layers": 4, "d_model": 64, "peak_learning_rate": 0.002, "dropout": 0.2}
         },
     )
-    config, _ = start_run(fn_args, FAMILY)
+    config, _, _ = start_run(fn_args, FAMILY)
     assert (config.num_layers, config.d_model, config.peak_learning_rate, config.dropout) == (
         4,
         64,

@@ -56,8 +56,9 @@ def test_start_run_trains_the_epochs_unless_steps_were_given_at_run_time(tmp_pat
             transform_graph_path=str(tmp_path),
             custom_config=dict(custom, epochs=3),
         )
-        config, _ = start_run(fn_args, get_family("text_encoder"))
-        return fn_args.train_steps, fn_args.custom_config["train_examples"], config.batch_size
+        config, _, resolved = start_run(fn_args, get_family("text_encoder"))
+        assert fn_args.train_steps == train_steps  # TFX's FnArgs are never written to
+        return resolved.train_steps, resolved.custom_config["train_examples"], config.batch_size
 
     custom = dict.fromkeys(TRAINER_KEYS) | {"preset": "tiny", "overrides": {}, "seed": 0}
     assert run(None) == (8, 20, 8)  # 3 epochs of 20 examples in batches of 8

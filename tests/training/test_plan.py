@@ -22,17 +22,17 @@ def batches(count: int = 64):
 
 
 def prepared(built: list) -> Prepared:
-    def build(config):
+    def build(config, train_steps):
         model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
         model.compile(optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True))
         built.append(model)
         return model
 
     config = types.SimpleNamespace(batch_size=8, evaluations=2)
-    return Prepared(config, None, batches(), batches(), build=build, objective="val_loss")
+    return Prepared(None, config, None, batches(), batches(), build=build, objective="val_loss")
 
 
-def fn_args(budget=None, train_steps=1000):
+def trainer_run(budget=None, train_steps=1000):
     custom = {"train_examples": 400, "seed": 0, plan.BUDGET_KEY: budget}
     return types.SimpleNamespace(custom_config=custom, train_steps=train_steps, eval_steps=5)
 
@@ -44,9 +44,8 @@ def said(caplog):
 
 
 def test_without_a_budget_the_plan_is_said_and_nothing_is_measured(said):
-    built, args = [], fn_args()
-    plan.fit_to_budget(args, prepared(built))
-    assert args.train_steps == 1000 and built == []
+    built, run = [], trainer_run()
+    assert plan.fit_to_budget(run, prepared(built)) == 1000 and built == []
     assert said() == ["plan: 1,000 steps in batches of 8, 20 epochs of 400 training examples"]
 
 
@@ -54,23 +53,22 @@ def test_a_budget_keeps_the_steps_that_fit_after_measuring_and_validation(said, 
     # 0.5 s a step, 0.1 s a validation batch, 1 s to trace: of 60 s, 2 validation passes of
     # 5 batches (1 s) and two traces (2 s) leave 57 s less the moment the measuring took
     # here: 113 whole steps.
-    monkeypatch.setattr(plan, "measure", lambda prepared: (0.5, 0.1, 1.0))
-    args = fn_args(budget=1)
-    plan.fit_to_budget(args, prepared([]))
-    assert args.train_steps == 113
+    monkeypatch.setattr(plan, "measure", lambda prepared, steps: (0.5, 0.1, 1.0))
+    run = trainer_run(budget=1)
+    steps = plan.fit_to_budget(run, prepared([]))
+    assert steps == 113 and run.train_steps == 1000  # returned, never written back
     lines = said()
     assert lines[0].startswith("plan: 0.5 s per step of 8 (measured over 5 steps on this machine)")
-    assert f"so {args.train_steps:,} of the 1,000 planned" in lines[0]
-    assert lines[1].startswith(f"plan: {args.train_steps:,} steps in batches of 8")
-    roomy = fn_args(budget=60)  # 7,000 steps fit: the planned 1,000 stay
-    plan.fit_to_budget(roomy, prepared([]))
-    assert roomy.train_steps == 1000
+    assert f"so {steps:,} of the 1,000 planned" in lines[0]
+    assert lines[1].startswith(f"plan: {steps:,} steps in batches of 8")
+    roomy = trainer_run(budget=60)  # 7,000 steps fit: the planned 1,000 stay
+    assert plan.fit_to_budget(roomy, prepared([])) == 1000
     assert "more than the 1,000 planned: all of them" in said()[2]
 
 
 def test_the_steps_are_measured_on_a_copy_that_is_dropped():
     built = []
-    step, evaluation, trace = plan.measure(prepared(built))
+    step, evaluation, trace = plan.measure(prepared(built), 1000)
     assert len(built) == 1 and int(built[0].optimizer.iterations) == plan.WARMUP_STEPS + 5
     assert step > 0 and evaluation > 0 and trace > 0
 
@@ -87,7 +85,7 @@ def test_a_step_on_input_shapes_not_seen_before_is_not_timed():
     )
     built = []
 
-    def build(config):
+    def build(config, train_steps):
         model = keras.Sequential(
             [keras.Input((None, 4)), keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(2)]
         )
@@ -96,7 +94,7 @@ def test_a_step_on_input_shapes_not_seen_before_is_not_timed():
         return model
 
     config = types.SimpleNamespace(batch_size=8, evaluations=1)
-    plan.measure(Prepared(config, None, rows, rows, build=build, objective="val_loss"))
+    plan.measure(Prepared(None, config, None, rows, rows, build=build, objective="val_loss"), 9)
     assert int(built[0].optimizer.iterations) == plan.WARMUP_STEPS + 1 + plan.TIMED_STEPS
 
 
@@ -116,10 +114,8 @@ def test_the_schedule_is_said_over_the_steps_that_run(said):
 def test_a_job_of_several_workers_keeps_its_planned_steps(said, monkeypatch):
     cluster = {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}
     monkeypatch.setenv("TF_CONFIG", json.dumps(cluster))
-    monkeypatch.setattr(plan, "measure", lambda prepared: pytest.fail("measured"))
-    args = fn_args(budget=1)
-    plan.fit_to_budget(args, prepared([]))
-    assert args.train_steps == 1000
+    monkeypatch.setattr(plan, "measure", lambda prepared, steps: pytest.fail("measured"))
+    assert plan.fit_to_budget(trainer_run(budget=1), prepared([])) == 1000
     assert said()[0] == (
         "plan: --time-budget is not applied on a job of several workers: the planned steps run"
     )

@@ -9,6 +9,7 @@ import tensorflow as tf
 from tfx.components.trainer.fn_args_utils import DataAccessor
 
 from trainer_module.training import run_fn
+from trainer_module.training.inputs import TrainerRun
 
 
 def fake_fn_args(mixed_precision="off"):
@@ -37,10 +38,10 @@ class FakeTraining:
     def __init__(self):
         self.seen = {}
 
-    def __call__(self, fn_args):
-        dataset = fn_args.data_accessor.tf_dataset_factory(["files"], None, None)
+    def __call__(self, run):
+        dataset = run.data_accessor.tf_dataset_factory(["files"], None, None)
         self.seen = {
-            "fn_args": fn_args,
+            "run": run,
             "policy": keras.mixed_precision.global_policy().name,
             "shard_policy": dataset.options().experimental_distribute.auto_shard_policy,
             "strategy": tf.distribute.get_strategy(),
@@ -52,11 +53,15 @@ def test_run_calls_train_and_export_with_data_sharded_by_batch(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     fake, fn_args = FakeTraining(), fake_fn_args()
     model = run_fn.run(fn_args, fake)
-    assert fake.seen["fn_args"] is fn_args and model.optimizer.iterations.numpy() == 3
-    assert fn_args.serving_model_dir == "/out/serving"  # the chief writes the outputs
+    run = fake.seen["run"]
+    assert isinstance(run, TrainerRun) and model.optimizer.iterations.numpy() == 3
+    assert run.serving_model_dir == "/out/serving"  # the chief writes the outputs
     # training backs up beside the Trainer's executions, and the chief writes the backup
-    assert fn_args.custom_config["backup_dir"].startswith("/out/Trainer/backup/")
-    assert fn_args.custom_config["backup_writer"] is True
+    assert run.custom_config["backup_dir"].startswith("/out/Trainer/backup/")
+    assert run.custom_config["backup_writer"] is True
+    assert fn_args.custom_config == {"mixed_precision": "off"}  # TFX's FnArgs untouched
+    with pytest.raises(TypeError):
+        run.custom_config["epochs"] = 3  # a record is read-only: a stage makes a new one
     assert fake.seen["shard_policy"] == tf.data.experimental.AutoShardPolicy.DATA
     assert fake.seen["policy"] == "float32"
     assert fake.seen["strategy"] is tf.distribute.get_strategy()  # the default
@@ -70,7 +75,7 @@ def test_mixed_precision_on_applies_while_training_only():
 
 
 def test_the_policy_is_restored_when_training_fails():
-    def failing(fn_args):
+    def failing(run):
         raise RuntimeError("out of memory")
 
     with pytest.raises(RuntimeError, match="out of memory"):
@@ -85,7 +90,7 @@ def test_a_worker_that_is_not_the_chief_writes_to_a_scratch_folder(monkeypatch):
         "TF_CONFIG",
         json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1}}),
     )
-    fn_args = fake_fn_args()
-    run_fn.run(fn_args, FakeTraining())
-    assert "tfx-transformers-worker-" in fn_args.serving_model_dir
-    assert fn_args.model_run_dir.endswith("/model_run")
+    fake = FakeTraining()
+    run_fn.run(fake_fn_args(), fake)
+    assert "tfx-transformers-worker-" in fake.seen["run"].serving_model_dir
+    assert fake.seen["run"].model_run_dir.endswith("/model_run")

@@ -38,7 +38,7 @@ def test_the_trainer_whitens_the_stem_from_the_training_images_and_keeps_it(vit_
     overrides = {**fn_args.custom_config["overrides"], "whitening_kernel": 2}
     fn_args.custom_config = {**fn_args.custom_config, "overrides": overrides}
     prepared = prepare(fn_args)
-    stem = prepared.build(prepared.config).tokenizer_layers[0]
+    stem = prepared.build(prepared.config, prepared.run.train_steps).tokenizer_layers[0]
     assert (stem.name, stem.filters, stem.trainable) == ("stem_0a", 24, False)
     training_images = np.stack([row["pixels"] for row in vit_run.transformed])
     np.testing.assert_allclose(

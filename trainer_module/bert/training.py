@@ -11,7 +11,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
-from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module.bert import FAMILY
 from trainer_module.bert.config import BertConfig
@@ -20,7 +19,7 @@ from trainer_module.bert.preprocessing import VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
 from trainer_module.training import backup, wide_path
 from trainer_module.training.history import Fitted, LogEvaluations, ema_callbacks
-from trainer_module.training.inputs import Prepared, start_run
+from trainer_module.training.inputs import Prepared, TrainerRun, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
 from trainer_module.training.run_fn import trainer_entry_point
@@ -64,19 +63,19 @@ def compile_phase(model, config: BertConfig, name: str, learning_rate) -> None:
     )
 
 
-def prepare(fn_args: FnArgs) -> Prepared:
-    config, tf_transform_output = start_run(fn_args, FAMILY)
+def prepare(run: TrainerRun) -> Prepared:
+    config, tf_transform_output, run = start_run(run, FAMILY)
     logging.info("BERT classifier config %s", config)
 
     datasets, train, evaluation, ratios = wide_path.text_classifier_data(
-        fn_args, tf_transform_output, bert_inputs, config
+        run, tf_transform_output, bert_inputs, config
     )
     if config.length_multiple:
         train = grouped_by_length(train, config)
         evaluation = evaluation.map(lambda x, y: (trim_padding(x, config.length_multiple), y))
 
-    def build(config: BertConfig) -> keras.Model:
-        model = build_model(config, ratios)
+    def build(config: BertConfig, train_steps: int) -> keras.Model:
+        model = build_model(config, ratios)  # compiled per phase, over its steps (fit_phases)
         model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
         vocabulary = tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
         if vocabulary > model.backbone.vocabulary_size:
@@ -88,6 +87,7 @@ def prepare(fn_args: FnArgs) -> Prepared:
         return model
 
     return Prepared(
+        run,
         config,
         tf_transform_output,
         train,
@@ -100,7 +100,7 @@ def prepare(fn_args: FnArgs) -> Prepared:
         datasets=datasets,
         ngram_ratios=ratios,
         describe=lambda model: {"padded_lengths": padded_lengths(datasets(False, 1), config)},
-        fit=lambda model: fit_phases(model, config, train, evaluation, fn_args),
+        fit=lambda model, trained: fit_phases(model, config, train, evaluation, trained),
         # Most steps are the full phase's.
         ready_to_train=lambda model: compile_phase(
             model, config, "full", config.peak_learning_rate
@@ -149,21 +149,21 @@ def padded_lengths(batches, config: BertConfig) -> dict:
     return {int(length): round(n / total, 4) for length, n in sorted(counts.items())}
 
 
-def fit_phases(model, config: BertConfig, train, evaluation, fn_args: FnArgs) -> Fitted:
+def fit_phases(model, config: BertConfig, train, evaluation, run: TrainerRun) -> Fitted:
     """The phases (`phases`), each compiled with its own optimizer, backed up after each
     validation pass (a finished phase restores as done: training/backup.py)."""
     history, started, resumed_from_step = {}, time.perf_counter(), 0
-    for name, steps, learning_rate, evaluations in phases(config, fn_args.train_steps):
+    for name, steps, learning_rate, evaluations in phases(config, run.train_steps):
         compile_phase(model, config, name, learning_rate)
         intervals = max(1, evaluations)  # Keras "epochs": a backup after each
         steps_per_interval = math.ceil(steps / intervals)
         logging.info(
             "Phase %s: %d steps, %d trainable weights", name, steps, len(model.trainable_weights)
         )
-        restore = backup.callback(fn_args, phase=name)
+        restore = backup.callback(run, phase=name)
         done = restore.finished_intervals() * steps_per_interval if restore else 0
         callbacks = [
-            keras.callbacks.TensorBoard(log_dir=os.path.join(fn_args.model_run_dir, name)),
+            keras.callbacks.TensorBoard(log_dir=os.path.join(run.model_run_dir, name)),
             LogEvaluations(intervals),
             Progress(
                 f"BERT phase {name}",
@@ -174,7 +174,7 @@ def fit_phases(model, config: BertConfig, train, evaluation, fn_args: FnArgs) ->
         ]
         if restore is not None:
             callbacks.insert(0, restore)
-        validation_steps = max(1, fn_args.eval_steps or 1)
+        validation_steps = max(1, run.eval_steps or 1)
         callbacks[:0] = ema_callbacks(model, evaluation, validation_steps)  # phase "full"'s
         result = model.fit(
             backup.continued(train, restore, steps_per_interval),

@@ -2,31 +2,31 @@
 the Tuner's entry points: training/run_fn.py fits and exports what prepare returns."""
 
 from absl import logging
-from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module.text_encoder import FAMILY
 from trainer_module.text_encoder.model import build_model
 from trainer_module.text_encoder.preprocessing import vocabulary_size
 from trainer_module.text_encoder.serving import export, model_inputs
 from trainer_module.training import wide_path
-from trainer_module.training.inputs import Prepared, start_run
+from trainer_module.training.inputs import Prepared, TrainerRun, start_run
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 
 
-def prepare(fn_args: FnArgs) -> Prepared:
-    config, tf_transform_output = start_run(fn_args, FAMILY)
+def prepare(run: TrainerRun) -> Prepared:
+    config, tf_transform_output, run = start_run(run, FAMILY)
     config = config.replace(vocab_size=vocabulary_size(tf_transform_output))
     logging.info("Text encoder config %s", config)
 
     datasets, train, evaluation, ratios = wide_path.text_classifier_data(
-        fn_args, tf_transform_output, model_inputs, config
+        run, tf_transform_output, model_inputs, config
     )
     return Prepared(
+        run,
         config,
         tf_transform_output,
         train,
         evaluation,
-        build=lambda c: build_model(c, fn_args.train_steps, ratios),
+        build=lambda c, steps: build_model(c, steps, ratios),
         objective="val_accuracy",
         export=lambda model, folder: export(model, tf_transform_output, folder),
         datasets=datasets,

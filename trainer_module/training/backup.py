@@ -134,15 +134,15 @@ def _interval_of(metadata_path: str) -> int:
     return int(os.path.basename(os.path.dirname(metadata_path))[len(INTERVAL_PREFIX) :])
 
 
-def callback(fn_args, phase: str = "") -> "Backup | None":
+def callback(run, phase: str = "") -> "Backup | None":
     """The Backup for this training (for one `phase` of a training in several fits, each
     backed up on its own), when run_fn set a backup folder."""
-    directory = (fn_args.custom_config or {}).get(BACKUP_DIR_KEY)
+    directory = (run.custom_config or {}).get(BACKUP_DIR_KEY)
     if not directory:
         return None
     return Backup(
         os.path.join(directory, phase) if phase else directory,
-        chief=fn_args.custom_config.get(BACKUP_WRITER_KEY, True),
+        chief=run.custom_config.get(BACKUP_WRITER_KEY, True),
     )
 
 

@@ -85,12 +85,12 @@ def fit_with_evaluations(
     model: keras.Model,
     train,
     evaluation,
-    fn_args,
+    run,
     evaluations: int,
     batch_size: int,
     average_last: int = 1,
 ) -> Fitted:
-    """Trains for fn_args.train_steps with `evaluations` validation passes (of eval_steps) spread
+    """Trains for run.train_steps with `evaluations` validation passes (of eval_steps) spread
     evenly over them (Keras "epochs"), reporting progress (training/progress.py; `batch_size`:
     the global batch), logging to TensorBoard in the model run directory, and
     backing up after each (training/backup.py): a rerun after a kill resumes from the last.
@@ -100,12 +100,12 @@ def fit_with_evaluations(
     from trainer_module.training import averaging, backup, warm_start
     from trainer_module.training.progress import Progress
 
-    evaluations = max(1, min(evaluations, fn_args.train_steps))
-    restore = backup.callback(fn_args)
-    steps_per_interval = math.ceil(fn_args.train_steps / evaluations)
+    evaluations = max(1, min(evaluations, run.train_steps))
+    restore = backup.callback(run)
+    steps_per_interval = math.ceil(run.train_steps / evaluations)
     done = restore.finished_intervals() * steps_per_interval if restore else 0
     callbacks = [
-        keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
+        keras.callbacks.TensorBoard(log_dir=run.model_run_dir),
         LogEvaluations(evaluations),
         Progress("training", steps_per_interval * evaluations, batch_size, first_step=done),
     ]
@@ -114,9 +114,9 @@ def fit_with_evaluations(
     average = averaging.callback(average_last, restore)
     if average is not None:  # its snapshot is written before the backup that counts it done
         callbacks.insert(0, average)
-    validation_steps = max(1, fn_args.eval_steps or 1)
+    validation_steps = max(1, run.eval_steps or 1)
     callbacks[:0] = ema_callbacks(model, evaluation, validation_steps)
-    warm = warm_start.load(model, fn_args)  # a backup, when there is one, wins over it
+    warm = warm_start.load(model, run)  # a backup, when there is one, wins over it
     started = time.perf_counter()
     history = model.fit(
         backup.continued(train, restore, steps_per_interval),
@@ -133,13 +133,13 @@ def fit_with_evaluations(
         restore.resumed_from_step if restore else 0,
         warm,
     )
-    warm_start.save(model, fn_args)
+    warm_start.save(model, run)
     return fitted
 
 
 def throughput(
     fit_seconds: float,
-    fn_args,
+    run,
     batch_size: int,
     resumed_from_step: int = 0,
     warm_start: Optional[dict] = None,
@@ -148,7 +148,7 @@ def throughput(
     examples (training.inputs.start_run counted them), the step a resumed run started from,
     examples per second of the steps this run trained (validation passes included), and the
     warm start (training/warm_start.py: from where, or why not; None without a base model)."""
-    steps, examples = fn_args.train_steps, fn_args.custom_config.get("train_examples")
+    steps, examples = run.train_steps, run.custom_config.get("train_examples")
     trained = max(steps - resumed_from_step, 0)
     return {
         "train_steps": steps,

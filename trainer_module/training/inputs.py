@@ -2,13 +2,13 @@
 
 import dataclasses
 import math
+import types
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import keras
 import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
-from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
 from trainer_module import features
@@ -24,7 +24,7 @@ SHUFFLE_EXAMPLES = 50_000
 
 
 def make_dataset(
-    fn_args: FnArgs,
+    run: "TrainerRun",
     file_pattern,
     tf_transform_output: tft.TFTransformOutput,
     model_inputs: Callable[[dict], object],
@@ -36,14 +36,14 @@ def make_dataset(
     """Batches of (model_inputs(transformed features), one-hot labels (B, C)), repeated (or
     `num_epochs` passes); shuffled over the whole training split (`SHUFFLE_EXAMPLES` at most,
     custom_config["train_examples"] counted by start_run)."""
-    dataset = fn_args.data_accessor.tf_dataset_factory(
+    dataset = run.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(
             batch_size=batch_size,
             label_key=features.LABEL,
             shuffle=shuffle,
             shuffle_buffer_size=max(
-                1, min(SHUFFLE_EXAMPLES, int(fn_args.custom_config["train_examples"]))
+                1, min(SHUFFLE_EXAMPLES, int(run.custom_config["train_examples"]))
             ),
             shuffle_seed=0 if shuffle else None,
             num_epochs=num_epochs,
@@ -90,6 +90,45 @@ class TrainerOptions:
 TRAINER_KEYS = tuple(field.name for field in dataclasses.fields(TrainerOptions))
 
 
+@dataclasses.dataclass(frozen=True)
+class TrainerRun:
+    """A Trainer's or Tuner's inputs, read once from TFX's FnArgs at the entry point (its
+    field names are FnArgs') and passed explicitly. What a stage resolves (the examples
+    counted, the steps after the plan) it returns in a new record (`replace`); nothing is
+    written back to FnArgs or to a record."""
+
+    train_files: Sequence[str]
+    eval_files: Sequence[str]
+    transform_output: Optional[str]  # Transform's output folder
+    transform_graph_path: Optional[str]
+    serving_model_dir: Optional[str]
+    model_run_dir: Optional[str]
+    working_dir: Optional[str]
+    data_accessor: Any  # TFX's DataAccessor (run_fn.run shards it by worker)
+    train_steps: Optional[int]  # None until start_run resolves epochs into steps
+    eval_steps: Optional[int]
+    custom_config: Mapping[str, Any]  # TrainerOptions' keys, and what run_fn.run adds
+    hyperparameters: Optional[Mapping[str, Any]] = None  # the Tuner's best values
+    base_model: Optional[str] = None  # the model to warm-start from (training/warm_start.py)
+
+    @classmethod
+    def from_fn_args(cls, fn_args) -> "TrainerRun":
+        """The record of `fn_args` (a record already is one)."""
+        if isinstance(fn_args, cls):
+            return fn_args
+        values = {f.name: getattr(fn_args, f.name, None) for f in dataclasses.fields(cls)}
+        values["custom_config"] = dict(fn_args.custom_config or {})
+        return cls(**values)
+
+    def replace(self, **changes) -> "TrainerRun":
+        if "custom_config" in changes:
+            changes["custom_config"] = dict(changes["custom_config"])
+        return dataclasses.replace(self, **changes)
+
+    def __post_init__(self):  # read-only: a stage that adds a key makes a new record
+        object.__setattr__(self, "custom_config", types.MappingProxyType(self.custom_config))
+
+
 def check_trainer_keys(custom_config) -> dict:
     """`custom_config`, after checking that it holds every TRAINER_KEYS key."""
     missing = [key for key in TRAINER_KEYS if key not in (custom_config or {})]
@@ -101,40 +140,42 @@ def check_trainer_keys(custom_config) -> dict:
     return custom_config
 
 
-def start_run(fn_args: FnArgs, family: ModelFamily):
-    """(config, TFTransformOutput) for one Trainer or Tuner run, and Keras' random seed set.
+def start_run(run, family: ModelFamily):
+    """(config, TFTransformOutput, run) for one Trainer or Tuner run (`run`: a TrainerRun, or
+    TFX's FnArgs), and Keras' random seed set.
 
     The config is the family's preset named in custom_config with its overrides, then the
     Tuner's best values when the Trainer was given them, with the global batch size of the
     current strategy (the preset's batch is per replica).
 
-    The training examples are counted (custom_config["train_examples"]); with
-    custom_config["epochs"] and no train_args.num_steps (a cloud run can set it as a runtime
-    parameter), the run trains ceil(epochs x examples / global batch) steps.
+    The returned run holds the training examples counted (custom_config["train_examples"]) and
+    its steps: train_args.num_steps when given (a cloud run can set it as a runtime
+    parameter), else ceil(epochs x examples / global batch) of custom_config["epochs"].
     """
-    custom = check_trainer_keys(fn_args.custom_config)
+    run = TrainerRun.from_fn_args(run)
+    custom = check_trainer_keys(run.custom_config)
     config = family.config(custom["preset"], custom["overrides"])
-    tuned = getattr(fn_args, "hyperparameters", None)
-    if tuned:
-        overrides = search_overrides(family.search_space, tuned["values"])
+    if run.hyperparameters:
+        overrides = search_overrides(family.search_space, run.hyperparameters["values"])
         logging.info("Applying the Tuner's best values: %s", overrides)
         config = config.replace(**overrides)
     config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))
-    examples = count_examples(fn_args.train_files)
-    fn_args.custom_config = {**custom, "train_examples": examples}
-    if custom["epochs"] and not fn_args.train_steps:  # steps given at run time win
-        fn_args.train_steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
+    examples = count_examples(run.train_files)
+    steps = run.train_steps
+    if custom["epochs"] and not steps:  # steps given at run time win
+        steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
         logging.info(
             "%g epochs of %d training examples in batches of %d: %d steps",
             custom["epochs"],
             examples,
             config.batch_size,
-            fn_args.train_steps,
+            steps,
         )
-    if not fn_args.train_steps:
+    if not steps:
         raise ValueError("the Trainer was given neither train_args.num_steps nor epochs")
     keras.utils.set_random_seed(int(custom["seed"]))
-    return config, tft.TFTransformOutput(fn_args.transform_graph_path)
+    run = run.replace(custom_config={**custom, "train_examples": examples}, train_steps=steps)
+    return config, tft.TFTransformOutput(run.transform_graph_path), run
 
 
 def count_examples(file_patterns: Sequence[str]) -> int:
@@ -156,22 +197,26 @@ def steps_for_epochs(epochs: float, examples: int, global_batch: int) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Prepared:
-    """What training and tuning share: the run's config, its datasets, a model builder."""
+    """What training and tuning share: the run as start_run resolved it, its config, its
+    datasets, a model builder."""
 
+    run: TrainerRun
     config: Any
     tf_transform_output: tft.TFTransformOutput
     train: tf.data.Dataset
     evaluation: tf.data.Dataset
-    build: Callable[[Any], keras.Model]  # config -> compiled, built model
+    # (config, train_steps) -> the compiled, built model, its schedule over train_steps
+    build: Callable[[Any, int], keras.Model]
     objective: str  # the validation metric the Tuner maximises
     # (model, serving_model_dir) -> the exported SavedModel; the Tuner exports nothing.
     export: Optional[Callable[[keras.Model, str], None]] = None
     # (shuffle, epochs or None: repeated) -> batches of the training split, unsplit.
     datasets: Optional[Callable[..., tf.data.Dataset]] = None
     ngram_ratios: Any = None  # the wide path's, from Transform (preprocessing/ngrams.py)
-    # model -> history.Fitted, for a family that trains in its own way (BERT's phases); None:
-    # history.fit_with_evaluations, ending with the mean of the last `average_last` evaluations.
-    fit: Optional[Callable[[keras.Model], Any]] = None
+    # (model, run) -> history.Fitted, for a family that trains in its own way (BERT's phases);
+    # None: history.fit_with_evaluations, ending with the mean of the last `average_last`
+    # evaluations.
+    fit: Optional[Callable[[keras.Model, TrainerRun], Any]] = None
     average_last: int = 1
     # model -> None: readies a built model for its training steps when `build` does not
     # compile it (BERT compiles per phase); training/plan.py times those steps.

@@ -1,7 +1,7 @@
 """The Trainer's plan, said before it trains: steps, epochs and, with a time budget
 (`run --time-budget MINUTES`), the steps fitted to what this machine trains in that time,
-measured over a few steps of a throwaway copy of the model. The learning-rate schedule is then
-built over the steps that will actually run."""
+measured over a few steps of a throwaway copy of the model. The model, and its learning-rate
+schedule, are then built over the steps it returns (run_fn.fit_and_export)."""
 
 import logging
 import statistics
@@ -26,13 +26,14 @@ def say(message: str, *args) -> None:
     logging.getLogger(LOGGER).info("plan: " + message, *args)
 
 
-def fit_to_budget(fn_args, prepared) -> None:
-    """Says the plan; with custom_config[BUDGET_KEY] minutes, first cuts fn_args.train_steps to
-    what fits in them: the step time measured on a copy of the model (the measuring counts
-    against the budget, and so do the fit's own tracing and its validation passes), never more
-    than the steps planned."""
-    config, custom = prepared.config, fn_args.custom_config
-    examples, planned = custom["train_examples"], fn_args.train_steps
+def fit_to_budget(run, prepared) -> int:
+    """The steps to train, said with the plan: run.train_steps, or with custom_config[BUDGET_KEY]
+    minutes those that fit in them, the step time measured on a copy of the model (the
+    measuring counts against the budget, and so do the fit's own tracing and its validation
+    passes), never more than the steps planned."""
+    config, custom = prepared.config, run.custom_config
+    examples, planned = custom["train_examples"], run.train_steps
+    steps = planned
     budget = custom[BUDGET_KEY]
     if budget and distribution.worker_count(distribution.cluster_spec()) > 1:
         # Each worker would time its own steps and could keep another number of them: the
@@ -41,13 +42,13 @@ def fit_to_budget(fn_args, prepared) -> None:
         budget = None
     if budget:
         started = time.monotonic()
-        step_seconds, eval_seconds, trace_seconds = measure(prepared)
+        step_seconds, eval_seconds, trace_seconds = measure(prepared, planned)
         evaluations = max(1, min(config.evaluations, planned))
-        validation = evaluations * max(1, fn_args.eval_steps or 1) * eval_seconds
+        validation = evaluations * max(1, run.eval_steps or 1) * eval_seconds
         # The fit traces its own step functions (one per phase with several phases: BERT's).
         left = budget * 60 - (time.monotonic() - started) - validation - 2 * trace_seconds
         fitted = max(1, int(left / step_seconds))
-        fn_args.train_steps = min(planned, fitted)
+        steps = min(planned, fitted)
         say(
             "%s per step of %d (measured over %d steps on this machine): %s fit in "
             "--time-budget %g min, %s",
@@ -56,28 +57,27 @@ def fit_to_budget(fn_args, prepared) -> None:
             TIMED_STEPS,
             f"{fitted:,} steps",
             budget,
-            f"so {fn_args.train_steps:,} of the {planned:,} planned"
+            f"so {steps:,} of the {planned:,} planned"
             if fitted < planned
             else f"more than the {planned:,} planned: all of them",
         )
         keras.utils.set_random_seed(int(custom["seed"]))  # as if nothing was measured
-    epochs = fn_args.train_steps * config.batch_size / examples
     say(
         "%s steps in batches of %d, %.3g epochs of %s training examples%s",
-        f"{fn_args.train_steps:,}",
+        f"{steps:,}",
         config.batch_size,
-        epochs,
+        steps * config.batch_size / examples,
         f"{examples:,}",
-        f", about {duration(fn_args.train_steps * step_seconds + validation)} of training"
-        if budget
-        else "",
+        f", about {duration(steps * step_seconds + validation)} of training" if budget else "",
     )
+    return steps
 
 
-def measure(prepared) -> tuple:
+def measure(prepared, train_steps: int) -> tuple:
     """(seconds per training step, per validation batch, to trace the training step) of a
-    copy of the model built as training builds it, on the run's own batches; then dropped."""
-    model = prepared.build(prepared.config)
+    copy of the model built as training builds it (over `train_steps`), on the run's own
+    batches; then dropped."""
+    model = prepared.build(prepared.config, train_steps)
     if prepared.ready_to_train is not None:
         prepared.ready_to_train(model)
     # A step on input shapes not seen before traces (and with XLA compiles) the step function:

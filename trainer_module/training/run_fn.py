@@ -12,12 +12,18 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from trainer_module import quiet_shutdown
 from trainer_module.training import backup, distribution, plan, wide_path
 from trainer_module.training.history import fit_with_evaluations, throughput, write_history
-from trainer_module.training.inputs import Prepared
+from trainer_module.training.inputs import Prepared, TrainerRun
 from trainer_module.training.precision import precision_policy
 
 
-def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> keras.Model:
-    """Runs `train_and_export(fn_args)` (a family's, from its `run_fn`) inside the distribution
+def sharded(factory):
+    """TFX's dataset factory, its datasets sharded by batch across the job's workers."""
+    return lambda *args, **kwargs: distribution.shard_by_data(factory(*args, **kwargs))
+
+
+def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) -> keras.Model:
+    """Runs `train_and_export` (a family's, from its `run_fn`) on the TrainerRun read from
+    `fn_args`, inside the distribution
     strategy the environment calls for (distribution.strategy_for), with every dataset sharded
     by batch across workers and the `custom_config["mixed_precision"]` policy (auto: mixed
     precision where the hardware has it), restored afterwards.
@@ -43,29 +49,30 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
         gpus,
         policy,
     )
-    backup_dir = backup.backup_dir(fn_args)  # from the Trainer's folder: before scratch below
-    fn_args.custom_config = {
-        **(fn_args.custom_config or {}),
-        backup.BACKUP_DIR_KEY: backup_dir,
-        backup.BACKUP_WRITER_KEY: chief,
-    }
+    backup_dir = backup.backup_dir(fn_args)  # from the Trainer's folder, as TFX gave it
+    trainer_run = TrainerRun.from_fn_args(fn_args)
+    trainer_run = trainer_run.replace(
+        custom_config={
+            **trainer_run.custom_config,
+            backup.BACKUP_DIR_KEY: backup_dir,
+            backup.BACKUP_WRITER_KEY: chief,
+        },
+        # Every worker reads its own batches of each dataset.
+        data_accessor=trainer_run.data_accessor._replace(
+            tf_dataset_factory=sharded(trainer_run.data_accessor.tf_dataset_factory)
+        ),
+    )
     if not chief:
         scratch = tempfile.mkdtemp(prefix="tfx-transformers-worker-")
-        fn_args.serving_model_dir = f"{scratch}/serving_model"
-        fn_args.model_run_dir = f"{scratch}/model_run"
-        logging.info("Not the chief: this worker's model and logs go to %s", scratch)
-    factory = fn_args.data_accessor.tf_dataset_factory
-    fn_args.data_accessor = fn_args.data_accessor._replace(
-        tf_dataset_factory=lambda *args, **kwargs: distribution.shard_by_data(
-            factory(*args, **kwargs)
+        trainer_run = trainer_run.replace(
+            serving_model_dir=f"{scratch}/serving_model", model_run_dir=f"{scratch}/model_run"
         )
-    )
-
+        logging.info("Not the chief: this worker's model and logs go to %s", scratch)
     previous_policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(policy)
     try:
         with strategy.scope():
-            model = train_and_export(fn_args)
+            model = train_and_export(trainer_run)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     if chief:
@@ -78,24 +85,25 @@ def run(fn_args: FnArgs, train_and_export: Callable[[FnArgs], keras.Model]) -> k
     return model
 
 
-def fit_and_export(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared]) -> keras.Model:
-    """Every family's train-and-export: its plan said (with a time budget, its steps fitted to
-    it: training/plan.py), the model `prepare` builds, fitted (prepared.fit, else
+def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prepared]):
+    """Every family's train-and-export: what `prepare` returns (the run with its examples
+    counted and its steps), the plan (with a time budget, the steps that fit it:
+    training/plan.py), the model built over those steps and fitted (prepared.fit, else
     fit_with_evaluations), then with a wide path its training and the combination
     (training/wide_path.py), history.json written, and the model exported."""
-    prepared = prepare(fn_args)
+    prepared = prepare(trainer_run)
     config = prepared.config
-    plan.fit_to_budget(fn_args, prepared)  # fn_args.train_steps: what fits --time-budget
-    model = prepared.build(config)
-    plan.describe_schedule(model, fn_args.train_steps)
+    trainer_run = prepared.run.replace(train_steps=plan.fit_to_budget(prepared.run, prepared))
+    model = prepared.build(config, trainer_run.train_steps)
+    plan.describe_schedule(model, trainer_run.train_steps)
     if prepared.fit is not None:
-        fitted = prepared.fit(model)
+        fitted = prepared.fit(model, trainer_run)
     else:
         fitted = fit_with_evaluations(
             model,
             prepared.train,
             prepared.evaluation,
-            fn_args,
+            trainer_run,
             config.evaluations,
             config.batch_size,
             average_last=prepared.average_last,
@@ -107,12 +115,12 @@ def fit_and_export(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared]) -> ke
             config,
             prepared.datasets,
             prepared.evaluation,
-            fn_args.eval_steps,
-            fn_args.custom_config["train_examples"],
+            trainer_run.eval_steps,
+            trainer_run.custom_config["train_examples"],
             prepared.ngram_ratios,
         )
     write_history(
-        fn_args.model_run_dir,
+        trainer_run.model_run_dir,
         config.to_dict(),
         fitted.history,
         paths=paths or None,
@@ -120,29 +128,29 @@ def fit_and_export(fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared]) -> ke
         **(prepared.describe(model) if prepared.describe else {}),
         **throughput(
             fitted.fit_seconds,
-            fn_args,
+            trainer_run,
             config.batch_size,
             resumed_from_step=fitted.resumed_from_step,
             warm_start=fitted.warm_start,
         ),
     )
-    prepared.export(model, fn_args.serving_model_dir)
+    prepared.export(model, trainer_run.serving_model_dir)
     return model
 
 
-def trainer_entry_point(prepare: Callable[[FnArgs], Prepared]):
+def trainer_entry_point(prepare: Callable[[TrainerRun], Prepared]):
     """A family's TFX Trainer entry point (its FAMILY.run_fn): `run` around fit_and_export of
     the family's `prepare`."""
 
     def run_fn(fn_args: FnArgs) -> keras.Model:
-        return run(fn_args, lambda args: fit_and_export(args, prepare))
+        return run(fn_args, lambda trainer_run: fit_and_export(trainer_run, prepare))
 
     return run_fn
 
 
 def tuner_entry_point(prepare, search_space):
     """A family's TFX Tuner entry point (its FAMILY.tuner_fn): a search of `search_space` over
-    the models `prepare(fn_args)` builds (training/tuning.py; KerasTuner loads only here)."""
+    the models `prepare` builds (training/tuning.py; KerasTuner loads only here)."""
 
     def tuner_fn(fn_args: FnArgs):
         from trainer_module.training.tuning import tune

@@ -51,17 +51,17 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 
 def warmup_cosine(peak_learning_rate: float, warmup_steps: int, total_steps: int):
-    """Keras' CosineDecay with its linear warmup (the ViT and CCT recipes): from the peak over
-    `warmup_steps` at step 0 up to the peak at `warmup_steps`, then cosine decay to zero at
-    `total_steps`."""
+    """Keras' CosineDecay with its linear warmup (the ViT and CCT recipes), on this project's
+    warmup convention: peak / warmup_steps at step 0, the peak at step warmup_steps - 1 (as
+    every schedule here), then cosine decay to zero at `total_steps`."""
     warmup = max(1, int(warmup_steps))
     total = max(warmup + 1, int(total_steps))
     return keras.optimizers.schedules.CosineDecay(
         initial_learning_rate=peak_learning_rate / warmup,
-        decay_steps=total - warmup,
+        decay_steps=total - warmup + 1,
         alpha=0.0,
         warmup_target=peak_learning_rate,
-        warmup_steps=warmup,
+        warmup_steps=warmup - 1,
     )
 
 

@@ -12,7 +12,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx.components.tuner.component import TunerFnResult
 
 from trainer_module.family import Axis, search_overrides
-from trainer_module.training.inputs import Prepared
+from trainer_module.training.inputs import Prepared, TrainerRun
 from trainer_module.training.progress import Progress
 
 
@@ -54,26 +54,27 @@ def declare(hp: keras_tuner.HyperParameters, search_space: Sequence[Axis]) -> di
 
 
 def tune(
-    fn_args: FnArgs, prepare: Callable[[FnArgs], Prepared], search_space: Sequence[Axis]
+    fn_args: FnArgs, prepare: Callable[[TrainerRun], Prepared], search_space: Sequence[Axis]
 ) -> TunerFnResult:
     """A random search of custom_config["trials"] trials; each trains for train_steps and is
     scored on eval_steps batches of the eval split by the family's objective."""
-    prepared = prepare(fn_args)
+    prepared = prepare(TrainerRun.from_fn_args(fn_args))
+    run = prepared.run
 
     def build(hp: keras_tuner.HyperParameters):
         config = prepared.config.replace(
             **search_overrides(search_space, declare(hp, search_space))
         )
         logging.info("Trial config %s", config)
-        return prepared.build(config)
+        return prepared.build(config, run.train_steps)
 
-    trials = int(fn_args.custom_config["trials"])
+    trials = int(run.custom_config["trials"])
     tuner = keras_tuner.RandomSearch(
         build,
         objective=keras_tuner.Objective(prepared.objective, direction="max"),
         max_trials=trials,
-        seed=int(fn_args.custom_config["seed"]),
-        directory=fn_args.working_dir,
+        seed=int(run.custom_config["seed"]),
+        directory=run.working_dir,
         project_name="search",
         overwrite=True,
     )
@@ -83,9 +84,9 @@ def tune(
             "x": prepared.train,
             "validation_data": prepared.evaluation,
             "epochs": 1,
-            "steps_per_epoch": fn_args.train_steps,
-            "validation_steps": max(1, fn_args.eval_steps),
-            "callbacks": [TrialProgress(trials, fn_args.train_steps, prepared.config.batch_size)],
+            "steps_per_epoch": run.train_steps,
+            "validation_steps": max(1, run.eval_steps),
+            "callbacks": [TrialProgress(trials, run.train_steps, prepared.config.batch_size)],
             "verbose": 0,
         },
     )

@@ -43,11 +43,11 @@ def vocabularies(transform_output: str) -> dict:
     return digests
 
 
-def load(model: keras.Model, fn_args) -> Optional[dict]:
+def load(model: keras.Model, run) -> Optional[dict]:
     """Loads the base model's weights into the built `model` when they fit. Returns what
     history.json records: {"from": the base model} or {"skipped": why}; None without a base
     model (the first run)."""
-    base = getattr(fn_args, "base_model", None)
+    base = getattr(run, "base_model", None)
     if not base:
         return None
     folder = _folder(base)
@@ -61,7 +61,7 @@ def load(model: keras.Model, fn_args) -> Optional[dict]:
         return skipped("the base model kept no weights (exported before warm start)")
     with tf.io.gfile.GFile(os.path.join(folder, VOCABULARIES)) as f:
         before = json.load(f)
-    now = vocabularies(fn_args.transform_output)
+    now = vocabularies(run.transform_output)
     changed = sorted(n for n in set(before) | set(now) if before.get(n) != now.get(n))
     if changed:
         return skipped(f"the vocabularies differ from the base model's ({', '.join(changed)})")
@@ -77,12 +77,12 @@ def load(model: keras.Model, fn_args) -> Optional[dict]:
     return {"from": os.path.dirname(base.rstrip("/"))}
 
 
-def save(model: keras.Model, fn_args) -> None:
+def save(model: keras.Model, run) -> None:
     """Keeps the model's weights and the vocabularies' digest for the next run's warm start.
     Every worker saves (reading distributed variables is collective); a non-chief's
     serving_model_dir is a scratch folder."""
-    folder = _folder(fn_args.serving_model_dir)
+    folder = _folder(run.serving_model_dir)
     tf.io.gfile.makedirs(folder)
     model.save_weights(os.path.join(folder, WEIGHTS))
     with tf.io.gfile.GFile(os.path.join(folder, VOCABULARIES), "w") as f:
-        json.dump(vocabularies(fn_args.transform_output), f, indent=1)
+        json.dump(vocabularies(run.transform_output), f, indent=1)

@@ -29,16 +29,16 @@ MIN_HOLDOUT = 100
 MIN_STEPS = 200
 
 
-def text_classifier_data(fn_args, tf_transform_output, model_inputs, config) -> tuple:
+def text_classifier_data(run, tf_transform_output, model_inputs, config) -> tuple:
     """What both text families train on: (datasets, train, evaluation, ngram_ratios).
     `datasets(shuffle, epochs=None, files=the training files)` makes batches of
     (model_inputs(features), one-hot labels); `train` leaves out the slice the combination is
     fitted on when the config holds one out (holds_out); the ratios are Transform's where the
     config has an n-gram path, else None."""
 
-    def datasets(shuffle, epochs=None, files=fn_args.train_files):
+    def datasets(shuffle, epochs=None, files=run.train_files):
         return make_dataset(
-            fn_args,
+            run,
             files,
             tf_transform_output,
             model_inputs,
@@ -48,9 +48,9 @@ def text_classifier_data(fn_args, tf_transform_output, model_inputs, config) -> 
             epochs,
         )
 
-    train, evaluation = datasets(True), datasets(False, files=fn_args.eval_files)
+    train, evaluation = datasets(True), datasets(False, files=run.eval_files)
     ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
-    if holds_out(config, fn_args.custom_config["train_examples"]):
+    if holds_out(config, run.custom_config["train_examples"]):
         # The deep path trains outside the held-out slice.
         train = split(train, config.holdout_percent, config.batch_size, holdout=False)
     return datasets, train, evaluation, ratios

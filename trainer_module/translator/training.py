@@ -4,10 +4,9 @@ and the Tuner's entry points: training/run_fn.py fits and exports what prepare r
 import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
-from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
-from trainer_module.training.inputs import Prepared, start_run, without_autotuning
+from trainer_module.training.inputs import Prepared, TrainerRun, start_run, without_autotuning
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.translator import FAMILY
 from trainer_module.translator.config import (
@@ -34,7 +33,7 @@ def trim_to_longest(ids: tf.Tensor, *more: tf.Tensor):
 
 
 def make_dataset(
-    fn_args: FnArgs,
+    run: TrainerRun,
     file_pattern,
     tf_transform_output: tft.TFTransformOutput,
     batch_size: int,
@@ -42,7 +41,7 @@ def make_dataset(
 ) -> tf.data.Dataset:
     """Batches of ({source_ids, decoder_input_ids}, target_ids), trimmed, repeated; training
     batches (`shuffle`) are also bucketed by length, validation ones not autotuned."""
-    dataset = fn_args.data_accessor.tf_dataset_factory(
+    dataset = run.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(
             batch_size=batch_size,
@@ -75,20 +74,19 @@ def make_dataset(
     return dataset if shuffle else without_autotuning(dataset)
 
 
-def prepare(fn_args: FnArgs) -> Prepared:
-    config, tf_transform_output = start_run(fn_args, FAMILY)
+def prepare(run: TrainerRun) -> Prepared:
+    config, tf_transform_output, run = start_run(run, FAMILY)
     config = config.replace(**vocabulary_sizes(tf_transform_output))
     logging.info("Translator config %s", config)
-    train = make_dataset(fn_args, fn_args.train_files, tf_transform_output, config.batch_size, True)
-    evaluation = make_dataset(
-        fn_args, fn_args.eval_files, tf_transform_output, config.batch_size, False
-    )
+    train = make_dataset(run, run.train_files, tf_transform_output, config.batch_size, True)
+    evaluation = make_dataset(run, run.eval_files, tf_transform_output, config.batch_size, False)
     return Prepared(
+        run,
         config,
         tf_transform_output,
         train,
         evaluation,
-        build=lambda c: build_model(c, fn_args.train_steps),
+        build=build_model,  # (config, train_steps)
         objective="val_token_accuracy",
         export=lambda model, folder: export(model, tf_transform_output, folder),
         average_last=config.average_last,

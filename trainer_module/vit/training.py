@@ -11,11 +11,10 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
-from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx_bsl.public import tfxio
 
 from trainer_module import features
-from trainer_module.training.inputs import Prepared, start_run
+from trainer_module.training.inputs import Prepared, TrainerRun, start_run
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.vit import FAMILY
 from trainer_module.vit.augment import mix_batch
@@ -57,7 +56,7 @@ def mix(images: tf.Tensor, labels: tf.Tensor, config: VitConfig):
 
 
 def image_dataset(
-    fn_args: FnArgs,
+    run: TrainerRun,
     file_pattern,
     tf_transform_output: tft.TFTransformOutput,
     config: VitConfig,
@@ -68,7 +67,7 @@ def image_dataset(
     """Repeated batches of (pixels (B, S, S, 3), one-hot labels (B, C)), read once and cached in
     memory; training batches are reshuffled every epoch and augmented (their labels are soft
     when batches are mixed)."""
-    dataset = fn_args.data_accessor.tf_dataset_factory(
+    dataset = run.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(
             batch_size=READ_BATCH, num_epochs=1, shuffle=False, label_key=features.LABEL
@@ -99,10 +98,10 @@ def image_dataset(
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def whitening_sample(fn_args: FnArgs, tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
+def whitening_sample(run: TrainerRun, tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
     """The first WHITENING_IMAGES training images, unaugmented: (N, S, S, 3) floats."""
-    dataset = fn_args.data_accessor.tf_dataset_factory(
-        fn_args.train_files,
+    dataset = run.data_accessor.tf_dataset_factory(
+        run.train_files,
         tfxio.TensorFlowDatasetOptions(batch_size=READ_BATCH, num_epochs=1, shuffle=False),
         tf_transform_output.transformed_metadata.schema,
     )
@@ -111,21 +110,21 @@ def whitening_sample(fn_args: FnArgs, tf_transform_output: tft.TFTransformOutput
     return np.concatenate(images)[:WHITENING_IMAGES]
 
 
-def prepare(fn_args: FnArgs) -> Prepared:
-    config, tf_transform_output = start_run(fn_args, FAMILY)
+def prepare(run: TrainerRun) -> Prepared:
+    config, tf_transform_output, run = start_run(run, FAMILY)
     names = class_names(tf_transform_output)
     config = config.replace(num_classes=len(names))
     logging.info("ViT config %s, classes %s", config, names)
-    seed = int(fn_args.custom_config["seed"])
+    seed = int(run.custom_config["seed"])
     train, evaluation = (
-        image_dataset(fn_args, files, tf_transform_output, config, len(names), training, seed)
-        for files, training in ((fn_args.train_files, True), (fn_args.eval_files, False))
+        image_dataset(run, files, tf_transform_output, config, len(names), training, seed)
+        for files, training in ((run.train_files, True), (run.eval_files, False))
     )
 
-    def build(config: VitConfig) -> keras.Model:
-        model = build_model(config, fn_args.train_steps)
+    def build(config: VitConfig, train_steps: int) -> keras.Model:
+        model = build_model(config, train_steps)
         if config.whitening_kernel:
-            model.whiten(whitening_sample(fn_args, tf_transform_output))
+            model.whiten(whitening_sample(run, tf_transform_output))
         return model
 
     def describe(model: keras.Model) -> dict:
@@ -133,6 +132,7 @@ def prepare(fn_args: FnArgs) -> Prepared:
         return {"class_names": names, "parameters": model.count_params()}
 
     return Prepared(
+        run,
         config,
         tf_transform_output,
         train,
