@@ -7,6 +7,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a fresh JAX process building and training every family
+
 SCRIPT = r"""
 import json, sys
 import numpy as np

@@ -129,6 +129,7 @@ def test_a_server_that_stays_down_fails_the_registration_with_its_address(fast_f
     assert time.monotonic() - started < 60  # bounded: 3 s of retries, not MLflow's 4 minutes
 
 
+@pytest.mark.slow  # a server restarted mid-registration: about 20 s
 def test_a_registration_waits_for_a_restarting_server_then_registers(server, pushed, tmp_path):
     """The server is down when the registration starts; it comes back after the registration
     has retried once; the registration then completes."""

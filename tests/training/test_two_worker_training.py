@@ -91,6 +91,7 @@ def finished_logs(processes: dict) -> dict:
     return logs
 
 
+@pytest.mark.slow  # two Trainer processes; the launched two-replica job repeats it end to end
 def test_two_workers_train_the_same_steps_and_only_the_chief_exports(tmp_path, text_encoder_run):
     work_dir = str(tmp_path)
     write_transformed_examples(work_dir, text_encoder_run)
