@@ -49,6 +49,20 @@ def test_linear_warmup_then_cosine_decay_to_zero():
     assert lr(schedule, 500) == pytest.approx(0.0, abs=1e-12)
 
 
+def test_the_history_records_the_cosine_schedule_as_a_preset_states_it():
+    from trainer_module.training.schedules import settings_of
+
+    assert settings_of(warmup_cosine(1e-3, 4, 16)) == {
+        "peak_learning_rate": 1e-3,
+        "warmup_steps": 4,
+        "total_steps": 16,
+    }
+    assert settings_of(WarmupInverseSqrt(1e-3, 4)) == {
+        "peak_learning_rate": 1e-3,
+        "warmup_steps": 4,
+    }
+
+
 def hand_written_warmup_cosine(peak, warmup, total, step):
     """The schedule the project wrote itself before Keras' (issue 78), for comparison: it held
     the peak for one step more."""

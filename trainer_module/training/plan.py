@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 from trainer_module import compat
-from trainer_module.training import distribution
+from trainer_module.training import distribution, schedules
 from trainer_module.training.progress import LOGGER, duration
 
 BUDGET_KEY = "time_budget_minutes"  # custom_config's (inputs.TRAINER_KEYS): --time-budget
@@ -117,7 +117,7 @@ def schedule_as_trained(model: keras.Model) -> Optional[dict]:
     schedule = learning_rate_schedule(model)
     if schedule is None:
         return None
-    return {"schedule": type(schedule).__name__, **schedule.get_config()}
+    return {"schedule": type(schedule).__name__, **schedules.settings_of(schedule)}
 
 
 def describe_schedule(model: keras.Model, train_steps: int) -> None:

@@ -65,6 +65,20 @@ def warmup_cosine(peak_learning_rate: float, warmup_steps: int, total_steps: int
     )
 
 
+def settings_of(schedule) -> dict:
+    """A schedule's settings on this project's convention (warmup_cosine's Keras CosineDecay
+    counted as its warmup and total steps, as a preset states them), for history.json."""
+    config = schedule.get_config()
+    if isinstance(schedule, keras.optimizers.schedules.CosineDecay) and config.get("warmup_target"):
+        warmup = int(config["warmup_steps"]) + 1
+        return {
+            "peak_learning_rate": config["warmup_target"],
+            "warmup_steps": warmup,
+            "total_steps": warmup - 1 + int(config["decay_steps"]),
+        }
+    return {k: v for k, v in config.items() if k != "name"}
+
+
 class Triangular(keras.optimizers.schedules.LearningRateSchedule):
     """airbench's (Jordan, 2024): linear from `start` x peak to the peak over `warmup_steps`,
     then linear to `end` x peak at `total_steps`."""
