@@ -89,8 +89,8 @@ def table() -> str:
 
 
 def test_times() -> str:
-    """`make test`'s minutes on each machine kind, its newest run there
-    (benchmarks/results/test_suite/)."""
+    """`make test`'s minutes on each machine kind: its newest run there (by the date and time
+    it was measured; benchmarks/results/test_suite/)."""
     import glob
 
     newest = {}
@@ -98,8 +98,8 @@ def test_times() -> str:
         record = load(os.path.relpath(path, os.path.join(REPO, "benchmarks", "results"))[:-5])
         kind = record["machine"].get("cpu_family"), record["machine"].get("cpu_model_number")
         minutes = (record.get("measured") or {}).get("default tier, minutes")
-        order = record["date"], record["measured"].get("default tier, tests", 0)
-        if kind[0] and minutes and order >= newest.get(kind, (("", 0), None))[0]:
+        order = record["date"], record.get("measured_at", ""), record["name"]
+        if kind[0] and minutes and (kind not in newest or order > newest[kind][0]):
             newest[kind] = order, record
     runs = sorted(
         (record for _, record in newest.values()),

@@ -204,6 +204,8 @@ def save(benchmark: str, name: str, result: dict, references=None) -> str:
         "benchmark": benchmark,
         "name": name,
         "date": datetime.date.today().isoformat(),
+        # When it finished, UTC: runs of one day in the order they were measured.
+        "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
         "machine": machine_info(),
         "command": command,
         "commit": commit(),
