@@ -90,7 +90,10 @@ def test_a_worker_that_is_not_the_chief_writes_to_a_scratch_folder(monkeypatch):
         "TF_CONFIG",
         json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1}}),
     )
-    fake = FakeTraining()
-    run_fn.run(fake_fn_args(), fake)
+    fake, fn_args = FakeTraining(), fake_fn_args()
+    run_fn.run(fn_args, fake)
     assert "tfx-transformers-worker-" in fake.seen["run"].serving_model_dir
     assert fake.seen["run"].model_run_dir.endswith("/model_run")
+    # TFX's executor checks that fn_args.serving_model_dir exists after run_fn, on every
+    # worker: a worker's is its own export, the one field run_fn writes back.
+    assert fn_args.serving_model_dir == fake.seen["run"].serving_model_dir

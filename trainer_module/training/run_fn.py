@@ -67,6 +67,9 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
         trainer_run = trainer_run.replace(
             serving_model_dir=f"{scratch}/serving_model", model_run_dir=f"{scratch}/model_run"
         )
+        # The one write to FnArgs: TFX's Trainer executor checks, on every worker, that
+        # fn_args.serving_model_dir exists once run_fn returns; a worker's is its own export.
+        fn_args.serving_model_dir = trainer_run.serving_model_dir
         logging.info("Not the chief: this worker's model and logs go to %s", scratch)
     previous_policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(policy)
