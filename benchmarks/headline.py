@@ -15,6 +15,7 @@ import sys
 
 from benchmarks.defaults import DEFAULT_RESULTS, load
 from benchmarks.report import REPO
+from components.cost_estimate.machine import describe
 from pipeline.tasks import get_task
 
 README = "README.md"
@@ -33,18 +34,9 @@ TITLES = {"imdb": "IMDB sentiment", "translation": "Translation de→en", "cifar
 
 
 def machine(record: dict) -> str:
-    """ "AMD EPYC, CPU family 25 model 17, AVX512-BF16": what tells machines of one name apart."""
-    m = record["machine"]
-    flags = [f.split("_")[0].upper() + "-BF16" for f in m.get("bfloat16_flags") or []]
-    return ", ".join(
-        [
-            (m.get("cpu") or "unknown CPU").replace("(R)", "").replace(" Processor", ""),
-            f"CPU family {m['cpu_family']} model {m['cpu_model_number']}"
-            if m.get("cpu_family")
-            else "CPU family unknown",
-            " + ".join(flags) or "no bfloat16 instructions",
-        ]
-    )
+    """ "AMD EPYC, CPU family 25 model 17, AVX512-BF16": what tells machines of one name apart
+    (the cost projection's words for a machine, without its cores: all have two)."""
+    return describe({**record["machine"], "cores": None})
 
 
 def rows() -> list:
@@ -95,7 +87,7 @@ def test_times() -> str:
 
     newest = {}
     for path in glob.glob(os.path.join(REPO, "benchmarks", "results", "test_suite", "*.json")):
-        record = load(os.path.relpath(path, os.path.join(REPO, "benchmarks", "results"))[:-5])
+        record = load(f"test_suite/{os.path.basename(path)[: -len('.json')]}")
         kind = record["machine"].get("cpu_family"), record["machine"].get("cpu_model_number")
         minutes = (record.get("measured") or {}).get("default tier, minutes")
         order = record["date"], record.get("measured_at", ""), record["name"]

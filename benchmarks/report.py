@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from components.cost_estimate.machine import cpu_identity, cpu_model, matmul_tflops
+from components.cost_estimate.machine import cpu_identity, cpu_model
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS_DIR = os.path.join(REPO, "benchmarks", "results")
@@ -334,6 +334,23 @@ def bert_step_flops(
             for length, share in shares.items()
         )
     )
+
+
+def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
+    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype` (TensorFlow's
+    oneDNN kernels, the ones training uses)."""
+    import tensorflow as tf
+
+    a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
+    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
+    multiply(a, b).numpy()  # trace, warm the kernels
+    runs, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        multiply(a, b).numpy()
+        runs += 1
+    elapsed = time.perf_counter() - started
+    return 2 * size**3 * runs / elapsed / 1e12
 
 
 PEAK_SIZE, PEAK_SECONDS = 2048, 3.0  # hardware.py's largest size and its duration

@@ -46,13 +46,15 @@ from pipeline.options import ResolvedRun
 from trainer_module.serving.archive import BULK_INFERENCE
 
 
-def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) -> dict:
+def data_components(
+    run: ResolvedRun, data_dir, lineage_resolvers: bool = True, cost: Optional[dict] = None
+) -> dict:
     """The data half of the pipeline, up to and including Transform, by role, in order:
     example_gen, with `options.spans` above 1 window_example_gen (the training window),
     statistics_gen, schema_gen (or ImportSchemaGen), example_validator, with
     `lineage_resolvers` and a task that checks drift baseline_statistics (a resolver) and
-    distribution_validator, then anomalies_gate and transform. benchmarks/scaling.py runs it
-    alone."""
+    distribution_validator, then anomalies_gate, with `cost` (cost_plan) cost_estimate, and
+    transform. benchmarks/scaling.py runs it alone."""
     task, family, options = run.task, run.family, run.options
     # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits.
     example_gen = task.example_gen(data_dir, **run.reading)
@@ -107,6 +109,14 @@ def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) 
         disable_statistics=True,
     )
     transform.add_upstream_node(anomalies_gate)
+    estimate = {}
+    if cost is not None:
+        # Says what the run will train and for about how long, once StatisticsGen has counted
+        # the data; Transform waits on it.
+        estimate["cost_estimate"] = CostEstimate(
+            statistics=statistics_gen.outputs["statistics"], plan=json.dumps(cost)
+        )
+        transform.add_upstream_node(estimate["cost_estimate"])
     return {
         "example_gen": example_gen,
         **window,
@@ -115,6 +125,7 @@ def data_components(run: ResolvedRun, data_dir, lineage_resolvers: bool = True) 
         "example_validator": example_validator,
         **drift_components,
         "anomalies_gate": anomalies_gate,
+        **estimate,
         "transform": transform,
     }
 
@@ -214,17 +225,12 @@ def create_pipeline(
         )
         from tfx.extensions.google_cloud_ai_platform.tuner.component import Tuner as tuner_class
 
-    data = data_components(run, data_dir, lineage_resolvers=lineage_resolvers)
-    if estimate_cost:
-        # Says what the run will train and for about how long, once StatisticsGen has counted
-        # the data; Transform waits on it.
-        cost = CostEstimate(
-            statistics=data["statistics_gen"].outputs["statistics"],
-            plan=json.dumps(cost_plan(run, settings)),
-        )
-        transform_step = data.pop("transform")
-        transform_step.add_upstream_node(cost)
-        data.update(cost_estimate=cost, transform=transform_step)
+    data = data_components(
+        run,
+        data_dir,
+        lineage_resolvers=lineage_resolvers,
+        cost=cost_plan(run, settings) if estimate_cost else None,
+    )
     example_gen, statistics_gen, schema_gen, transform = (
         data["example_gen"],
         data["statistics_gen"],

@@ -8,7 +8,7 @@ import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
 
-from components.cost_estimate.component import ESTIMATE_PROPERTY
+from components.cost_estimate.estimate import ESTIMATE_PROPERTY
 from components.dataset_example_gen import WINDOW
 from components.evaluation_results import blessing_failures, overall_metrics
 from components.run_report.executor import REPORT_PATH

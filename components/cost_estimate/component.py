@@ -12,10 +12,9 @@ from tfx.types import standard_artifacts
 
 from components.artifact_types import CostEstimate as CostEstimateArtifact
 from components.cost_estimate import estimate
+from components.cost_estimate.estimate import ESTIMATE_PROPERTY
 from trainer_module.training.inputs import steps_for_epochs
 from trainer_module.training.progress import LOGGER
-
-ESTIMATE_PROPERTY = "estimate"  # JSON of estimate.Estimate, on the output artifact
 
 
 def train_examples(statistics) -> int:

@@ -20,6 +20,7 @@ from typing import Optional, Sequence
 
 from components.cost_estimate import machine
 
+ESTIMATE_PROPERTY = "estimate"  # on CostEstimate's output: JSON of an Estimate
 SPEEDS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measured_speeds.json")
 
 

@@ -1,10 +1,9 @@
 """Which machine this is, as the measured speeds name machines: the CPU's model name, its
 family and model numbers (one name, "AMD EPYC", covers CPUs seven times apart), its bfloat16
-instructions and cores; and its matmul peak, measured now."""
+instructions and cores."""
 
 import os
 import platform
-import time
 
 from trainer_module.training.precision import cpu_bfloat16_flags
 
@@ -69,20 +68,3 @@ def describe(machine: dict) -> str:
         )
         if part
     )
-
-
-def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
-    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype` (TensorFlow's
-    oneDNN kernels, the ones training uses)."""
-    import tensorflow as tf
-
-    a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
-    multiply(a, b).numpy()  # trace, warm the kernels
-    runs, started = 0, time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        multiply(a, b).numpy()
-        runs += 1
-    elapsed = time.perf_counter() - started
-    return 2 * size**3 * runs / elapsed / 1e12

@@ -608,8 +608,8 @@ def test_a_run_on_other_data_is_a_pipeline_of_its_own_and_the_champion_stays(imd
     assert summary["pipeline_name"] == name and f"pipeline {name}: named after" in result.stderr
     assert summary["registered"]["name"] == name and summary["registered"]["version"] == "1"
     assert summary["pushed_model"].startswith(os.path.join(output, "serving_model", name, ""))
-    # Nothing compared with, warm-started from or evaluated against the movie reviews' model.
-    assert summary["data"]["span"] == 0
+    # Not warm-started from the movie reviews' model: its pipeline's store knows no other.
+    assert summary["training"]["warm_start"] is None
     (champion,) = run_cli("registry", "--output", output, "show", "imdb-text-encoder").lines
     assert (champion["version"], champion["aliases"]) == ("1", ["champion"])
     assert champion["tags"]["pipeline_run_id"] == imdb_run.summary["run_id"]
