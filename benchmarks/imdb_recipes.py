@@ -142,6 +142,7 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
     model = build_model(config, steps)
     x, y = encoded["train"]
     selection_x, selection_y = encoded["selection"]
+    pretrained = pretrain(model, np.concatenate([x, selection_x]), seed)
     started = time.perf_counter()
     history = model.fit(
         shuffled_batches(x, y, config.batch_size, np.random.default_rng(seed)),
@@ -169,9 +170,42 @@ def run(name: str, overrides: dict, data: dict, epochs: float, seed: int) -> dic
         "selection_accuracy_by_quarter": [round(a, 4) for a in history.history["val_accuracy"]],
         "selection_loss_by_quarter": [round(a, 4) for a in history.history["val_loss"]],
         "fit_seconds": round(seconds, 1),
+        "pretraining": pretrained,
         "backend": keras.backend.backend(),
         "seed": seed,
     }
+
+
+def pretrain(model, texts, seed: int):
+    """Masked-token pretraining of the model's encoder on `texts` (the pipeline's whole
+    training split, unlabelled), as the Trainer runs it, when the recipe asks for it; what
+    history.json would record, or None."""
+    import tensorflow as tf
+
+    from trainer_module.text_encoder.model import pretraining
+    from trainer_module.training.pretraining import pretrain as run_pretraining
+    from trainer_module.training.pretraining import steps_for
+
+    config = model.config
+    if not config.pretrain_epochs:
+        return None
+
+    def token_batches():
+        return (
+            tf.data.Dataset.from_tensor_slices(texts.astype("int64"))
+            .shuffle(len(texts), seed=seed)
+            .repeat()
+            .batch(config.batch_size, drop_remainder=True)
+        )
+
+    steps = steps_for(config.pretrain_epochs, len(texts), config.batch_size)
+    return run_pretraining(
+        pretraining(model, token_batches),
+        steps,
+        config.batch_size,
+        config.pretrain_learning_rate,
+        config.weight_decay,
+    )
 
 
 def ngram_anchor(data: dict, c: float = 0.1) -> dict:

@@ -134,6 +134,16 @@ def tiny_bert_checkpoint(tmp_path_factory) -> str:
 # bfloat16-trained model; the translator, overfitted to exact outputs, and BERT in float32.
 
 
+TEXT_ENCODER_OVERRIDES = {
+    "vocab_size": 100,
+    "max_length": 12,
+    "truncation_head": 8,
+    "num_layers": 2,
+    "pooling": "cls",
+    "dropout": 0.0,
+}
+
+
 @pytest.fixture(scope="session")
 def text_encoder_run(tmp_path_factory):
     from tests.family_util import run_family
@@ -143,14 +153,7 @@ def text_encoder_run(tmp_path_factory):
         REVIEWS,
         review_spec(),
         str(tmp_path_factory.mktemp("text_encoder")),
-        overrides={
-            "vocab_size": 100,
-            "max_length": 12,
-            "truncation_head": 8,
-            "num_layers": 2,
-            "pooling": "cls",
-            "dropout": 0.0,
-        },
+        overrides=TEXT_ENCODER_OVERRIDES,
         train_steps=30,
         mixed_precision="on",
     )

@@ -41,6 +41,22 @@ class PresetConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class PretrainingConfig:
+    """Mixed into a text encoder's config: masked-token pretraining on the training split's
+    own text before the supervised phase (trainer_module/training/pretraining.py)."""
+
+    pretrain_epochs: float = 0.0  # passes over the training texts; 0: no pretraining
+    pretrain_learning_rate: float = 1e-3  # AdamW's peak, 10% warmup then linear to zero
+    mask_rate: float = 0.15  # share of each text's tokens predicted (BERT's)
+
+    def check_pretraining(self) -> None:
+        if self.pretrain_epochs < 0:
+            raise ValueError(f"pretrain_epochs must be 0 or more, not {self.pretrain_epochs}")
+        if not 0 < self.mask_rate < 1:
+            raise ValueError(f"mask_rate must be between 0 and 1, not {self.mask_rate}")
+
+
+@dataclasses.dataclass(frozen=True)
 class WidePathConfig:
     """Mixed into a text classifier's config: the wide path (NBSVM, Wang and Manning, 2012), a
     logistic regression over each review's distinct hashed word n-grams scaled by their

@@ -7,7 +7,6 @@ import logging
 import logging.config
 import os
 import tempfile
-import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
 from components.model_registry import mlflow_compat, mlflow_model
@@ -80,27 +79,28 @@ def concurrent_write(error: BaseException) -> bool:
 def with_retries(call: Callable[[], T], server: str, seconds: float) -> T:
     """call(), retried with exponential backoff (1 s, doubling, at most 15 s) while the server
     is `unavailable`, for at most `seconds`; then RegistryUnavailable naming the server."""
-    started, delay, attempt = time.monotonic(), 1.0, 1
-    while True:
-        try:
-            return call()
-        except Exception as error:
-            if not unavailable(error):
-                raise
-            waited = time.monotonic() - started
-            if waited + delay > seconds:
-                raise RegistryUnavailable(
-                    f"the MLflow tracking server {server} did not answer for {waited:.0f} s "
-                    f"({attempt} attempts; {RETRY_ENV} sets the limit). Last error: {error}"
-                ) from error
-            _log.warning(
-                "MLflow tracking server %s did not answer (attempt %d): retrying in %.0f s",
-                server,
-                attempt,
-                delay,
-            )
-            time.sleep(delay)
-            delay, attempt = min(2 * delay, 15.0), attempt + 1
+    import tenacity
+
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception(unavailable),
+        wait=tenacity.wait_exponential(multiplier=1, min=1, max=15),
+        stop=tenacity.stop_before_delay(seconds),
+        before_sleep=lambda state: _log.warning(
+            "MLflow tracking server %s did not answer (attempt %d): retrying in %.0f s",
+            server,
+            state.attempt_number,
+            state.upcoming_sleep,
+        ),
+    )
+    try:
+        return retrying(call)
+    except tenacity.RetryError as error:
+        attempt = error.last_attempt
+        raise RegistryUnavailable(
+            f"the MLflow tracking server {server} did not answer for "
+            f"{retrying.statistics['delay_since_first_attempt']:.0f} s ({attempt.attempt_number} "
+            f"attempts; {RETRY_ENV} sets the limit). Last error: {attempt.exception()}"
+        ) from attempt.exception()
 
 
 def local_store(registry_dir: str) -> str:

@@ -1,5 +1,6 @@
 """The Trainer's plan and its time budget (training/plan.py)."""
 
+import dataclasses
 import json
 import logging
 import types
@@ -21,15 +22,36 @@ def batches(count: int = 64):
     return tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat()
 
 
-def prepared(built: list) -> Prepared:
-    def build(config, train_steps):
+@dataclasses.dataclass(frozen=True)
+class Dense(Prepared):
+    """A two-class dense model over 4 features, each build appended to `built`."""
+
+    built: list = dataclasses.field(default_factory=list)
+    epochs: float = 0.0
+
+    def build(self, config, train_steps):
         model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
         model.compile(optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True))
-        built.append(model)
+        self.built.append(model)
         return model
 
-    config = types.SimpleNamespace(batch_size=8, evaluations=2)
-    return Prepared(None, config, None, batches(), batches(), build=build, objective="val_loss")
+    @property
+    def pretrain_epochs(self):
+        return self.epochs
+
+
+def prepared(built: list, rows=None, evaluations: int = 2, **fields) -> Prepared:
+    config = types.SimpleNamespace(batch_size=8, evaluations=evaluations)
+    rows = batches() if rows is None else rows
+    return Dense(
+        run=None,
+        config=config,
+        tf_transform_output=None,
+        train=rows,
+        evaluation=rows,
+        built=built,
+        **fields,
+    )
 
 
 def trainer_run(budget=None, train_steps=1000):
@@ -45,7 +67,7 @@ def said(caplog):
 
 def test_without_a_budget_the_plan_is_said_and_nothing_is_measured(said):
     built, run = [], trainer_run()
-    assert plan.fit_to_budget(run, prepared(built)) == 1000 and built == []
+    assert plan.fit_to_budget(run, prepared(built)) == (1000, 0) and built == []
     assert said() == ["plan: 1,000 steps in batches of 8, 20 epochs of 400 training examples"]
 
 
@@ -55,14 +77,14 @@ def test_a_budget_keeps_the_steps_that_fit_after_measuring_and_validation(said, 
     # here: 113 whole steps.
     monkeypatch.setattr(plan, "measure", lambda prepared, steps: (0.5, 0.1, 1.0))
     run = trainer_run(budget=1)
-    steps = plan.fit_to_budget(run, prepared([]))
+    steps, _ = plan.fit_to_budget(run, prepared([]))
     assert steps == 113 and run.train_steps == 1000  # returned, never written back
     lines = said()
     assert lines[0].startswith("plan: 0.5 s per step of 8 (measured over 5 steps on this machine)")
     assert f"so {steps:,} of the 1,000 planned" in lines[0]
     assert lines[1].startswith(f"plan: {steps:,} steps in batches of 8")
     roomy = trainer_run(budget=60)  # 7,000 steps fit: the planned 1,000 stay
-    assert plan.fit_to_budget(roomy, prepared([])) == 1000
+    assert plan.fit_to_budget(roomy, prepared([])).train_steps == 1000
     assert "more than the 1,000 planned: all of them" in said()[2]
 
 
@@ -85,16 +107,34 @@ def test_a_step_on_input_shapes_not_seen_before_is_not_timed():
     )
     built = []
 
-    def build(config, train_steps):
-        model = keras.Sequential(
-            [keras.Input((None, 4)), keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(2)]
-        )
-        model.compile(optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True))
-        built.append(model)
-        return model
+    @dataclasses.dataclass(frozen=True)
+    class Pooled(Dense):
+        def build(self, config, train_steps):
+            model = keras.Sequential(
+                [
+                    keras.Input((None, 4)),
+                    keras.layers.GlobalAveragePooling1D(),
+                    keras.layers.Dense(2),
+                ]
+            )
+            model.compile(
+                optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True)
+            )
+            self.built.append(model)
+            return model
 
     config = types.SimpleNamespace(batch_size=8, evaluations=1)
-    plan.measure(Prepared(None, config, None, rows, rows, build=build, objective="val_loss"), 9)
+    plan.measure(
+        Pooled(
+            run=None,
+            config=config,
+            tf_transform_output=None,
+            train=rows,
+            evaluation=rows,
+            built=built,
+        ),
+        9,
+    )
     assert int(built[0].optimizer.iterations) == plan.WARMUP_STEPS + 1 + plan.TIMED_STEPS
 
 
@@ -115,7 +155,33 @@ def test_a_job_of_several_workers_keeps_its_planned_steps(said, monkeypatch):
     cluster = {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}
     monkeypatch.setenv("TF_CONFIG", json.dumps(cluster))
     monkeypatch.setattr(plan, "measure", lambda prepared, steps: pytest.fail("measured"))
-    assert plan.fit_to_budget(trainer_run(budget=1), prepared([])) == 1000
+    assert plan.fit_to_budget(trainer_run(budget=1), prepared([])).train_steps == 1000
     assert said()[0] == (
         "plan: --time-budget is not applied on a job of several workers: the planned steps run"
     )
+
+
+def pretraining_prepared(epochs: float) -> Prepared:
+    return prepared([], epochs=epochs)
+
+
+def test_pretraining_is_planned_in_its_own_line_before_training(said):
+    assert plan.fit_to_budget(trainer_run(), pretraining_prepared(10)) == (1000, 500)
+    assert said() == [
+        "plan: pretraining: 500 steps of masked-token prediction in batches of 8, 10 epochs of "
+        "the 400 training texts (labels unread)",
+        "plan: 1,000 steps in batches of 8, 20 epochs of 400 training examples",
+    ]
+    assert plan.fit_to_budget(trainer_run(), pretraining_prepared(0)) == (1000, 0)
+
+
+def test_a_budget_cuts_pretraining_and_training_by_the_same_share(said, monkeypatch):
+    # 0.5 s a training step, 1 s a pretraining step: with 500 pretraining steps planned beside
+    # 1,000 training steps, each training step kept costs 1 s. Of 60 s, validation (1 s) and
+    # three traces (3 s) leave 56 s less the measuring: 55 training steps, 27 pretraining.
+    monkeypatch.setattr(plan, "measure", lambda prepared, steps: (0.5, 0.1, 1.0))
+    monkeypatch.setattr(plan, "measure_pretraining", lambda prepared: 1.0)
+    planned = plan.fit_to_budget(trainer_run(budget=1), pretraining_prepared(10))
+    assert planned == (55, 27)
+    assert said()[1].startswith("plan: pretraining: 27 steps of masked-token prediction")
+    assert said()[1].endswith(", about 27 s")

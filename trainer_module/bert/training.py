@@ -3,6 +3,7 @@
 returns (a pretrained backbone has no search space: no Tuner)."""
 
 import collections
+import dataclasses
 import math
 import os
 import time
@@ -17,13 +18,14 @@ from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import build_model
 from trainer_module.bert.preprocessing import VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
-from trainer_module.training import backup, wide_path
+from trainer_module.training import backup
 from trainer_module.training.history import Fitted, LogEvaluations, ema_callbacks
-from trainer_module.training.inputs import Prepared, TrainerRun, start_run
+from trainer_module.training.inputs import TrainerRun, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
 from trainer_module.training.run_fn import trainer_entry_point
 from trainer_module.training.schedules import WarmupLinearDecay
+from trainer_module.training.wide_path import TextClassifierPrepared
 
 
 def phases(config: BertConfig, train_steps: int) -> list:
@@ -63,21 +65,15 @@ def compile_phase(model, config: BertConfig, name: str, learning_rate) -> None:
     )
 
 
-def prepare(run: TrainerRun) -> Prepared:
-    config, tf_transform_output, run = start_run(run, FAMILY)
-    logging.info("BERT classifier config %s", config)
+@dataclasses.dataclass(frozen=True)
+class BertPrepared(TextClassifierPrepared):
+    """BERT's: length-grouped training batches (config.length_multiple), a model compiled per
+    phase (fit_phases)."""
 
-    datasets, train, evaluation, ratios = wide_path.text_classifier_data(
-        run, tf_transform_output, bert_inputs, config
-    )
-    if config.length_multiple:
-        train = grouped_by_length(train, config)
-        evaluation = evaluation.map(lambda x, y: (trim_padding(x, config.length_multiple), y))
-
-    def build(config: BertConfig, train_steps: int) -> keras.Model:
-        model = build_model(config, ratios)  # compiled per phase, over its steps (fit_phases)
+    def build(self, config: BertConfig, train_steps: int) -> keras.Model:
+        model = build_model(config, self.ngram_ratios)  # compiled per phase (fit_phases)
         model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
-        vocabulary = tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
+        vocabulary = self.tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
         if vocabulary > model.backbone.vocabulary_size:
             raise ValueError(
                 f"the tokenizer's vocabulary has {vocabulary} pieces, more than the "
@@ -86,24 +82,31 @@ def prepare(run: TrainerRun) -> Prepared:
             )
         return model
 
-    return Prepared(
-        run,
-        config,
-        tf_transform_output,
-        train,
-        evaluation,
-        build=build,
-        objective="val_accuracy",
-        export=lambda model, folder: export(
-            model, tf_transform_output, folder, config.length_multiple
-        ),
-        datasets=datasets,
-        ngram_ratios=ratios,
-        describe=lambda model: {"padded_lengths": padded_lengths(datasets(False, 1), config)},
-        fit=lambda model, trained: fit_phases(model, config, train, evaluation, trained),
+    def ready_to_train(self, model) -> None:
         # Most steps are the full phase's.
-        ready_to_train=lambda model: compile_phase(
-            model, config, "full", config.peak_learning_rate
+        compile_phase(model, self.config, "full", self.config.peak_learning_rate)
+
+    def fit(self, model, run, before_training=None) -> Fitted:
+        return fit_phases(model, self.config, self.train, self.evaluation, run)
+
+    def describe(self, model) -> dict:
+        return {"padded_lengths": padded_lengths(self.datasets(False, 1), self.config)}
+
+    def export(self, model, serving_model_dir) -> None:
+        export(model, self.tf_transform_output, serving_model_dir, self.config.length_multiple)
+
+
+def prepare(run: TrainerRun) -> BertPrepared:
+    config, tf_transform_output, run = start_run(run, FAMILY)
+    logging.info("BERT classifier config %s", config)
+    prepared = BertPrepared.create(run, config, tf_transform_output, bert_inputs)
+    if not config.length_multiple:
+        return prepared
+    return dataclasses.replace(
+        prepared,
+        train=grouped_by_length(prepared.train, config),
+        evaluation=prepared.evaluation.map(
+            lambda x, y: (trim_padding(x, config.length_multiple), y)
         ),
     )
 

@@ -4,7 +4,13 @@ data: no TensorFlow, no Keras)."""
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import PresetConfig, WidePathConfig, check_decay, default_search_space
+from trainer_module.family import (
+    PresetConfig,
+    PretrainingConfig,
+    WidePathConfig,
+    check_decay,
+    default_search_space,
+)
 
 # Ids below the vocabulary: 0 pads, and one out-of-vocabulary bucket sits after the words.
 PAD_ID = 0
@@ -12,7 +18,7 @@ NUM_OOV_BUCKETS = 1  # every word outside the vocabulary shares one id
 
 
 @dataclasses.dataclass(frozen=True)
-class TextEncoderConfig(WidePathConfig, PresetConfig):
+class TextEncoderConfig(PretrainingConfig, WidePathConfig, PresetConfig):
     """Every knob of the text encoder classifier and its training, with why it has its value."""
 
     # Vocabulary and input: shared by tf.Transform (which builds the ids) and the model.
@@ -33,7 +39,8 @@ class TextEncoderConfig(WidePathConfig, PresetConfig):
     positional: str = "sinusoidal"  # "sinusoidal" (fixed, no parameters) or "learned"
     pooling: str = "mean"  # "mean" (masked mean over tokens) or "cls" (a learned [CLS] vector)
     num_classes: int = 2  # negative, positive
-    # The wide path's fields (ngram_buckets, ...) are WidePathConfig's: trainer_module/family.py.
+    # The wide path's fields (ngram_buckets, ...) are WidePathConfig's, and pretraining's
+    # (pretrain_epochs, ...) PretrainingConfig's: trainer_module/family.py.
     # Optimisation: AdamW with linear warmup, then a decay.
     batch_size: int = 32  # per replica; small batches regularise this small model
     peak_learning_rate: float = 1e-3  # reached at the end of warmup
@@ -62,10 +69,18 @@ class TextEncoderConfig(WidePathConfig, PresetConfig):
                 f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}"
             )
         self.check_wide_path(self.num_classes)
+        self.check_pretraining()
 
     @property
     def embedding_rows(self) -> int:
-        """Ids the model embeds: padding, the vocabulary, the out-of-vocabulary bucket."""
+        """Ids the model embeds: padding, the vocabulary, the out-of-vocabulary bucket, and
+        with pretraining the mask id (`mask_id`)."""
+        return 1 + self.vocab_size + NUM_OOV_BUCKETS + (1 if self.pretrain_epochs else 0)
+
+    @property
+    def mask_id(self) -> int:
+        """The id of a masked token in pretraining: the row after the out-of-vocabulary
+        bucket, which no text maps to."""
         return 1 + self.vocab_size + NUM_OOV_BUCKETS
 
 

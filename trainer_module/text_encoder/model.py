@@ -16,6 +16,7 @@ from trainer_module.layers import (
 from trainer_module.layers.ngram import WideAndDeep
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
+from trainer_module.training.pretraining import Masking, Pretraining
 from trainer_module.training.schedules import warmup_then
 
 
@@ -146,6 +147,34 @@ def build_model(
         model.ngram_logit.set_ratios(ngram_ratios)
         model.paths = True  # trains the encoder on its own loss, reports each path
     return model
+
+
+def pretraining(model: TextEncoderClassifier, token_batches) -> Pretraining:
+    """What masked-token pretraining of `model`'s encoder needs (training/pretraining.py):
+    its embedding, positions and encoder blocks, the mask id after the vocabulary (padding is
+    never masked; a random replacement is a word or the out-of-vocabulary id), and
+    `token_batches()`, endless batches of (B, T) token ids."""
+    config = model.config
+    return Pretraining(
+        encode=lambda ids, training=None: model.encode(ids, training=training)[0],
+        layers=[
+            model.token_embedding,
+            model.token_dropout,
+            model.position_encoding,
+            model.embedding_dropout,
+            model.encoder,
+        ],
+        embeddings=model.token_embedding.embedding.embeddings,
+        masking=Masking(
+            mask_id=config.mask_id,
+            random_ids=(PAD_ID + 1, config.mask_id),
+            special_ids=(PAD_ID,),
+            rate=config.mask_rate,
+            predictions=max(1, round(config.max_length * config.mask_rate * 1.2)),
+        ),
+        token_batches=token_batches,
+        offset=1 if config.pooling == "cls" else 0,
+    )
 
 
 def example_inputs(config: TextEncoderConfig, batch_size: int = 1):

@@ -6,7 +6,7 @@ import json
 import math
 import os
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import keras
 import tensorflow as tf
@@ -79,6 +79,7 @@ class Fitted:
     fit_seconds: float
     resumed_from_step: int = 0  # the step a rerun after a kill resumed from (training/backup.py)
     warm_start: Optional[dict] = None  # training/warm_start.py: from where, or why not
+    pretraining: Optional[dict] = None  # training/pretraining.py's record, or why it was skipped
 
 
 def fit_with_evaluations(
@@ -89,6 +90,7 @@ def fit_with_evaluations(
     evaluations: int,
     batch_size: int,
     average_last: int = 1,
+    before_training: Optional[Callable[[], dict]] = None,
 ) -> Fitted:
     """Trains for run.train_steps with `evaluations` validation passes (of eval_steps) spread
     evenly over them (Keras "epochs"), reporting progress (training/progress.py; `batch_size`:
@@ -96,7 +98,9 @@ def fit_with_evaluations(
     backing up after each (training/backup.py): a rerun after a kill resumes from the last.
     With `average_last` > 1 the model ends with the mean of its weights after each of the last
     `average_last` evaluations (training/averaging.py). Starts from the base model's weights
-    when they fit, and keeps its own for the next run (training/warm_start.py)."""
+    when they fit, and keeps its own for the next run (training/warm_start.py).
+    `before_training` (masked-token pretraining) runs first, unless the model starts from a
+    base model's weights or resumes a backup, whose weights win over it."""
     from trainer_module.training import averaging, backup, warm_start
     from trainer_module.training.progress import Progress
 
@@ -117,6 +121,16 @@ def fit_with_evaluations(
     validation_steps = max(1, run.eval_steps or 1)
     callbacks[:0] = ema_callbacks(model, evaluation, validation_steps)
     warm = warm_start.load(model, run)  # a backup, when there is one, wins over it
+    pretrained = None
+    if before_training is not None:
+        if done:
+            pretrained = {"skipped": f"resumed from the backup of step {done}"}
+        elif warm and "from" in warm:
+            pretrained = {"skipped": f"warm-started from {warm['from']}"}
+        else:
+            pretrained = before_training()
+        if "skipped" in pretrained:
+            logging.info("Not pretraining: %s", pretrained["skipped"])
     started = time.perf_counter()
     history = model.fit(
         backup.continued(train, restore, steps_per_interval),
@@ -132,6 +146,7 @@ def fit_with_evaluations(
         time.perf_counter() - started,
         restore.resumed_from_step if restore else 0,
         warm,
+        pretrained,
     )
     warm_start.save(model, run)
     return fitted

@@ -3,7 +3,7 @@
 import dataclasses
 import math
 import types
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional, Sequence
 
 import keras
 import tensorflow as tf
@@ -14,6 +14,10 @@ from tfx_bsl.public import tfxio
 from trainer_module import features
 from trainer_module.family import ModelFamily, search_overrides
 from trainer_module.training import distribution
+
+if TYPE_CHECKING:
+    from trainer_module.training.history import Fitted
+    from trainer_module.training.pretraining import Pretraining
 
 # Training batches are drawn from a shuffle buffer of the whole training split, up to this many
 # examples (a few hundred MB of serialized examples for the text families). ExampleGen writes
@@ -55,6 +59,32 @@ def make_dataset(
         num_parallel_calls=tf.data.AUTOTUNE,
     ).prefetch(tf.data.AUTOTUNE)
     return dataset if shuffle else without_autotuning(dataset)
+
+
+def feature_batches(
+    run: "TrainerRun",
+    file_pattern,
+    tf_transform_output: tft.TFTransformOutput,
+    key: str,
+    batch_size: int,
+) -> tf.data.Dataset:
+    """Endless shuffled batches of one transformed feature (`key`) of the files, labels
+    unread (masked-token pretraining's input)."""
+    dataset = run.data_accessor.tf_dataset_factory(
+        file_pattern,
+        tfxio.TensorFlowDatasetOptions(
+            batch_size=batch_size,
+            shuffle=True,
+            shuffle_buffer_size=max(
+                1, min(SHUFFLE_EXAMPLES, int(run.custom_config["train_examples"]))
+            ),
+            shuffle_seed=0,
+            num_epochs=None,
+            drop_final_batch=True,
+        ),
+        tf_transform_output.transformed_metadata.schema,
+    )
+    return dataset.map(lambda x: x[key], num_parallel_calls=tf.data.AUTOTUNE)
 
 
 def without_autotuning(dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -197,28 +227,77 @@ def steps_for_epochs(epochs: float, examples: int, global_batch: int) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Prepared:
-    """What training and tuning share: the run as start_run resolved it, its config, its
-    datasets, a model builder."""
+    """What a family prepares for training and tuning (its `prepare(run)` returns one): the
+    run as start_run resolved it, the config, Transform's output and the datasets; then what
+    run_fn.fit_and_export calls, in order, as methods. A family subclasses it: `build` and
+    `export` it must define; the other phases have defaults a family overrides when it has
+    them (BERT's phases, the text classifiers' wide path, the text encoder's pretraining)."""
 
     run: TrainerRun
     config: Any
     tf_transform_output: tft.TFTransformOutput
     train: tf.data.Dataset
     evaluation: tf.data.Dataset
-    # (config, train_steps) -> the compiled, built model, its schedule over train_steps
-    build: Callable[[Any, int], keras.Model]
-    objective: str  # the validation metric the Tuner maximises
-    # (model, serving_model_dir) -> the exported SavedModel; the Tuner exports nothing.
-    export: Optional[Callable[[keras.Model, str], None]] = None
-    # (shuffle, epochs or None: repeated) -> batches of the training split, unsplit.
-    datasets: Optional[Callable[..., tf.data.Dataset]] = None
-    ngram_ratios: Any = None  # the wide path's, from Transform (preprocessing/ngrams.py)
-    # (model, run) -> history.Fitted, for a family that trains in its own way (BERT's phases);
-    # None: history.fit_with_evaluations, ending with the mean of the last `average_last`
-    # evaluations.
-    fit: Optional[Callable[[keras.Model, TrainerRun], Any]] = None
-    average_last: int = 1
-    # model -> None: readies a built model for its training steps when `build` does not
-    # compile it (BERT compiles per phase); training/plan.py times those steps.
-    ready_to_train: Optional[Callable[[keras.Model], None]] = None
-    describe: Optional[Callable[[keras.Model], dict]] = None  # model -> more for history.json
+
+    objective: ClassVar[str] = "val_accuracy"  # the validation metric the Tuner maximises
+
+    def build(self, config: Any, train_steps: int) -> keras.Model:
+        """The built model, compiled with its schedule over `train_steps` (or left to
+        `ready_to_train` to compile)."""
+        raise NotImplementedError(f"{type(self).__name__} builds no model")
+
+    def ready_to_train(self, model: keras.Model) -> None:
+        """Readies a built model for its training steps when `build` does not compile it
+        (BERT compiles per phase); training/plan.py times the steps after it. Default: none."""
+
+    @property
+    def pretrain_epochs(self) -> float:
+        """Passes of masked-token pretraining over the training texts before the fit (the
+        config's, for a family that can pretrain). Default: 0, none."""
+        return 0.0
+
+    def pretraining(self, model: keras.Model) -> "Pretraining":
+        """What masked-token pretraining of the model's encoder needs (training/pretraining.py),
+        for a family whose pretrain_epochs can be more than 0."""
+        raise NotImplementedError(f"{type(self).__name__} does not pretrain")
+
+    def fit(
+        self,
+        model: keras.Model,
+        run: TrainerRun,
+        before_training: Optional[Callable[[], dict]] = None,
+    ) -> "Fitted":
+        """Trains for run.train_steps, after `before_training` (pretraining). Default:
+        history.fit_with_evaluations, ending with the mean of the last `average_last`
+        evaluations."""
+        from trainer_module.training.history import fit_with_evaluations
+
+        return fit_with_evaluations(
+            model,
+            self.train,
+            self.evaluation,
+            run,
+            self.config.evaluations,
+            self.config.batch_size,
+            average_last=self.average_last,
+            before_training=before_training,
+        )
+
+    @property
+    def average_last(self) -> int:
+        """Evaluations whose weights the model ends with the mean of (training/averaging.py)."""
+        return 1
+
+    def after_fit(self, model: keras.Model, run: TrainerRun) -> dict:
+        """What trains after the model's own fit (the text classifiers' wide path and the
+        combination: training/wide_path.py); returns what history.json records of it under
+        `paths`. Default: nothing."""
+        return {}
+
+    def describe(self, model: keras.Model) -> dict:
+        """More for history.json. Default: nothing."""
+        return {}
+
+    def export(self, model: keras.Model, serving_model_dir: str) -> None:
+        """Exports the trained model as the serving SavedModel (the Tuner exports nothing)."""
+        raise NotImplementedError(f"{type(self).__name__} exports no model")

@@ -6,13 +6,13 @@ schedule, are then built over the steps it returns (run_fn.fit_and_export)."""
 import logging
 import statistics
 import time
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import keras
 import tensorflow as tf
 
 from trainer_module import compat
-from trainer_module.training import distribution, schedules
+from trainer_module.training import distribution, pretraining, schedules
 from trainer_module.training.progress import LOGGER, duration
 
 BUDGET_KEY = "time_budget_minutes"  # custom_config's (inputs.TRAINER_KEYS): --time-budget
@@ -26,14 +26,31 @@ def say(message: str, *args) -> None:
     logging.getLogger(LOGGER).info("plan: " + message, *args)
 
 
-def fit_to_budget(run, prepared) -> int:
-    """The steps to train, said with the plan: run.train_steps, or with custom_config[BUDGET_KEY]
-    minutes those that fit in them, the step time measured on a copy of the model (the
-    measuring counts against the budget, and so do the fit's own tracing and its validation
-    passes), never more than the steps planned."""
+class Planned(NamedTuple):
+    """The steps the Trainer runs: the supervised ones, and masked-token pretraining's before
+    them (training/pretraining.py; 0: none)."""
+
+    train_steps: int
+    pretrain_steps: int = 0
+
+
+def pretrain_steps_planned(run, prepared) -> int:
+    """prepared.pretrain_epochs passes over the training examples (0: no pretraining)."""
+    return pretraining.steps_for(
+        prepared.pretrain_epochs, run.custom_config["train_examples"], prepared.config.batch_size
+    )
+
+
+def fit_to_budget(run, prepared) -> Planned:
+    """The steps to train, said with the plan: run.train_steps (and with pretraining
+    config.pretrain_epochs' steps), or with custom_config[BUDGET_KEY] minutes those that fit
+    in them, the step times measured on a copy of the model (the measuring counts against the
+    budget, and so do the fit's own tracing and its validation passes), never more than
+    planned. Pretraining and training are cut by the same share."""
     config, custom = prepared.config, run.custom_config
     examples, planned = custom["train_examples"], run.train_steps
-    steps = planned
+    pretrain_planned = pretrain_steps_planned(run, prepared)
+    steps, pretrain_steps = planned, pretrain_planned
     budget = custom[BUDGET_KEY]
     if budget and distribution.worker_count(distribution.cluster_spec()) > 1:
         # Each worker would time its own steps and could keep another number of them: the
@@ -43,12 +60,18 @@ def fit_to_budget(run, prepared) -> int:
     if budget:
         started = time.monotonic()
         step_seconds, eval_seconds, trace_seconds = measure(prepared, planned)
+        pretrain_seconds = measure_pretraining(prepared) if pretrain_planned else 0.0
         evaluations = max(1, min(config.evaluations, planned))
         validation = evaluations * max(1, run.eval_steps or 1) * eval_seconds
-        # The fit traces its own step functions (one per phase with several phases: BERT's).
-        left = budget * 60 - (time.monotonic() - started) - validation - 2 * trace_seconds
-        fitted = max(1, int(left / step_seconds))
+        # The fit traces its own step functions (one per phase with several phases: BERT's;
+        # pretraining's too).
+        traces = 3 if pretrain_planned else 2
+        left = budget * 60 - (time.monotonic() - started) - validation - traces * trace_seconds
+        # Training steps that fit, with pretraining's planned share of the time beside them.
+        per_step = step_seconds + pretrain_seconds * pretrain_planned / planned
+        fitted = max(1, int(left / per_step))
         steps = min(planned, fitted)
+        pretrain_steps = min(pretrain_planned, int(pretrain_planned * fitted / planned))
         say(
             "%s per step of %d (measured over %d steps on this machine): %s fit in "
             "--time-budget %g min, %s",
@@ -62,6 +85,16 @@ def fit_to_budget(run, prepared) -> int:
             else f"more than the {planned:,} planned: all of them",
         )
         keras.utils.set_random_seed(int(custom["seed"]))  # as if nothing was measured
+    if pretrain_planned:
+        say(
+            "pretraining: %s steps of masked-token prediction in batches of %d, %.3g epochs "
+            "of the %s training texts (labels unread)%s",
+            f"{pretrain_steps:,}",
+            config.batch_size,
+            pretrain_steps * config.batch_size / examples,
+            f"{examples:,}",
+            f", about {duration(pretrain_steps * pretrain_seconds)}" if budget else "",
+        )
     say(
         "%s steps in batches of %d, %.3g epochs of %s training examples%s",
         f"{steps:,}",
@@ -70,7 +103,26 @@ def fit_to_budget(run, prepared) -> int:
         f"{examples:,}",
         f", about {duration(steps * step_seconds + validation)} of training" if budget else "",
     )
-    return steps
+    return Planned(steps, pretrain_steps)
+
+
+def measure_pretraining(prepared) -> float:
+    """Seconds per pretraining step of a copy of the model, on the run's own batches; then
+    dropped."""
+    config = prepared.config
+    model = prepared.build(config, prepared.run.train_steps)
+    spec = prepared.pretraining(model)
+    masked = pretraining.compiled(spec, 1000, config.pretrain_learning_rate, config.weight_decay)
+    batches = iter(pretraining.masked_batches(spec.token_batches(), spec.masking))
+    times = []
+    for step in range(WARMUP_STEPS + TIMED_STEPS):
+        inputs, labels, weights = next(batches)
+        started = time.monotonic()
+        masked.train_on_batch(inputs, labels, sample_weight=weights)
+        if step >= WARMUP_STEPS:
+            times.append(time.monotonic() - started)
+    del model, masked
+    return statistics.median(times)
 
 
 def measure(prepared, train_steps: int) -> tuple:
@@ -78,8 +130,7 @@ def measure(prepared, train_steps: int) -> tuple:
     copy of the model built as training builds it (over `train_steps`), on the run's own
     batches; then dropped."""
     model = prepared.build(prepared.config, train_steps)
-    if prepared.ready_to_train is not None:
-        prepared.ready_to_train(model)
+    prepared.ready_to_train(model)
     # A step on input shapes not seen before traces (and with XLA compiles) the step function:
     # it is not timed. Length-grouped batches (BERT) come in a few shapes.
     batches, seen, times, trace_seconds = iter(prepared.train), set(), [], 0.0

@@ -10,8 +10,8 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module import quiet_shutdown
-from trainer_module.training import backup, distribution, plan, wide_path
-from trainer_module.training.history import fit_with_evaluations, throughput, write_history
+from trainer_module.training import backup, distribution, plan, pretraining
+from trainer_module.training.history import throughput, write_history
 from trainer_module.training.inputs import Prepared, TrainerRun
 from trainer_module.training.precision import precision_policy
 
@@ -89,46 +89,38 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
 
 
 def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prepared]):
-    """Every family's train-and-export: what `prepare` returns (the run with its examples
-    counted and its steps), the plan (with a time budget, the steps that fit it:
-    training/plan.py), the model built over those steps and fitted (prepared.fit, else
-    fit_with_evaluations), then with a wide path its training and the combination
-    (training/wide_path.py), history.json written, and the model exported."""
+    """Every family's train-and-export: what `prepare` returns (inputs.Prepared: the run with
+    its examples counted and its steps), the plan (with a time budget, the steps that fit it:
+    training/plan.py), the model built over those steps and fitted (after masked-token
+    pretraining when the family offers it and the config asks for it:
+    training/pretraining.py), what trains after it (the text classifiers' wide path and
+    combination: training/wide_path.py), history.json written, and the model exported."""
     prepared = prepare(trainer_run)
     config = prepared.config
-    trainer_run = prepared.run.replace(train_steps=plan.fit_to_budget(prepared.run, prepared))
+    planned = plan.fit_to_budget(prepared.run, prepared)
+    trainer_run = prepared.run.replace(train_steps=planned.train_steps)
     model = prepared.build(config, trainer_run.train_steps)
     plan.describe_schedule(model, trainer_run.train_steps)
-    if prepared.fit is not None:
-        fitted = prepared.fit(model, trainer_run)
-    else:
-        fitted = fit_with_evaluations(
-            model,
-            prepared.train,
-            prepared.evaluation,
-            trainer_run,
-            config.evaluations,
+
+    def pretrain() -> dict:
+        return pretraining.pretrain(
+            prepared.pretraining(model),
+            planned.pretrain_steps,
             config.batch_size,
-            average_last=prepared.average_last,
+            config.pretrain_learning_rate,
+            config.weight_decay,
         )
-    paths = {}
-    if getattr(config, "ngram_buckets", 0):  # the text families' WidePathConfig
-        paths = wide_path.train_and_combine(
-            model,
-            config,
-            prepared.datasets,
-            prepared.evaluation,
-            trainer_run.eval_steps,
-            trainer_run.custom_config["train_examples"],
-            prepared.ngram_ratios,
-        )
+
+    fitted = prepared.fit(model, trainer_run, pretrain if planned.pretrain_steps else None)
+    paths = prepared.after_fit(model, trainer_run)
     write_history(
         trainer_run.model_run_dir,
         config.to_dict(),
         fitted.history,
         paths=paths or None,
         learning_rate=plan.schedule_as_trained(model),
-        **(prepared.describe(model) if prepared.describe else {}),
+        pretraining=fitted.pretraining,
+        **prepared.describe(model),
         **throughput(
             fitted.fit_seconds,
             trainer_run,

@@ -8,9 +8,10 @@ The slice is chosen by a hash of each review's first n-gram ids (preprocessing/n
 `holdout_percent` of the training split; Transform's naive-Bayes counts leave it out too.
 """
 
+import dataclasses
 import math
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import keras
 import numpy as np
@@ -19,7 +20,7 @@ from absl import logging
 
 from trainer_module.layers.ngram import NgramLogit
 from trainer_module.preprocessing.ngrams import held_out, ngram_ratios
-from trainer_module.training.inputs import make_dataset
+from trainer_module.training.inputs import Prepared, make_dataset
 from trainer_module.training.progress import Progress
 
 # Fewer held-out reviews than this fit no combination: the paths' logits are summed.
@@ -29,31 +30,76 @@ MIN_HOLDOUT = 100
 MIN_STEPS = 200
 
 
-def text_classifier_data(run, tf_transform_output, model_inputs, config) -> tuple:
-    """What both text families train on: (datasets, train, evaluation, ngram_ratios).
-    `datasets(shuffle, epochs=None, files=the training files)` makes batches of
-    (model_inputs(features), one-hot labels); `train` leaves out the slice the combination is
-    fitted on when the config holds one out (holds_out); the ratios are Transform's where the
-    config has an n-gram path, else None."""
+def batches(run, tf_transform_output, model_inputs, config, shuffle, epochs=None, files=None):
+    """Batches of (model_inputs(features), one-hot labels) of `files` (default: the training
+    split), shuffled and repeated (`shuffle`), or `epochs` passes."""
+    return make_dataset(
+        run,
+        run.train_files if files is None else files,
+        tf_transform_output,
+        model_inputs,
+        config.batch_size,
+        config.num_classes,
+        shuffle,
+        epochs,
+    )
 
-    def datasets(shuffle, epochs=None, files=run.train_files):
-        return make_dataset(
-            run,
-            files,
-            tf_transform_output,
-            model_inputs,
-            config.batch_size,
-            config.num_classes,
-            shuffle,
-            epochs,
+
+@dataclasses.dataclass(frozen=True)
+class TextClassifierPrepared(Prepared):
+    """What both text families prepare (`create`): the deep path's training batches leave out
+    the slice the combination is fitted on when the config holds one out (holds_out); with an
+    n-gram path, Transform's ratios, and after the deep path's fit the wide path's training and
+    the combination (`after_fit`: train_and_combine)."""
+
+    model_inputs: Callable[[dict], Any]  # Transform's features -> the model's inputs
+    ngram_ratios: Optional[np.ndarray]  # the wide path's (preprocessing/ngrams.py), or None
+
+    @classmethod
+    def create(cls, run, config, tf_transform_output, model_inputs, **fields):
+        train = batches(run, tf_transform_output, model_inputs, config, True)
+        evaluation = batches(
+            run, tf_transform_output, model_inputs, config, False, files=run.eval_files
+        )
+        ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
+        if holds_out(config, run.custom_config["train_examples"]):
+            # The deep path trains outside the held-out slice.
+            train = split(train, config.holdout_percent, config.batch_size, holdout=False)
+        return cls(
+            run=run,
+            config=config,
+            tf_transform_output=tf_transform_output,
+            train=train,
+            evaluation=evaluation,
+            model_inputs=model_inputs,
+            ngram_ratios=ratios,
+            **fields,
         )
 
-    train, evaluation = datasets(True), datasets(False, files=run.eval_files)
-    ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
-    if holds_out(config, run.custom_config["train_examples"]):
-        # The deep path trains outside the held-out slice.
-        train = split(train, config.holdout_percent, config.batch_size, holdout=False)
-    return datasets, train, evaluation, ratios
+    def datasets(self, shuffle: bool, epochs: Optional[int] = None, files=None):
+        """Batches of the training split (`files`: others), unsplit (`batches`)."""
+        return batches(
+            self.run,
+            self.tf_transform_output,
+            self.model_inputs,
+            self.config,
+            shuffle,
+            epochs,
+            files,
+        )
+
+    def after_fit(self, model, run) -> dict:
+        if not self.config.ngram_buckets:
+            return {}
+        return train_and_combine(
+            model,
+            self.config,
+            self.datasets,
+            self.evaluation,
+            run.eval_steps,
+            run.custom_config["train_examples"],
+            self.ngram_ratios,
+        )
 
 
 def holds_out(config, train_examples: int) -> bool:

@@ -1,6 +1,8 @@
 """The encoder-decoder translator's run over Transform's output (prepare), and the Trainer's
 and the Tuner's entry points: training/run_fn.py fits and exports what prepare returns."""
 
+import dataclasses
+
 import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
@@ -74,22 +76,31 @@ def make_dataset(
     return dataset if shuffle else without_autotuning(dataset)
 
 
-def prepare(run: TrainerRun) -> Prepared:
+@dataclasses.dataclass(frozen=True)
+class TranslatorPrepared(Prepared):
+    objective = "val_token_accuracy"
+
+    def build(self, config, train_steps):
+        return build_model(config, train_steps)
+
+    @property
+    def average_last(self) -> int:
+        return self.config.average_last
+
+    def export(self, model, serving_model_dir):
+        export(model, self.tf_transform_output, serving_model_dir)
+
+
+def prepare(run: TrainerRun) -> TranslatorPrepared:
     config, tf_transform_output, run = start_run(run, FAMILY)
     config = config.replace(**vocabulary_sizes(tf_transform_output))
     logging.info("Translator config %s", config)
-    train = make_dataset(run, run.train_files, tf_transform_output, config.batch_size, True)
-    evaluation = make_dataset(run, run.eval_files, tf_transform_output, config.batch_size, False)
-    return Prepared(
-        run,
-        config,
-        tf_transform_output,
-        train,
-        evaluation,
-        build=build_model,  # (config, train_steps)
-        objective="val_token_accuracy",
-        export=lambda model, folder: export(model, tf_transform_output, folder),
-        average_last=config.average_last,
+    return TranslatorPrepared(
+        run=run,
+        config=config,
+        tf_transform_output=tf_transform_output,
+        train=make_dataset(run, run.train_files, tf_transform_output, config.batch_size, True),
+        evaluation=make_dataset(run, run.eval_files, tf_transform_output, config.batch_size, False),
     )
 
 

@@ -6,6 +6,9 @@ a horizontal flip, and mixup or CutMix of whole batches) happens here, on traini
 Transform runs once, so there it would freeze one crop per image.
 """
 
+import dataclasses
+from typing import Sequence
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -110,7 +113,25 @@ def whitening_sample(run: TrainerRun, tf_transform_output: tft.TFTransformOutput
     return np.concatenate(images)[:WHITENING_IMAGES]
 
 
-def prepare(run: TrainerRun) -> Prepared:
+@dataclasses.dataclass(frozen=True)
+class VitPrepared(Prepared):
+    class_names: Sequence[str]  # Transform's, in label order
+
+    def build(self, config: VitConfig, train_steps: int) -> keras.Model:
+        model = build_model(config, train_steps)
+        if config.whitening_kernel:
+            model.whiten(whitening_sample(self.run, self.tf_transform_output))
+        return model
+
+    def describe(self, model: keras.Model) -> dict:
+        logging.info("ViT parameters: %d", model.count_params())
+        return {"class_names": list(self.class_names), "parameters": model.count_params()}
+
+    def export(self, model, serving_model_dir):
+        export(model, self.tf_transform_output, serving_model_dir, self.class_names)
+
+
+def prepare(run: TrainerRun) -> VitPrepared:
     config, tf_transform_output, run = start_run(run, FAMILY)
     names = class_names(tf_transform_output)
     config = config.replace(num_classes=len(names))
@@ -120,27 +141,13 @@ def prepare(run: TrainerRun) -> Prepared:
         image_dataset(run, files, tf_transform_output, config, len(names), training, seed)
         for files, training in ((run.train_files, True), (run.eval_files, False))
     )
-
-    def build(config: VitConfig, train_steps: int) -> keras.Model:
-        model = build_model(config, train_steps)
-        if config.whitening_kernel:
-            model.whiten(whitening_sample(run, tf_transform_output))
-        return model
-
-    def describe(model: keras.Model) -> dict:
-        logging.info("ViT parameters: %d", model.count_params())
-        return {"class_names": names, "parameters": model.count_params()}
-
-    return Prepared(
-        run,
-        config,
-        tf_transform_output,
-        train,
-        evaluation,
-        build=build,
-        objective="val_accuracy",
-        export=lambda model, folder: export(model, tf_transform_output, folder, names),
-        describe=describe,
+    return VitPrepared(
+        run=run,
+        config=config,
+        tf_transform_output=tf_transform_output,
+        train=train,
+        evaluation=evaluation,
+        class_names=names,
     )
 
 
