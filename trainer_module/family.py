@@ -6,7 +6,7 @@ family's declarations cheaply (trainer_module/families.py lists them by name).
 """
 
 import dataclasses
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence, Tuple
 
 # The learning rate after warmup (training/schedules.py: warmup_then): 1/sqrt(step) (Vaswani et
 # al.), or linear or cosine to zero at the last step.
@@ -21,6 +21,12 @@ def check_decay(decay: str) -> None:
 class PresetConfig:
     """Mixed into each family's frozen dataclass config: overrides that refuse unknown names,
     and plain-dict round trips (Keras get_config, history.json, the Trainer's custom_config)."""
+
+    # What the type checker knows of every family's config: a dataclass's, with a batch size
+    # (per replica) and validation passes.
+    __dataclass_fields__: ClassVar[dict]
+    batch_size: int
+    evaluations: int
 
     def replace(self, **overrides: Any):
         """A copy with `overrides` applied; unknown names are an error, not silently ignored."""
@@ -170,7 +176,7 @@ class ModelFamily:
     presets: Mapping[str, PresetConfig]
     default_preset: str
     # config -> what the family's preprocessing_fn reads from Transform's custom_config.
-    transform_config: Callable[[PresetConfig], dict]
+    transform_config: Callable[[Any], dict]  # the family's config -> Transform's custom_config
     preprocessing_fn: str
     run_fn: str
     tuner_fn: Optional[str] = None  # None: the family cannot be tuned

@@ -12,7 +12,7 @@ and the cloud's component containers keep Python's hook: their exit lines go to 
 
 import sys
 
-_INSTALLED = []
+_INSTALLED: list = []
 
 
 def install() -> None:

@@ -1,6 +1,8 @@
 """A pretrained BERT backbone with a classification head (token ids in, class logits out), and
 optionally the wide n-gram path (NBSVM) whose logit is combined with BERT's."""
 
+from typing import Optional
+
 import keras
 import numpy as np
 from keras import ops
@@ -115,7 +117,7 @@ class BertClassifier(WideAndDeep, keras.Model):
         return {v.path: decay**depth for layer, depth in layers for v in layer.weights}
 
 
-def build_model(config: BertConfig, ngram_ratios: np.ndarray = None) -> BertClassifier:
+def build_model(config: BertConfig, ngram_ratios: Optional[np.ndarray] = None) -> BertClassifier:
     """The classifier over `config.backbone_preset`'s pretrained backbone, built; with
     config.ngram_buckets, `ngram_ratios` (Transform's, preprocessing/ngrams.py) set the wide
     path's naive-Bayes ratios."""
@@ -133,7 +135,7 @@ def build_model(config: BertConfig, ngram_ratios: np.ndarray = None) -> BertClas
     model = BertClassifier(backbone, config)
     model(example_inputs(config))  # build the weights
     if config.ngram_buckets:
-        if ngram_ratios is None:
+        if ngram_ratios is None or model.ngram_logit is None:
             raise ValueError("ngram_buckets needs Transform's n-gram ratios")
         model.ngram_logit.set_ratios(ngram_ratios)
     return model

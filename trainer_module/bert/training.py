@@ -144,7 +144,7 @@ def padded_lengths(batches, config: BertConfig) -> dict:
     the training reviews to (config.sequence_length for each without length_multiple), counted
     over one pass of `batches`, for the benchmarks' FLOP count."""
     multiple = config.length_multiple or config.sequence_length
-    counts = collections.Counter()
+    counts: collections.Counter = collections.Counter()
     for inputs, _ in batches:
         pieces = review_pieces(inputs).numpy()
         counts.update(np.minimum(-(-pieces // multiple) * multiple, config.sequence_length))
@@ -155,7 +155,8 @@ def padded_lengths(batches, config: BertConfig) -> dict:
 def fit_phases(model, config: BertConfig, train, evaluation, run: TrainerRun) -> Fitted:
     """The phases (`phases`), each compiled with its own optimizer, backed up after each
     validation pass (a finished phase restores as done: training/backup.py)."""
-    history, started, resumed_from_step = {}, time.perf_counter(), 0
+    history: dict[str, list] = {}
+    started, resumed_from_step = time.perf_counter(), 0
     for name, steps, learning_rate, evaluations in phases(config, run.train_steps):
         compile_phase(model, config, name, learning_rate)
         intervals = max(1, evaluations)  # Keras "epochs": a backup after each

@@ -1,6 +1,8 @@
 """A from-scratch Transformer encoder classifier (token ids in, class logits out), with an
 optional wide path over hashed word n-grams (NBSVM) whose logit is combined with the encoder's."""
 
+from typing import Optional
+
 import keras
 import numpy as np
 from keras import ops
@@ -119,7 +121,7 @@ class TextEncoderClassifier(WideAndDeep, keras.Model):
 
 
 def build_model(
-    config: TextEncoderConfig, train_steps: int, ngram_ratios: np.ndarray = None
+    config: TextEncoderConfig, train_steps: int, ngram_ratios: Optional[np.ndarray] = None
 ) -> keras.Model:
     """The classifier, built and compiled with its training recipe: AdamW after a linear
     warmup with config.decay over train_steps, cross-entropy on one-hot labels (of the encoder
@@ -142,7 +144,7 @@ def build_model(
     )
     model(example_inputs(config))  # build the weights
     if config.ngram_buckets:
-        if ngram_ratios is None:
+        if ngram_ratios is None or model.ngram_logit is None:
             raise ValueError("ngram_buckets needs Transform's n-gram ratios")
         model.ngram_logit.set_ratios(ngram_ratios)
         model.paths = True  # trains the encoder on its own loss, reports each path

@@ -61,17 +61,20 @@ class AverageLast(keras.callbacks.Callback):
     def _write(self, interval: int) -> None:
         """Writes the snapshot (through a temporary name, so a kill leaves no half file) and
         removes the ones the average no longer needs."""
-        tf.io.gfile.makedirs(self.directory)
+        directory = self.directory
+        if directory is None:
+            return
+        tf.io.gfile.makedirs(directory)
         buffer = io.BytesIO()
         np.savez(buffer, **{f"w{i}": w for i, w in enumerate(self.snapshots[interval])})
-        path = _path(self.directory, interval)
+        path = _path(directory, interval)
         with tf.io.gfile.GFile(path + ".tmp", "wb") as f:
             f.write(buffer.getvalue())
         tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
-        for name in tf.io.gfile.listdir(self.directory):
+        for name in tf.io.gfile.listdir(directory):
             if name.startswith("interval-") and name.endswith(".npz"):
                 if int(name[len("interval-") : -len(".npz")]) <= interval - self.k:
-                    tf.io.gfile.remove(os.path.join(self.directory, name))
+                    tf.io.gfile.remove(os.path.join(directory, name))
 
     def on_train_end(self, logs=None):
         if len(self.snapshots) < 2:

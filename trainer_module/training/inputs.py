@@ -129,14 +129,14 @@ class TrainerRun:
 
     train_files: Sequence[str]
     eval_files: Sequence[str]
-    transform_output: Optional[str]  # Transform's output folder
-    transform_graph_path: Optional[str]
-    serving_model_dir: Optional[str]
-    model_run_dir: Optional[str]
-    working_dir: Optional[str]
+    transform_output: str  # Transform's output folder
+    transform_graph_path: str
+    serving_model_dir: str  # "": none (the Tuner's)
+    model_run_dir: str  # "": none (the Tuner's)
+    working_dir: str
     data_accessor: Any  # TFX's DataAccessor (run_fn.run shards it by worker)
-    train_steps: Optional[int]  # None until start_run resolves epochs into steps
-    eval_steps: Optional[int]
+    train_steps: int  # 0 until start_run resolves epochs into steps
+    eval_steps: int  # 0: not given (one validation batch)
     custom_config: Mapping[str, Any]  # TrainerOptions' keys, and what run_fn.run adds
     hyperparameters: Optional[Mapping[str, Any]] = None  # the Tuner's best values
     base_model: Optional[str] = None  # the model to warm-start from (training/warm_start.py)
@@ -146,8 +146,16 @@ class TrainerRun:
         """The record of `fn_args` (a record already is one)."""
         if isinstance(fn_args, cls):
             return fn_args
-        values = {f.name: getattr(fn_args, f.name, None) for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {
+            f.name: getattr(fn_args, f.name, None) for f in dataclasses.fields(cls)
+        }
         values["custom_config"] = dict(fn_args.custom_config or {})
+        for name in ("transform_output", "transform_graph_path", "serving_model_dir"):
+            values[name] = values[name] or ""
+        for name in ("model_run_dir", "working_dir"):
+            values[name] = values[name] or ""
+        for name in ("train_steps", "eval_steps"):
+            values[name] = int(values[name] or 0)
         return cls(**values)
 
     def replace(self, **changes) -> "TrainerRun":

@@ -89,7 +89,7 @@ class TextClassifierPrepared(Prepared):
         )
 
     def after_fit(self, model, run) -> dict:
-        if not self.config.ngram_buckets:
+        if self.ngram_ratios is None:  # no n-gram path (create reads them when there is one)
             return {}
         return train_and_combine(
             model,

@@ -100,7 +100,7 @@ def make_generate(
 
         return tf.cond(rows <= jit_compile_max_batch, compiled_search, lambda: search(source_ids))
 
-    generate.compiled_search = compiled  # traced once per bucket (called eagerly)
+    generate.compiled_search = compiled  # type: ignore[attr-defined]  # traced once per bucket
     return generate
 
 

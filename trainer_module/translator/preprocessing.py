@@ -126,8 +126,8 @@ def _word_ids(source: tf.Tensor, target: tf.Tensor, custom_config: Mapping[str, 
     """((source word ids, target word ids), (source words, target words)) with top-k word
     vocabularies."""
     source_tokens, target_tokens = tokenize(source), tokenize(target)
-    min_frequency = int(custom_config["min_frequency"])
-    min_frequency = min_frequency if min_frequency > 1 else None  # 1 keeps every word
+    given = int(custom_config["min_frequency"])
+    min_frequency = given if given > 1 else None  # 1 keeps every word
     if custom_config.get("shared_vocabulary"):
         source_vocabulary = target_vocabulary = tft.vocabulary(
             tf.concat([source_tokens, target_tokens], axis=0),

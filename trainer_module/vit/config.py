@@ -2,7 +2,7 @@
 (pure data: no TensorFlow, no Keras)."""
 
 import dataclasses
-from typing import Mapping
+from typing import Any, Mapping
 
 from trainer_module.family import PresetConfig, default_search_space
 
@@ -147,7 +147,7 @@ class VitConfig(PresetConfig):
 # The pooled hybrid's network and what its two recipes share (the `hybrid` presets below): a
 # frozen 2x2 whitening convolution, three conv-pool stages of 64, 128 and 256 channels (3x3 = 9
 # tokens of 256), two Transformer blocks, airbench's label smoothing, flip test-time views.
-POOLED_HYBRID = dict(
+POOLED_HYBRID: dict[str, Any] = dict(
     tokenizer="hybrid",
     conv_layers=3,
     conv_filters=64,

@@ -235,7 +235,11 @@ def whitening_kernel(images: np.ndarray, size: int, eps: float = 5e-4) -> np.nda
     covariance, count = np.zeros((dims, dims)), 0
     for chunk in np.array_split(images, max(1, len(images) // 256)):
         # (n, H', W', C, size, size) -> rows in the kernel's (row, column, channel) order
-        windows = np.lib.stride_tricks.sliding_window_view(chunk, (size, size), axis=(1, 2))
+        windows = np.lib.stride_tricks.sliding_window_view(
+            chunk,
+            (size, size),
+            axis=(1, 2),  # type: ignore[call-overload]  # numpy's stubs
+        )
         patches = windows.transpose(0, 1, 2, 4, 5, 3).reshape(-1, dims)
         covariance += patches.T @ patches
         count += len(patches)

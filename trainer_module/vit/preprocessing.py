@@ -63,7 +63,7 @@ def preprocessing_fn(inputs, custom_config):
 def class_names(tf_transform_output: tft.TFTransformOutput) -> list:
     """The class names by label, from the vocabulary Transform wrote; raises if a label has two
     names or a label between 0 and the largest is missing."""
-    names = {}
+    names: dict[int, str] = {}
     for entry in tf_transform_output.vocabulary_by_name(CLASS_VOCABULARY):
         label, name = entry.decode("utf-8").split(":", 1)
         if names.setdefault(int(label), name) != name:
