@@ -140,6 +140,8 @@ def cost_plan(run: ResolvedRun, settings) -> dict:
         "epochs": settings.custom_config.get("epochs"),
         "time_budget_minutes": options.time_budget,
         "tuner_trials": options.tuner_trials if options.tune else 0,
+        # The text encoder's masked-token pretraining (trainer_module/family.py).
+        "pretrain_epochs": getattr(run.model_config, "pretrain_epochs", 0.0),
         "spans": options.spans,
         "rows": measured_speeds(run.task.name, run.family.name, run.preset),
     }

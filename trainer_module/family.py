@@ -52,12 +52,20 @@ class PretrainingConfig:
     own text before the supervised phase (trainer_module/training/pretraining.py)."""
 
     pretrain_epochs: float = 0.0  # passes over the training texts; 0: no pretraining
+    # "masked": predict masked tokens (BERT); "replaced": tell replaced tokens (ELECTRA, with a
+    # Zipf sampler for its generator), cheaper per step (no softmax over the vocabulary).
+    pretrain_objective: str = "masked"
     pretrain_learning_rate: float = 1e-3  # AdamW's peak, 10% warmup then linear to zero
-    mask_rate: float = 0.15  # share of each text's tokens predicted (BERT's)
+    mask_rate: float = 0.15  # share of each text's tokens masked or replaced (BERT's)
 
     def check_pretraining(self) -> None:
         if self.pretrain_epochs < 0:
             raise ValueError(f"pretrain_epochs must be 0 or more, not {self.pretrain_epochs}")
+        if self.pretrain_objective not in ("masked", "replaced"):
+            raise ValueError(
+                f"pretrain_objective must be 'masked' or 'replaced', not "
+                f"{self.pretrain_objective!r}"
+            )
         if not 0 < self.mask_rate < 1:
             raise ValueError(f"mask_rate must be between 0 and 1, not {self.mask_rate}")
 

@@ -35,8 +35,8 @@ def CostEstimate(
     plan: Parameter[str],
 ) -> None:
     """`plan` (pipeline/factory.py: cost_plan): batch_size, train_steps or epochs,
-    time_budget_minutes, tuner_trials, spans, and the measured speeds of the run's family and
-    preset (`rows`)."""
+    time_budget_minutes, tuner_trials, pretrain_epochs, spans, and the measured speeds of the
+    run's family and preset (`rows`)."""
     import tensorflow as tf
 
     settings = json.loads(plan)
@@ -52,11 +52,7 @@ def CostEstimate(
         gpus=len(tf.config.list_physical_devices("GPU")),
         time_budget_minutes=settings.get("time_budget_minutes"),
     )
-    lines = estimate.describe(projected, settings.get("time_budget_minutes"))
-    if settings.get("spans", 1) > 1:
-        lines[0] += f" in the newest span; the window's other {settings['spans'] - 1} add theirs"
-    if settings.get("tuner_trials"):
-        lines.append(f"the Tuner's {settings['tuner_trials']} trials come first, not projected")
+    lines = estimate.plan_lines(projected, settings)
     for line in lines:
         logging.getLogger(LOGGER).info("plan: %s", line)
     cost.set_string_custom_property(ESTIMATE_PROPERTY, json.dumps(projected.as_dict()))

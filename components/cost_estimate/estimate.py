@@ -15,6 +15,7 @@ times as fast), so nothing is scaled by them.
 
 import dataclasses
 import json
+import math
 import os
 from typing import Optional, Sequence
 
@@ -112,6 +113,25 @@ def describe(estimate: Estimate, time_budget_minutes: Optional[float] = None) ->
             f"about {_minutes(estimate.projected_minutes)} on this machine, "
             f"{_minutes(estimate.training_minutes)} of it training ({estimate.basis}); {cap}"
         )
+    return lines
+
+
+def plan_lines(estimate: Estimate, settings: dict) -> list:
+    """`describe`'s lines, and what the projection leaves out of the run's `settings`
+    (CostEstimate's plan): the older spans of a window, masked-token pretraining, the Tuner."""
+    lines = describe(estimate, settings.get("time_budget_minutes"))
+    if settings.get("spans", 1) > 1:
+        lines[0] += f" in the newest span; the window's other {settings['spans'] - 1} add theirs"
+    if settings.get("pretrain_epochs"):
+        steps = math.ceil(
+            settings["pretrain_epochs"] * estimate.train_examples / estimate.batch_size
+        )
+        lines.append(
+            f"masked-token pretraining comes first: {steps:,} steps "
+            f"({settings['pretrain_epochs']:g} epochs of the training texts), not projected"
+        )
+    if settings.get("tuner_trials"):
+        lines.append(f"the Tuner's {settings['tuner_trials']} trials come first, not projected")
     return lines
 
 

@@ -86,3 +86,16 @@ def test_the_speeds_file_is_what_the_default_runs_results_files_give():
         import json
 
         assert json.load(f) == speeds.speeds(), "run python -m benchmarks.speeds"
+
+
+def test_the_plan_says_what_the_projection_leaves_out():
+    projected = project([row(ZEN4, 100.0, 60.0)], ZEN4)
+    lines = estimate.plan_lines(projected, {"time_budget_minutes": None})
+    assert len(lines) == 2 and lines[0].startswith("1,600 training examples, 500 steps")
+    lines = estimate.plan_lines(projected, {"spans": 3, "pretrain_epochs": 4.0, "tuner_trials": 5})
+    assert lines[0].endswith("in the newest span; the window's other 2 add theirs")
+    assert lines[2:] == [
+        "masked-token pretraining comes first: 100 steps (4 epochs of the training texts), "
+        "not projected",
+        "the Tuner's 5 trials come first, not projected",
+    ]

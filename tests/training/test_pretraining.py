@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from trainer_module.text_encoder.config import PAD_ID, PRESETS
 from trainer_module.text_encoder.model import build_model, pretraining
-from trainer_module.training.pretraining import Masking, mask_tokens, pretrain
+from trainer_module.training.pretraining import Masking, mask_tokens, pretrain, replace_tokens
 
 MASK, SPECIAL = 99, 1  # a mask id above the words; id 1 stands for a [CLS]-like special token
 
@@ -67,11 +67,28 @@ def test_a_row_of_padding_has_nothing_to_predict():
     [
         ({"rate": 0.0}, "masking rate"),
         ({"random_ids": (5, 5)}, "random_ids"),
+        ({"objective": "shuffled"}, "objective"),
     ],
 )
 def test_masking_refuses_settings_that_mask_nothing_or_draw_from_nothing(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Masking(**{"mask_id": MASK, "random_ids": (2, MASK), "special_ids": (0,), **kwargs})
+
+
+def test_replacement_changes_the_rate_of_eligible_tokens_to_mostly_frequent_words():
+    tf.random.set_seed(0)
+    ids = padded_rows(rows=2000)
+    masking = Masking(mask_id=MASK, random_ids=(2, MASK), special_ids=(PAD_ID, SPECIAL))
+    replaced, labels, weights = (x.numpy() for x in replace_tokens(ids, masking))
+    eligible = (ids != PAD_ID) & (ids != SPECIAL)
+    np.testing.assert_array_equal(weights, eligible.astype("float32"))
+    np.testing.assert_array_equal(labels, (replaced != ids).astype("float32"))
+    assert (replaced[~eligible] == ids[~eligible]).all()  # padding and specials untouched
+    assert 0.13 < labels[eligible].mean() < 0.15  # 15%, less the words drawn as themselves
+    new = replaced[labels > 0]
+    assert ((new >= 2) & (new < MASK)).all()
+    # A Zipf law over ranks: the ten most frequent ids (2..11) drawn about half the time.
+    assert 0.45 < ((new >= 2) & (new < 12)).mean() < 0.6
 
 
 def tiny_classifier(**overrides):
@@ -91,7 +108,7 @@ def corpus_batches(config, seed=0):
     token is told by the others."""
     words = np.random.default_rng(seed).integers(1, 41, size=(256, 1))
     ids = np.repeat(words, config.max_length, axis=1)
-    return lambda: tf.data.Dataset.from_tensor_slices(ids.astype("int64")).repeat().batch(16)
+    return lambda: tf.data.Dataset.from_tensor_slices(ids.astype("int64")).repeat().batch(8)
 
 
 def test_pretraining_lowers_the_masked_token_loss_and_trains_the_classifiers_own_encoder():
@@ -117,6 +134,15 @@ def test_pretraining_lowers_the_masked_token_loss_and_trains_the_classifiers_own
     os.remove(path)
     for a, b in zip(model.weights, fresh.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_replaced_token_detection_learns_to_tell_words_out_of_place():
+    tf.random.set_seed(0)
+    model = tiny_classifier(pretrain_objective="replaced", mask_rate=0.3)
+    record = pretrain(pretraining(model, corpus_batches(model.config)), 300, 16, 1e-2, 0.0)
+    # Each row repeats one word: a replacement is any other word, told from its row.
+    assert record["last_loss"] < 0.5 * record["first_loss"]
+    assert record["last_accuracy"] > 0.9
 
 
 def test_without_pretraining_the_embedding_has_no_mask_row():

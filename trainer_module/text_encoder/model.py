@@ -1,6 +1,7 @@
 """A from-scratch Transformer encoder classifier (token ids in, class logits out), with an
 optional wide path over hashed word n-grams (NBSVM) whose logit is combined with the encoder's."""
 
+import math
 from typing import Optional
 
 import keras
@@ -15,6 +16,7 @@ from trainer_module.layers import (
     masked_mean,
     position_layer,
 )
+from trainer_module.layers.configured import ConfiguredModel
 from trainer_module.layers.ngram import WideAndDeep
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
@@ -22,7 +24,7 @@ from trainer_module.training.pretraining import Masking, Pretraining
 from trainer_module.training.schedules import warmup_then
 
 
-class TextEncoderClassifier(WideAndDeep, keras.Model):
+class TextEncoderClassifier(WideAndDeep, ConfiguredModel):
     """Embedding -> positions -> N encoder blocks -> pooling -> classification head; with the
     wide path, its logit and the head's combined (layers/ngram.py: WideAndDeep).
 
@@ -45,6 +47,8 @@ class TextEncoderClassifier(WideAndDeep, keras.Model):
     >>> tuple(model(ops.convert_to_tensor([[3, 4, 0, 0, 0]])).shape)
     (1, 2)
     """
+
+    config_class = TextEncoderConfig
 
     def __init__(self, config: TextEncoderConfig, **kwargs):
         super().__init__(**kwargs)
@@ -111,14 +115,6 @@ class TextEncoderClassifier(WideAndDeep, keras.Model):
         logits = self.head(self.head_dropout(pooled, training=training))  # (B, C)
         return self.wide_and_deep(logits, inputs)
 
-    def get_config(self):
-        return {**super().get_config(), "config": self.config.to_dict()}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        return cls(TextEncoderConfig.from_dict(config.pop("config")), **config)
-
 
 def build_model(
     config: TextEncoderConfig, train_steps: int, ngram_ratios: Optional[np.ndarray] = None
@@ -172,7 +168,8 @@ def pretraining(model: TextEncoderClassifier, token_batches) -> Pretraining:
             random_ids=(PAD_ID + 1, config.mask_id),
             special_ids=(PAD_ID,),
             rate=config.mask_rate,
-            predictions=max(1, round(config.max_length * config.mask_rate * 1.2)),
+            predictions=max(1, math.ceil(config.max_length * config.mask_rate)),
+            objective=config.pretrain_objective,
         ),
         token_batches=token_batches,
         offset=1 if config.pooling == "cls" else 0,

@@ -25,6 +25,7 @@ from trainer_module.training.schedules import WarmupLinearDecay
 
 TOKEN_IDS = "token_ids"
 POSITIONS = "positions"
+OBJECTIVES = ("masked", "replaced")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Masking:
     rate: the share of each sequence's other tokens chosen.
     predictions: the most positions predicted per sequence (BERT's max_predictions_per_seq):
         the output layer runs on these only, not on every position.
+    objective: "masked" (masked-token prediction, `mask_tokens`) or "replaced" (replaced-token
+        detection, `replace_tokens`: every position is classified, none predicted).
     """
 
     mask_id: int
@@ -44,8 +47,11 @@ class Masking:
     special_ids: Sequence[int]
     rate: float = 0.15
     predictions: int = 40
+    objective: str = "masked"
 
     def __post_init__(self):
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, not {self.objective!r}")
         if not 0 < self.rate < 1:
             raise ValueError(f"the masking rate must be between 0 and 1, not {self.rate}")
         low, high = self.random_ids
@@ -91,6 +97,50 @@ def mask_tokens(token_ids: tf.Tensor, masking: Masking) -> tuple:
     return masked, positions, labels * tf.cast(used, labels.dtype), weights
 
 
+def replace_tokens(token_ids: tf.Tensor, masking: Masking) -> tuple:
+    """(B, T) ids -> (ids with some replaced (B, T), labels (B, T), weights (B, T)): ELECTRA's
+    replaced-token detection (Clark et al., 2020) with a fixed sampler in place of its
+    generator network. Each token that is not special is replaced with probability
+    masking.rate by a word drawn from a Zipf law over the vocabulary's frequency ranks (the
+    ids from random_ids[0] up are the most frequent words first, as Transform's vocabulary
+    orders them): frequent words are drawn most, so that a replacement is not told by its
+    rarity alone. Labels are 1.0 where the id differs from the original (a word drawn as
+    itself is no replacement); weights 1.0 on every token that is not special."""
+    ids = tf.convert_to_tensor(token_ids)
+    eligible = tf.ones_like(ids, dtype=tf.bool)
+    for special in masking.special_ids:
+        eligible = tf.logical_and(eligible, tf.not_equal(ids, special))
+    chosen = tf.logical_and(eligible, tf.random.uniform(tf.shape(ids)) < masking.rate)
+    low, high = masking.random_ids
+    words = high - low
+    # Log-uniform ranks: P(rank r) ~ 1 / (r + 1), r in [0, words).
+    ranks = tf.math.floor(tf.exp(tf.random.uniform(tf.shape(ids)) * math.log(words + 1.0))) - 1
+    sampled = low + tf.clip_by_value(tf.cast(ranks, ids.dtype), 0, words - 1)
+    replaced = tf.where(chosen, sampled, ids)
+    return (
+        replaced,
+        tf.cast(tf.not_equal(replaced, ids), tf.float32),
+        tf.cast(eligible, tf.float32),
+    )
+
+
+class ReplacedTokenModel(keras.Model):
+    """An encoder's replaced-token detection: each position's hidden state -> one logit (is
+    this token a replacement?). Arguments as MaskedLanguageModel's, without the embedding."""
+
+    def __init__(self, encode: Callable, layers: list, offset: int = 0, **kwargs):
+        super().__init__(**kwargs)
+        self.encode = encode
+        self.encoder_layers = list(layers)
+        self.offset = offset
+        self.detector = keras.layers.Dense(1, dtype="float32", name="rtd_logit")
+
+    def call(self, inputs, training=None):
+        hidden = self.encode(inputs[TOKEN_IDS], training=training)[:, self.offset :]  # (B, T, D)
+        return self.detector(hidden)  # (B, T, 1) float32 logits: Keras' binary losses reduce
+        # the last axis, so that each token keeps its own loss and weight
+
+
 class MaskedLanguageModel(keras.Model):
     """An encoder's masked-token predictions: the hidden state at each chosen position ->
     dense + GELU + LayerNorm (BERT's transform) -> logits over the embedding's ids, the output
@@ -129,9 +179,16 @@ class MaskedLanguageModel(keras.Model):
 
 def masked_batches(batches: tf.data.Dataset, masking: Masking) -> tf.data.Dataset:
     """Batches of (B, T) token ids -> ({token_ids, positions}, labels, weights) for Keras
-    (mask_tokens)."""
+    (mask_tokens), or for the "replaced" objective ({token_ids}, labels (B, T, 1), weights)
+    (replace_tokens)."""
 
     def masked(ids):
+        if masking.objective == "replaced":
+            ids, labels, weights = replace_tokens(ids, masking)
+            weights *= tf.cast(tf.size(weights), tf.float32) / tf.maximum(
+                tf.reduce_sum(weights), 1.0
+            )
+            return {TOKEN_IDS: ids}, labels[..., None], weights
         ids, positions, labels, weights = mask_tokens(ids, masking)
         # Keras averages the loss over every slot: weights that sum to the slots' number make
         # it the mean over the chosen tokens.
@@ -165,17 +222,28 @@ def compiled(
     learning_rate: float,
     weight_decay: float,
     warmup_fraction: float = 0.1,
-) -> MaskedLanguageModel:
-    """The MaskedLanguageModel over the encoder, compiled to train `steps` batches: AdamW, a
-    linear warmup over `warmup_fraction` of the steps, then linear decay to zero, and the
-    masked tokens' cross-entropy (the unused slots weigh nothing)."""
+) -> keras.Model:
+    """The MaskedLanguageModel (or for the "replaced" objective the ReplacedTokenModel) over
+    the encoder, compiled to train `steps` batches: AdamW, a linear warmup over
+    `warmup_fraction` of the steps, then linear decay to zero, and the masked tokens'
+    cross-entropy (the unused slots weigh nothing), or each token's binary cross-entropy."""
+    optimizer = adamw(
+        WarmupLinearDecay(learning_rate, int(steps * warmup_fraction), steps), weight_decay
+    )
+    model: keras.Model
+    if pretraining.masking.objective == "replaced":
+        model = ReplacedTokenModel(pretraining.encode, pretraining.layers, pretraining.offset)
+        model.compile(
+            optimizer=optimizer,
+            loss=keras.losses.BinaryCrossentropy(from_logits=True),
+            weighted_metrics=[keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)],
+        )
+        return model
     model = MaskedLanguageModel(
         pretraining.encode, pretraining.layers, pretraining.embeddings, pretraining.offset
     )
     model.compile(
-        optimizer=adamw(
-            WarmupLinearDecay(learning_rate, int(steps * warmup_fraction), steps), weight_decay
-        ),
+        optimizer=optimizer,
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
     )

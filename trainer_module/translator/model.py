@@ -15,13 +15,14 @@ from trainer_module.layers import (
     flat_matmul,
     position_layer,
 )
+from trainer_module.layers.configured import ConfiguredModel
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import warmup_then
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 from trainer_module.translator.config import DECODER_INPUT_IDS, PAD_ID, SOURCE_IDS, TranslatorConfig
 
 
-class Translator(keras.Model):
+class Translator(ConfiguredModel):
     """Source ids -> encoder; [START]-shifted target ids + encoder output -> decoder -> logits.
 
     Args:
@@ -38,6 +39,8 @@ class Translator(keras.Model):
     >>> tuple(model({"source_ids": ids, "decoder_input_ids": ids}).shape)
     (1, 3, 30)
     """
+
+    config_class = TranslatorConfig
 
     def __init__(self, config: TranslatorConfig, **kwargs):
         super().__init__(**kwargs)
@@ -224,14 +227,6 @@ class Translator(keras.Model):
             inputs[DECODER_INPUT_IDS], memory, source_mask, training=training
         )
         return logits
-
-    def get_config(self):
-        return {**super().get_config(), "config": self.config.to_dict()}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        return cls(TranslatorConfig.from_dict(config.pop("config")), **config)
 
 
 def build_model(config: TranslatorConfig, train_steps: int) -> keras.Model:

@@ -8,6 +8,7 @@ import numpy as np
 from keras import ops
 
 from trainer_module.layers import Dense, Dropout, EncoderStack, LearnedPositionalEmbedding
+from trainer_module.layers.configured import ConfiguredModel
 from trainer_module.training.optimizers import adamw, nesterov_sgd
 from trainer_module.training.schedules import Triangular, warmup_cosine
 from trainer_module.vit.config import VitConfig
@@ -15,7 +16,7 @@ from trainer_module.vit.config import VitConfig
 WHITENING_IMAGES = 5_000  # training images for the patch-whitening statistics (airbench's)
 
 
-class VitClassifier(keras.Model):
+class VitClassifier(ConfiguredModel):
     """Images -> tokens -> [CLS] + learned positions -> pre-norm blocks -> LayerNorm -> head.
 
     Args:
@@ -33,6 +34,8 @@ class VitClassifier(keras.Model):
     >>> tuple(model(ops.zeros((2, 16, 16, 3))).shape)
     (2, 10)
     """
+
+    config_class = VitConfig
 
     def __init__(self, config: VitConfig, **kwargs):
         super().__init__(**kwargs)
@@ -150,14 +153,6 @@ class VitClassifier(keras.Model):
         logits = self.head(self.pool(self.encode(ops.concatenate(views), training=training)[0]))
         logits = ops.reshape(logits, (len(views), -1, self.config.num_classes))
         return ops.einsum("v,vbc->bc", ops.convert_to_tensor(weights, logits.dtype), logits)
-
-    def get_config(self):
-        return {**super().get_config(), "config": self.config.to_dict()}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        return cls(VitConfig.from_dict(config.pop("config")), **config)
 
 
 def test_time_views(images, translate: bool):
