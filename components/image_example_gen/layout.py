@@ -18,6 +18,7 @@ from typing import List
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components.data_error import DataError
 from components.seeded_split import SPLIT_NAMES, hash_split_config
 
 BINARY = "cifar10_binary"
@@ -32,8 +33,8 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 PICKLE_NAMES = ("data_batch_1", "batches.meta", "cifar-10-python.tar.gz", "cifar-10-batches-py")
 
 
-class ImageDataError(ValueError):
-    """Image data that cannot be read as it is; the message names the file and the problem."""
+class ImageDataError(DataError):
+    """Image data that cannot be read as it is (components/data_error.py)."""
 
 
 @dataclasses.dataclass(frozen=True)

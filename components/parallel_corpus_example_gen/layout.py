@@ -8,6 +8,7 @@ from typing import Dict, List
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components.data_error import DataError
 from components.seeded_split import SPLIT_NAMES, hash_split_config
 
 PARALLEL = "parallel"
@@ -16,8 +17,8 @@ TSV_SUFFIXES = (".tsv", ".txt")
 IGNORED_PREFIXES = ("_", ".", "README")  # e.g. the `_about.txt` beside Anki's `spa.txt`
 
 
-class CorpusDataError(ValueError):
-    """Corpus files that cannot be read as they are; the message names the file and the problem."""
+class CorpusDataError(DataError):
+    """Corpus files that cannot be read as they are (components/data_error.py)."""
 
 
 @dataclasses.dataclass(frozen=True)

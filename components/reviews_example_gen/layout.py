@@ -6,14 +6,15 @@ import os
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components.data_error import DataError
 from components.seeded_split import hash_split_config
 
 ACLIMDB = "aclimdb"
 CSV = "csv"
 
 
-class ReviewDataError(ValueError):
-    """Review data that cannot be read as it is; the message names the file and the problem."""
+class ReviewDataError(DataError):
+    """Review data that cannot be read as it is (components/data_error.py)."""
 
 
 @dataclasses.dataclass(frozen=True)

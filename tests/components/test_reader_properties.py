@@ -155,3 +155,13 @@ def test_bytes_that_are_not_utf8_name_the_line(lines):
     path = written(b"\n".join(lines), "pairs.tsv")
     with pytest.raises(CorpusDataError, match=r"not valid UTF-8 at line \d"):
         list(itertools.islice(read_tsv(path), 5))
+
+
+def test_every_dataset_example_gen_raises_one_catchable_data_error():
+    from components.data_error import DataError
+    from components.image_example_gen.layout import ImageDataError
+    from components.parallel_corpus_example_gen.layout import CorpusDataError
+    from components.reviews_example_gen.layout import ReviewDataError
+
+    for error in (ImageDataError, CorpusDataError, ReviewDataError):
+        assert issubclass(error, DataError) and issubclass(error, ValueError)
