@@ -250,6 +250,14 @@ def ngram_anchor(data: dict, c: float = 0.1) -> dict:
     }
 
 
+def pretraining_cell(result: dict) -> str:
+    """A recipe's pretraining, as the results table shows it ("" without)."""
+    record = result.get("pretraining")
+    if not record:
+        return ""
+    return f"{record['steps']}, {record['seconds'] / 60:.1f}, {record.get('last_accuracy')}"
+
+
 def main(argv=None) -> None:
     recipes.main(
         __doc__,
@@ -260,6 +268,7 @@ def main(argv=None) -> None:
         load=load,
         run=run,
         anchor=ngram_anchor,
+        columns=(("pretraining: steps, minutes, last accuracy", pretraining_cell),),
         argv=argv,
     )
 

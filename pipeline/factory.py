@@ -50,26 +50,26 @@ def data_components(
     run: ResolvedRun, data_dir, lineage_resolvers: bool = True, cost: Optional[dict] = None
 ) -> dict:
     """The data half of the pipeline, up to and including Transform, by role, in order:
-    example_gen, with `options.spans` above 1 window_example_gen (the training window),
+    example_gen, with `run.spans` above 1 window_example_gen (the training window),
     statistics_gen, schema_gen (or ImportSchemaGen), example_validator, with
     `lineage_resolvers` and a task that checks drift baseline_statistics (a resolver) and
     distribution_validator, then anomalies_gate, with `cost` (cost_plan) cost_estimate, and
     transform. benchmarks/scaling.py runs it alone."""
-    task, family, options = run.task, run.family, run.options
+    task, family = run.task, run.family
     # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits.
     example_gen = task.example_gen(data_dir, **run.reading)
     training_reader, window = example_gen, {}
-    if options.spans > 1:
+    if run.spans > 1:
         # The training window: the newest span and the ones before it, read the same way.
-        training_reader = task.example_gen(data_dir, **run.reading, spans=options.spans).with_id(
+        training_reader = task.example_gen(data_dir, **run.reading, spans=run.spans).with_id(
             example_gen.id + WINDOW
         )
         window = {"window_example_gen": training_reader}
     # Computes statistics over both splits.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
     # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
-    if options.schema:
-        schema_gen = ImportSchemaGen(schema_file=options.schema)
+    if run.schema:
+        schema_gen = ImportSchemaGen(schema_file=run.schema)
     else:
         schema_gen = SchemaGen(
             statistics=statistics_gen.outputs["statistics"], infer_feature_shape=True
@@ -133,16 +133,15 @@ def data_components(
 def cost_plan(run: ResolvedRun, settings) -> dict:
     """CostEstimate's parameter: what the Trainer will be given, and the measured speeds of
     the run's family and preset (components/cost_estimate/measured_speeds.json)."""
-    options = run.options
     return {
         "batch_size": run.model_config.batch_size,
         "train_steps": settings.train_steps,
         "epochs": settings.custom_config.get("epochs"),
-        "time_budget_minutes": options.time_budget,
-        "tuner_trials": options.tuner_trials if options.tune else 0,
+        "time_budget_minutes": run.time_budget,
+        "tuner_trials": run.tuner_trials,
         # The text encoder's masked-token pretraining (trainer_module/family.py).
         "pretrain_epochs": getattr(run.model_config, "pretrain_epochs", 0.0),
-        "spans": options.spans,
+        "spans": run.spans,
         "rows": measured_speeds(run.task.name, run.family.name, run.preset),
     }
 
@@ -183,7 +182,7 @@ def create_pipeline(
     the custom_config of TFX's Google Cloud extension: pipeline/cloud.py) runs the Trainer and
     Tuner as Vertex AI training jobs. With `runtime_parameters`, the train and eval arguments
     are the pipeline's runtime parameters `train_args` and `eval_args` (JSON), defaulting to
-    the steps in `options`, and the data folder is the runtime parameter `data_dir`.
+    the run's steps, and the data folder is the runtime parameter `data_dir`.
     Nothing here reads the data: the ExampleGen finds its layout when it runs. With
     `lineage_resolvers`, two resolvers that follow MLMD lineage (components/resolvers/) give
     DistributionValidator the champion's data's statistics to compare with (a drifted span
@@ -200,7 +199,7 @@ def create_pipeline(
     runs: the projection is this machine's), CostEstimate says the run's steps and projected
     minutes before Transform starts.
     """
-    task, family, options = run.task, run.family, run.options
+    task, family = run.task, run.family
     settings = run.trainer_settings(data_dir)
     train_args = trainer_pb2.TrainArgs(num_steps=settings.train_steps)
     eval_args = trainer_pb2.EvalArgs(num_steps=settings.eval_steps)
@@ -241,7 +240,7 @@ def create_pipeline(
     )
     tuner_components = []
     hyperparameters = None
-    if options.tune:
+    if run.tuner_trials:
         # Searches the family's space (layers, width, learning rate...); writes the best values.
         tuner = tuner_class(
             tuner_fn=family.tuner_fn,
@@ -252,7 +251,7 @@ def create_pipeline(
             eval_args=eval_args,
             custom_config={
                 **training_config,
-                "trials": options.tuner_trials,
+                "trials": run.tuner_trials,
                 **vertex_training.get("tuner", {}),
             },
         )
@@ -284,7 +283,7 @@ def create_pipeline(
         )
     elif baseline == "champion":
         model_resolver = ChampionModel(
-            model_name=options.name,
+            model_name=run.name,
             registry=registry_config or "",
             serving_model_dir=serving_model_dir,
         )
@@ -336,7 +335,7 @@ def create_pipeline(
         "baseline_model": model_resolver.outputs["model"],
     }
     # Without a pipeline context (compiled jobs), the registry and the report are told.
-    identity = {"pipeline_name": options.name, "run_id": run_id} if run_id else {}
+    identity = {"pipeline_name": run.name, "run_id": run_id} if run_id else {}
     if registry_config:
         # Registers the pushed version with its metrics and lineage; blessed: the champion.
         registry = ModelRegistry(
@@ -354,10 +353,10 @@ def create_pipeline(
     report = RunReport(model_card=json.dumps(card), **identity, **artifacts)
 
     return Pipeline(
-        pipeline_name=options.name,
+        pipeline_name=run.name,
         pipeline_root=pipeline_root,
         components=components + [report],
-        enable_cache=not options.no_cache,
+        enable_cache=run.enable_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(beam_pipeline_args),
     )
@@ -379,7 +378,7 @@ def create_inference_pipeline(
     It has the training pipeline's name, so that the resolver sees that pipeline's models in
     ML Metadata; its nodes have ids of their own.
     """
-    task, options = run.task, run.options
+    task = run.task
     # Reads the folder's raw inputs (texts, sentences, images) into tf.Examples.
     example_gen = UnlabeledExampleGen(data_dir, feature=task.raw_feature).with_id(
         "UnlabeledExampleGen"
@@ -419,10 +418,10 @@ def create_inference_pipeline(
             ).with_id("SkewValidator"),
         ]
     return Pipeline(
-        pipeline_name=options.name,
+        pipeline_name=run.name,
         pipeline_root=pipeline_root,
         components=[example_gen, champion, bulk_inferrer, writer, *skew],
-        enable_cache=not options.no_cache,
+        enable_cache=run.enable_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(beam_pipeline_args),
     )

@@ -298,6 +298,12 @@ class PipelineOptions:
             blessing_threshold=task.gate.check(
                 task.gate.default if self.blessing_threshold is None else self.blessing_threshold
             ),
+            name=self.name,
+            spans=self.spans,
+            schema=self.schema,
+            time_budget=self.time_budget,
+            tuner_trials=self.tuner_trials if self.tune else 0,
+            enable_cache=not self.no_cache,
         )
         if self.tune and not self.family.tunable:
             raise ValueError(
@@ -438,10 +444,12 @@ class ResolvedRun:
     reading: Mapping[str, str]  # the ExampleGen's data options
     drift_thresholds: Mapping[str, float]  # every drift check's threshold
     blessing_threshold: float  # the lower bound on the task's gating metric
-
-    @property
-    def name(self) -> str:
-        return self.options.name
+    name: str  # the pipeline's
+    spans: int  # spans read for training (1: the newest)
+    schema: Optional[str]  # a curated schema file, or None (SchemaGen infers one)
+    time_budget: Optional[float]  # minutes, or None
+    tuner_trials: int  # 0: no Tuner
+    enable_cache: bool
 
     def trainer_settings(self, data_dir: str) -> "TrainerSettings":
         """What the Trainer (and the Tuner) are given for data in `data_dir`: steps, or none
