@@ -2,7 +2,7 @@
 optional wide path over hashed word n-grams (NBSVM) whose logit is combined with the encoder's."""
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import keras
 import numpy as np
@@ -20,8 +20,10 @@ from trainer_module.layers.configured import ConfiguredModel
 from trainer_module.layers.ngram import WideAndDeep
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.pretraining import Masking, Pretraining
 from trainer_module.training.schedules import warmup_then
+
+if TYPE_CHECKING:
+    from trainer_module.training.pretraining import Pretraining
 
 
 class TextEncoderClassifier(WideAndDeep, ConfiguredModel):
@@ -147,11 +149,14 @@ def build_model(
     return model
 
 
-def pretraining(model: TextEncoderClassifier, token_batches) -> Pretraining:
+def pretraining(model: TextEncoderClassifier, token_batches) -> "Pretraining":
     """What masked-token pretraining of `model`'s encoder needs (training/pretraining.py):
     its embedding, positions and encoder blocks, the mask id after the vocabulary (padding is
     never masked; a random replacement is a word or the out-of-vocabulary id), and
     `token_batches()`, endless batches of (B, T) token ids."""
+    # Pretraining's input pipeline is TensorFlow's; the model above is any backend's.
+    from trainer_module.training.pretraining import Masking, Pretraining
+
     config = model.config
     return Pretraining(
         encode=lambda ids, training=None: model.encode(ids, training=training)[0],
