@@ -32,6 +32,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import standard_component_specs
 from tfx.utils import proto_utils
 
+from components import file_io
 from components.seeded_split import hash_split_config
 
 FINGERPRINT_DEPTH = 4
@@ -120,8 +121,8 @@ def span_window(exec_properties: Dict[str, Any]) -> List[Dict[str, Any]]:
         .replace(re.escape(VERSION), r"(?P<version>\d+)")
         + "$"
     )
-    found = {}
-    for path in fileio.glob(f"{base}/{pattern.replace(SPAN, '*').replace(VERSION, '*')}"):
+    found: Dict[int, Tuple[int, str]] = {}
+    for path in file_io.glob(f"{base}/{pattern.replace(SPAN, '*').replace(VERSION, '*')}"):
         relative = os.path.relpath(path, base)
         match = matcher.match(relative)
         if not match or not fileio.isdir(path):
@@ -157,9 +158,10 @@ def resolved_without_driver(exec_properties: Dict[str, Any], examples) -> Dict[s
 
     if exec_properties.get("span") is not None:
         return exec_properties
-    resolved = driver.FileBasedDriver(metadata_handle=None).resolve_exec_properties(
-        dict(exec_properties), None, None
-    )
+    # The driver's span resolution reads neither the metadata store nor these two arguments.
+    resolved = driver.FileBasedDriver(
+        metadata_handle=None  # type: ignore[arg-type]
+    ).resolve_exec_properties(dict(exec_properties), None, None)  # type: ignore[arg-type]
     for artifact in examples:
         driver.update_output_artifact(resolved, artifact.mlmd_artifact)
     return resolved

@@ -62,5 +62,5 @@ def split_by_seeded_hash(
         bucket = seeded_bucket(example, seed, total)
         return next(i for i, bound in enumerate(bounds) if bucket < bound)
 
-    parts = examples | "SeededSplit" >> beam.Partition(partition, len(bounds))
+    parts = examples | "SeededSplit" >> beam.Partition(partition, len(bounds))  # type: ignore[arg-type]
     return dict(zip(utils.generate_output_split_names(input_config, output_config), parts))

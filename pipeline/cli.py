@@ -513,6 +513,7 @@ def _predict_file(args, load_model, predict_lines) -> int:
 def command_report(args) -> int:
     from pipeline import reports
 
+    path: Optional[str]
     try:
         if args.run_id or args.regenerate:
             path = reports.regenerate(args.output, args.pipeline, args.run_id)

@@ -8,7 +8,7 @@ options object's (pipeline/options.py, TFXT_* variables), as for local runs.
 
 import dataclasses
 import os
-from typing import Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from pipeline import configs
 from pipeline.configs import flag
@@ -126,7 +126,7 @@ class CloudConfig:
         ]
         if missing:
             raise ValueError(f"set {', '.join(missing)} (see docs/kubeflow.md)")
-        parse = {bool: flag, int: int}
+        parse: Dict[Any, Callable[[str], Any]] = {bool: flag, int: int}
         values = {
             field: parse.get(fields[field].type, str)(environ[name])
             for name, field in ENVIRONMENT.items()
@@ -180,7 +180,7 @@ class CloudConfig:
     def worker_pool_specs(self) -> list:
         """Vertex AI CustomJob worker pools: the chief, then replica_count - 1 workers (which
         Vertex AI names in TF_CONFIG, so run_fn trains with MultiWorkerMirroredStrategy)."""
-        machine = {"machine_type": self.machine_type}
+        machine: Dict[str, Any] = {"machine_type": self.machine_type}
         if self.accelerator_type and self.accelerator_count:
             machine.update(
                 accelerator_type=self.accelerator_type, accelerator_count=self.accelerator_count

@@ -2,7 +2,7 @@
 pipeline out."""
 
 import json
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ml_metadata.proto import metadata_store_pb2
 
@@ -19,6 +19,7 @@ from tfx.components import (
     Tuner,
 )
 from tfx.components.schema_gen.import_schema_gen.component import ImportSchemaGen
+from tfx.dsl.components.base.base_node import BaseNode
 from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
     LatestBlessedModelStrategy,
@@ -68,6 +69,7 @@ def data_components(
     # Computes statistics over both splits.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
     # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
+    schema_gen: BaseNode
     if run.schema:
         schema_gen = ImportSchemaGen(schema_file=run.schema)
     else:
@@ -208,7 +210,9 @@ def create_pipeline(
         # elsewhere; the epochs above were chosen for the default. A {SPAN} pattern stays
         # fixed: the driver resolves the latest span when the job runs.
         if SPAN not in data_dir:
-            data_dir = data_types.RuntimeParameter(name="data_dir", ptype=str, default=data_dir)
+            data_dir = data_types.RuntimeParameter(  # type: ignore[assignment]  # the folder, at run time
+                name="data_dir", ptype=str, default=data_dir
+            )
         train_args, eval_args = (
             data_types.RuntimeParameter(
                 name=name, ptype=str, default=proto_utils.proto_to_json(args)
@@ -218,7 +222,8 @@ def create_pipeline(
     training_config = dict(settings.custom_config)
     if backup_root:
         training_config["backup_root"] = backup_root
-    trainer_class, tuner_class = Trainer, Tuner
+    trainer_class: type = Trainer
+    tuner_class: type = Tuner
     vertex_training = vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
         from tfx.extensions.google_cloud_ai_platform.trainer.component import (
@@ -276,6 +281,8 @@ def create_pipeline(
     )
     # Finds the model to beat, the baseline for the change threshold: the latest blessed
     # model, or the registry's champion.
+    model_resolver: BaseNode
+    evaluator_class: type
     if baseline == "resolver":
         model_resolver, evaluator_class = (
             latest_blessed_model("latest_blessed_model_resolver"),
@@ -335,7 +342,7 @@ def create_pipeline(
         "baseline_model": model_resolver.outputs["model"],
     }
     # Without a pipeline context (compiled jobs), the registry and the report are told.
-    identity = {"pipeline_name": run.name, "run_id": run_id} if run_id else {}
+    identity: Dict[str, Any] = {"pipeline_name": run.name, "run_id": run_id} if run_id else {}
     if registry_config:
         # Registers the pushed version with its metrics and lineage; blessed: the champion.
         registry = ModelRegistry(

@@ -94,7 +94,9 @@ def remember_option_views() -> None:
     view of the options shares), so each options object keeps one view per class, and builds it
     again only if its flags or values dictionary were replaced. Idempotent."""
     if not hasattr(PipelineOptions.view_as, "__wrapped__"):
-        PipelineOptions.view_as = _remembered_views(PipelineOptions.view_as)
+        PipelineOptions.view_as = _remembered_views(  # type: ignore[method-assign]
+            PipelineOptions.view_as
+        )
 
 
 def _remembered_views(view_as):

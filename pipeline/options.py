@@ -252,7 +252,9 @@ class PipelineOptions:
             and self.family.name == task.default_model
             and data != os.path.abspath(task.default_data_dir)
         )
-        return self.preset or (task.recipe_preset if recipe else self.family.default_preset)
+        if self.preset:
+            return self.preset
+        return task.recipe_preset if recipe and task.recipe_preset else self.family.default_preset
 
     @property
     def name(self) -> str:
@@ -266,7 +268,7 @@ class PipelineOptions:
         if self.pipeline_name:
             return self.pipeline_name
         if self.named_after_data:
-            return f"{data_name(self.data, len(family) + 1)}-{family}"
+            return f"{data_name(self.data or '', len(family) + 1)}-{family}"
         return f"{self.task}-{family}"
 
     @property
@@ -333,11 +335,12 @@ class PipelineOptions:
         """The options with local paths made absolute (data, schema, path-valued fields)."""
         overrides = dict(self.overrides)
         for option in self.family.options:
-            value = overrides.get(option.config_field)
-            if not (option.is_path and isinstance(value, str)):
+            field = option.config_field
+            value = overrides.get(field) if field else None
+            if not (field and option.is_path and isinstance(value, str)):
                 continue
             if os.path.exists(value):
-                overrides[option.config_field] = os.path.abspath(value)
+                overrides[field] = os.path.abspath(value)
             elif _is_local_path(value):
                 raise FileNotFoundError(f"{option.flag} {value}: no such file or folder")
         if self.schema and not os.path.isfile(self.schema):
@@ -413,9 +416,9 @@ class PipelineOptions:
                 _parse(parse_override, item, ENV_PREFIX + "SET") for item in shlex.split(text)
             )
         values["data_options"] = {
-            o.name: _parse(o.type, get(o.name), o.environment_variable)
+            o.name: _parse(o.type, text, o.environment_variable)
             for o in _task_options()
-            if get(o.name) is not None
+            if (text := get(o.name)) is not None
         }
         family_values = {o: get(o.name) for o in _family_options() if get(o.name) is not None}
         return cls(**values)._with_family_options(family_values)
@@ -427,6 +430,8 @@ class PipelineOptions:
             if option not in self.family.options:
                 owners = [f.name for f in FAMILIES.values() if option in f.options]
                 raise ValueError(f"{option.flag} goes with --model {' or '.join(owners)}")
+            if option.config_field is None:
+                raise ValueError(f"{option.flag} names no field of the model's config")
             overrides[option.config_field] = option.type(value)
         return dataclasses.replace(self, overrides=overrides)
 

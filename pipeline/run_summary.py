@@ -2,12 +2,13 @@
 
 import json
 import os
-from typing import Optional
+from typing import Any, Dict, Optional
 
 import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
 
+from components import file_io
 from components.cost_estimate.estimate import ESTIMATE_PROPERTY
 from components.dataset_example_gen import WINDOW
 from components.evaluation_results import blessing_failures, overall_metrics
@@ -51,7 +52,7 @@ def outputs(store: mlmd.MetadataStore, execution_id: int) -> dict:
         if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
     ]
     artifacts = {a.id: a for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
-    outputs = {}
+    outputs: Dict[str, list] = {}
     for event in events:
         key = event.path.steps[0].key if event.path.steps else ""
         outputs.setdefault(key, []).append(artifacts[event.artifact_id])
@@ -70,7 +71,7 @@ def summarize(metadata: str, pipeline_name: str) -> dict:
     (a SQLite file or a mysql:// URI: configs.metadata_connection)."""
     store = mlmd.MetadataStore(configs.metadata_connection(metadata))
     run = latest_run(store, pipeline_name)
-    summary = {
+    summary: Dict[str, Any] = {
         "pipeline_name": pipeline_name,
         "run_id": run.name if run else None,
         "pushed_model": None,
@@ -152,7 +153,7 @@ def summarize_inference(metadata: str, pipeline_name: str) -> dict:
 
     store = mlmd.MetadataStore(configs.metadata_connection(metadata))
     run = latest_run(store, pipeline_name)
-    summary = {
+    summary: Dict[str, Any] = {
         "pipeline_name": pipeline_name,
         "run_id": run.name if run else None,
         "model": None,
@@ -178,7 +179,7 @@ def summarize_inference(metadata: str, pipeline_name: str) -> dict:
             from components.anomalies_gate.component import describe_anomalies
 
             for artifact in produced.get("anomalies", []):
-                pairs = fileio.glob(os.path.join(artifact.uri, "SplitPair-*"))
+                pairs = file_io.glob(os.path.join(artifact.uri, "SplitPair-*"))
                 summary["skew"] = (
                     describe_anomalies(
                         artifact.uri, [os.path.basename(p)[len("SplitPair-") :] for p in pairs]
@@ -189,7 +190,7 @@ def summarize_inference(metadata: str, pipeline_name: str) -> dict:
         for artifact in produced.get("predictions", []):
             summary["predictions"] = _property(artifact, COUNT_PROPERTY)
             summary["prediction_files"] = sorted(
-                fileio.glob(os.path.join(artifact.uri, FILE_PREFIX + "*"))
+                file_io.glob(os.path.join(artifact.uri, FILE_PREFIX + "*"))
             )
     return summary
 

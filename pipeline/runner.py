@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 import warnings
-from typing import Mapping, Optional, TextIO
+from typing import Dict, Mapping, Optional, TextIO
 
 from absl import logging as absl_logging
 from tfx.components.example_gen.driver import FileBasedDriver
@@ -77,7 +77,7 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
     pipeline = create_pipeline(
         run,
         pipeline_root=paths["pipeline_root"],
-        data_dir=options.data,
+        data_dir=options.data or "",  # local_paths() set it
         serving_model_dir=paths["serving_model_dir"],
         metadata_connection_config=configs.metadata_connection(paths["metadata"]),
         beam_pipeline_args=configs.BEAM_MODES[options.beam_mode],
@@ -126,9 +126,10 @@ def check_data(pipeline) -> None:
         if isinstance(executor_class, type) and issubclass(executor_class, LayoutExecutor):
             exec_properties = as_exec_properties(component)
             if SPAN in exec_properties["input_config"]:  # the latest span, as the driver finds it
-                exec_properties = FileBasedDriver(metadata_handle=None).resolve_exec_properties(
-                    exec_properties, None, None
-                )
+                # Span resolution reads neither the metadata store nor these two arguments.
+                exec_properties = FileBasedDriver(
+                    metadata_handle=None  # type: ignore[arg-type]
+                ).resolve_exec_properties(exec_properties, None, None)  # type: ignore[arg-type]
             executor_class().resolve_layout(exec_properties)
 
 
@@ -142,7 +143,9 @@ class _Progress(logging.Handler):
     def __init__(self, total: int, stream: TextIO, tick: float = configs.PROGRESS_TICK_SECONDS):
         super().__init__(logging.INFO)
         self.total, self.stream, self.tick, self.done = total, stream, tick, 0
-        self.running = {}  # node -> (its number, when it started, when it last said something)
+        self.running: Dict[
+            str, tuple
+        ] = {}  # node -> (its number, when it started, when it last said something)
         self.live = False  # a live line is on the terminal, unterminated
         self.output_lock = threading.Lock()  # (logging.Handler has its own `lock`)
         self.stopped = threading.Event()

@@ -58,7 +58,7 @@ def describe_anomalies(anomalies_uri: str, split_names) -> list[str]:
     return lines
 
 
-@component
+@component  # type: ignore[call-overload]  # TFX's annotations read as Any (pyproject.toml)
 def AnomaliesGate(
     anomalies: InputArtifact[standard_artifacts.ExampleAnomalies],
     drift: InputArtifact[standard_artifacts.ExampleAnomalies] = None,

@@ -28,7 +28,7 @@ def train_examples(statistics) -> int:
     return int(sum(d.num_examples for d in stats.datasets))
 
 
-@component
+@component  # type: ignore[call-overload]  # TFX's annotations read as Any (pyproject.toml)
 def CostEstimate(
     statistics: InputArtifact[standard_artifacts.ExampleStatistics],
     cost: OutputArtifact[CostEstimateArtifact],

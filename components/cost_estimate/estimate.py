@@ -17,7 +17,7 @@ import dataclasses
 import json
 import math
 import os
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 from components.cost_estimate import machine
 
@@ -61,7 +61,7 @@ def project(
     here = here or machine.this_machine()
     epochs = train_steps * batch_size / max(1, train_examples)
 
-    def estimate(minutes, training, basis):
+    def estimate(minutes: Optional[float], training: Optional[float], basis: str) -> Estimate:
         return Estimate(
             train_examples, train_steps, batch_size, round(epochs, 3), minutes, training, basis
         )
@@ -71,7 +71,7 @@ def project(
     if not rows:
         return estimate(None, None, "no measured speed of this family and preset")
 
-    def minutes(row) -> tuple:
+    def minutes(row) -> Tuple[float, float]:
         per_step = row["trainer_seconds"] / row["train_steps"] * batch_size / row["batch_size"]
         training = train_steps * per_step
         if time_budget_minutes:
@@ -111,7 +111,7 @@ def describe(estimate: Estimate, time_budget_minutes: Optional[float] = None) ->
     else:
         lines.append(
             f"about {_minutes(estimate.projected_minutes)} on this machine, "
-            f"{_minutes(estimate.training_minutes)} of it training ({estimate.basis}); {cap}"
+            f"{_minutes(estimate.training_minutes or 0.0)} of it training ({estimate.basis}); {cap}"
         )
     return lines
 

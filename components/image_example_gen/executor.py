@@ -21,6 +21,7 @@ from PIL import Image
 from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
+from components import file_io
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
 from components.image_example_gen.layout import (
     BINARY,
@@ -115,7 +116,7 @@ def list_folder_split(
         raise ImageDataError(f"{split_dir}: not a directory")
     folders = sorted(
         n.rstrip("/")
-        for n in fileio.listdir(split_dir)
+        for n in file_io.listdir(split_dir)
         if fileio.isdir(os.path.join(split_dir, n)) and not n.startswith((".", "_"))
     )
     unknown = [f for f in folders if f not in class_names]
@@ -130,7 +131,7 @@ def list_folder_split(
         class_dir = os.path.join(split_dir, folder)
         files = sorted(
             p
-            for p in fileio.glob(os.path.join(class_dir, "*"))
+            for p in file_io.glob(os.path.join(class_dir, "*"))
             if p.lower().endswith(IMAGE_SUFFIXES)
         )
         if not files:
@@ -152,7 +153,7 @@ def read_image(
 
 
 def list_files(pattern: str) -> List[str]:
-    return sorted(fileio.glob(pattern))
+    return sorted(file_io.glob(pattern))
 
 
 def check_record(path_and_record: Tuple[str, bytes]) -> tf.train.Example:

@@ -18,6 +18,7 @@ from typing import List
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components import file_io
 from components.data_error import DataError
 from components.seeded_split import SPLIT_NAMES, hash_split_config
 
@@ -47,7 +48,7 @@ class ImageLayout:
 
 
 def _names(directory: str) -> List[str]:
-    return sorted(os.path.basename(p.rstrip("/")) for p in fileio.listdir(directory))
+    return sorted(os.path.basename(p.rstrip("/")) for p in file_io.listdir(directory))
 
 
 def _is_dir(root: str, name: str) -> bool:

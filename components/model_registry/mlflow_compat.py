@@ -49,7 +49,7 @@ def tracking_uri_set_to(tracking_uri: str):
     from mlflow.tracking._tracking_service import utils
 
     saved, saved_env = utils._tracking_uri, os.environ.get("MLFLOW_TRACKING_URI")
-    utils._tracking_uri = tracking_uri
+    utils._tracking_uri = tracking_uri  # type: ignore[assignment]  # a str or None in MLflow
     try:
         yield
     finally:

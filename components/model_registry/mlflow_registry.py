@@ -3,6 +3,7 @@ or the tracking server MLFLOW_TRACKING_URI names (docs/team.md: a team's server,
 database, and what happens when it is down)."""
 
 import contextlib
+import functools
 import logging
 import logging.config
 import os
@@ -35,7 +36,7 @@ class RegistryUnavailable(RuntimeError):
     """The tracking server did not answer within the retry budget."""
 
 
-def unavailable(error: BaseException) -> bool:
+def unavailable(error: Optional[BaseException]) -> bool:
     """Whether `error` means the tracking server did not answer (refused or dropped the
     connection, timed out, or answered 5xx/429), as against refusing the request itself."""
     import requests
@@ -157,7 +158,10 @@ class MlflowRegistry:
             )
             return self.client.create_experiment(name, artifact_location=location)
         except MlflowException:  # created meanwhile by a concurrent registration
-            return self.client.get_experiment_by_name(name).experiment_id
+            experiment = self.client.get_experiment_by_name(name)
+            if experiment is None:  # deleted again meanwhile: the error stands
+                raise
+            return experiment.experiment_id
 
     def _ensure_model(self, name: str) -> None:
         from mlflow.exceptions import MlflowException
@@ -261,17 +265,20 @@ class MlflowRegistry:
         names = [name] if name else sorted(m.name for m in self.client.search_registered_models())
         rows = []
         for model in names:
-            target._retried(lambda model=model: target._ensure_model(model))
+            target._retried(functools.partial(target._ensure_model, model))
             copies = {}
             versions = self.client.search_model_versions(f"name='{model}'")
             for found in sorted(versions, key=lambda v: int(v.version)):
-                copied = target._retried(lambda found=found: self._copy_version(found, target))
+                copied = target._retried(functools.partial(self._copy_version, found, target))
                 copies[str(found.version)] = str(copied.version)
             for alias, held in self.client.get_registered_model(model).aliases.items():
                 if str(held) in copies:
                     target._retried(
-                        lambda alias=alias, version=copies[str(held)], model=model: (
-                            target.client.set_registered_model_alias(model, alias, version)
+                        functools.partial(
+                            target.client.set_registered_model_alias,
+                            model,
+                            alias,
+                            copies[str(held)],
                         )
                     )
             rows += [target.show(model, copied) for copied in copies.values()]

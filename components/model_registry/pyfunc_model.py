@@ -19,7 +19,7 @@ from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 try:  # inside this project
     from trainer_module.serving import contract
 except ImportError:  # inside a registered MLflow Model: contract.py is on the model's code path
-    import contract
+    import contract  # type: ignore[no-redef]
 
 SAVED_MODEL = "saved_model"  # the artifact: a copy of the pushed SavedModel
 
@@ -28,7 +28,7 @@ def bad_input(message: str) -> MlflowException:
     return MlflowException(message, error_code=INVALID_PARAMETER_VALUE)
 
 
-class SavedModelPyfunc(mlflow.pyfunc.PythonModel):
+class SavedModelPyfunc(mlflow.pyfunc.PythonModel):  # type: ignore[name-defined]
     """Answers a DataFrame of raw inputs with the SavedModel's raw-input signature."""
 
     def load_context(self, context):

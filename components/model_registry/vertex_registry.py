@@ -117,7 +117,7 @@ class VertexRegistry:
             model = aiplatform.Model(model_name=f"{parent}@{self.alias}")
         except exceptions.NotFound:
             return None
-        return str(model.version_id), model.uri
+        return str(model.version_id), str(model.uri)
 
     @staticmethod
     def find_model(display_name: str) -> Optional[str]:

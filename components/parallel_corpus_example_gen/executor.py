@@ -19,6 +19,7 @@ from absl import logging
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 
+from components import file_io
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
 from components.parallel_corpus_example_gen.layout import (
     PARALLEL,
@@ -186,7 +187,7 @@ class Executor(LayoutExecutor):
         self._counts_dir = examples.uri
         super().Do(input_dict, output_dict, exec_properties)
         counts = {"pairs": 0, "skipped": 0}
-        for path in fileio.glob(os.path.join(examples.uri, COUNTS_FILE + ".*")):
+        for path in file_io.glob(os.path.join(examples.uri, COUNTS_FILE + ".*")):
             with fileio.open(path) as f:
                 for key, value in json.load(f).items():
                     counts[key] += value

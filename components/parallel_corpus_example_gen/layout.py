@@ -8,6 +8,7 @@ from typing import Dict, List
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components import file_io
 from components.data_error import DataError
 from components.seeded_split import SPLIT_NAMES, hash_split_config
 
@@ -78,7 +79,7 @@ def detect_layout(
         raise ValueError(f"source and target language are both {source_lang!r}")
     if not fileio.isdir(data_dir):
         raise FileNotFoundError(f"parallel corpus directory not found: {data_dir}")
-    names = sorted(os.path.basename(p.rstrip("/")) for p in fileio.listdir(data_dir))
+    names = sorted(os.path.basename(p.rstrip("/")) for p in file_io.listdir(data_dir))
     suffix = re.compile(
         rf"^(?P<prefix>.+)\.(?P<lang>{re.escape(source_lang)}|"
         rf"{re.escape(target_lang)})(\.gz)?$"

@@ -19,6 +19,7 @@ from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenE
 from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
+from components import file_io
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError, detect_layout
 from components.seeded_split import split_by_seeded_hash
@@ -67,7 +68,7 @@ def list_aclimdb_files(root: str, split_pattern: str) -> List[str]:
     if not fileio.isdir(split_dir):
         raise FileNotFoundError(f"review split folder not found: {split_dir}")
     files = []
-    for folder in sorted(fileio.listdir(split_dir)):
+    for folder in sorted(file_io.listdir(split_dir)):
         folder = folder.rstrip("/")
         path = os.path.join(split_dir, folder)
         if not fileio.isdir(path):
@@ -79,7 +80,7 @@ def list_aclimdb_files(root: str, split_pattern: str) -> List[str]:
             raise ReviewDataError(
                 f"{path}: unknown label folder '{folder}'; expected {sorted(LABEL_FOLDERS)}"
             )
-        found = sorted(fileio.glob(os.path.join(path, "*.txt")))
+        found = sorted(file_io.glob(os.path.join(path, "*.txt")))
         if not found:
             raise ReviewDataError(f"{path}: label folder has no .txt reviews")
         files.extend(found)
@@ -156,7 +157,7 @@ def _csv_rows(reader: csv.DictReader, path: str) -> Iterator[dict]:
 
 
 def list_csv_files(pattern: str) -> List[str]:
-    files = sorted(fileio.glob(pattern))
+    files = sorted(file_io.glob(pattern))
     if not files:
         raise FileNotFoundError(f"no CSV files match {pattern}")
     return files
@@ -192,7 +193,7 @@ class Executor(LayoutExecutor):
     def detect_layout(self, data_dir: str, options: dict):
         return detect_layout(data_dir, int(options["eval_percent"]))
 
-    def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
+    def GetInputSourceToExamplePTransform(self):  # a beam.ptransform_fn
         return _ReviewsToExample
 
     def read_splits(

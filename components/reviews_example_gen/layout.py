@@ -6,6 +6,7 @@ import os
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 
+from components import file_io
 from components.data_error import DataError
 from components.seeded_split import hash_split_config
 
@@ -58,7 +59,7 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ReviewsLayout:
         return ReviewsLayout(
             root, ACLIMDB, _splits(train="train/*/*.txt"), hash_split_config(eval_percent)
         )
-    csv_files = sorted(os.path.basename(f) for f in fileio.glob(os.path.join(data_dir, "*.csv")))
+    csv_files = sorted(os.path.basename(f) for f in file_io.glob(os.path.join(data_dir, "*.csv")))
     if {"train.csv", "test.csv"} <= set(csv_files):
         return ReviewsLayout(
             data_dir, CSV, _splits(train="train.csv", eval="test.csv"), example_gen_pb2.Output()

@@ -20,7 +20,7 @@ def read_scalars(model_run_uri: str) -> Dict[str, Dict[str, Series]]:
     """split -> tag -> [(step, value)], sorted by step, from every event file under the run."""
     scalars: Dict[str, Dict[str, Series]] = {}
     for split in SPLITS:
-        tags = collections.defaultdict(dict)
+        tags: Dict[str, Dict[int, float]] = collections.defaultdict(dict)
         for path in sorted(tf.io.gfile.glob(os.path.join(model_run_uri, split, "events.out.*"))):
             for event in tf.compat.v1.train.summary_iterator(path):
                 for value in event.summary.value:

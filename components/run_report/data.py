@@ -8,6 +8,7 @@ from typing import List, Optional
 from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx.dsl.io import fileio
 
+from components import file_io
 from components.anomalies_gate.component import describe_anomalies
 
 STATS_FILE = "FeatureStats.pb"  # what StatisticsGen writes in each Split-<name>/
@@ -83,6 +84,6 @@ def anomalies(anomalies_artifact) -> List[str]:
 def drift(drift_artifact) -> Optional[List[str]]:
     """DistributionValidator's findings, one line each (empty: within every threshold); None
     when it had nothing to compare with (no champion yet: it writes no split pairs)."""
-    if not fileio.glob(os.path.join(drift_artifact.uri, "SplitPair-*")):
+    if not file_io.glob(os.path.join(drift_artifact.uri, "SplitPair-*")):
         return None
     return describe_anomalies(drift_artifact.uri, split_names(drift_artifact))

@@ -22,6 +22,7 @@ from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenE
 from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
+from components import file_io
 from components.dataset_example_gen import read_options
 from components.image_example_gen.layout import IMAGE_SUFFIXES
 from components.text_profile import text_profile
@@ -46,7 +47,7 @@ def list_inputs(folder: str, feature: str) -> list:
     """The folder's files that hold `feature`'s inputs, sorted; an error when there are none."""
     if not fileio.isdir(folder):
         raise UnlabeledDataError(f"{folder}: not a directory")
-    paths = sorted(os.path.join(folder, name.rstrip("/")) for name in fileio.listdir(folder))
+    paths = sorted(os.path.join(folder, name.rstrip("/")) for name in file_io.listdir(folder))
     found = [p for p in paths if p.lower().endswith(READERS[feature]) and not fileio.isdir(p)]
     if not found:
         raise UnlabeledDataError(

@@ -26,11 +26,13 @@ from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, proto_utils
 
+from components import file_io
+
 
 def existing_versions(base_directory: str) -> List[int]:
     if not fileio.isdir(base_directory):
         return []
-    names = (name.rstrip("/") for name in fileio.listdir(base_directory))
+    names = (name.rstrip("/") for name in file_io.listdir(base_directory))
     return sorted(int(name) for name in names if name.isdigit())
 
 
@@ -42,7 +44,7 @@ STALE_STAGING_SECONDS = 3600
 def remove_stale_staging(base_directory: str, clock: Callable[[], float] = time.time) -> None:
     """Removes staging folders last written over STALE_STAGING_SECONDS ago: left by killed
     pushes."""
-    for name in fileio.listdir(base_directory):
+    for name in file_io.listdir(base_directory):
         if not name.startswith(STAGING_PREFIX):
             continue
         path = os.path.join(base_directory, name.rstrip("/"))

@@ -10,7 +10,7 @@ parentheses. Anything else is a FilterError naming it, never a silent match.
 """
 
 import re
-from typing import Any, Callable, List, Mapping
+from typing import Any, Callable, List, Mapping, Sequence
 
 Artifact = Mapping[str, Any]  # a recorded artifact (pipeline/launch/store.py)
 Predicate = Callable[[Artifact], bool]
@@ -35,7 +35,7 @@ def tokens(text: str) -> List[tuple]:
         match = _TOKEN.match(text, position)
         if not match or match.end() == position:
             raise FilterError(f"cannot read the filter at {text[position:]!r}: {text!r}")
-        kind = match.lastgroup
+        kind = str(match.lastgroup)  # every alternative of _TOKEN is a named group
         found.append((kind, match.group(kind)))
         position = match.end()
     return found
@@ -165,7 +165,7 @@ def _comparison(read, op, value) -> Predicate:
     return predicate
 
 
-def select(artifacts: List[Artifact], text: str, limit: int = 1) -> List[Artifact]:
+def select(artifacts: Sequence[Artifact], text: str, limit: int = 1) -> List[Artifact]:
     """The artifacts `text` matches, newest first, at most `limit` (0: all)."""
     predicate = parse(text)
     matched = sorted(

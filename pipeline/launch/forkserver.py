@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
+from typing import IO, Dict, Optional
 
 # What the container entrypoints pull in (not the entrypoint modules themselves: a module
 # that is run with `-m` must not be imported before, as the interpreter's runpy warns).
@@ -44,7 +45,7 @@ def serve(stdin, stdout) -> None:
         importlib.import_module(name)
     stdout.write(json.dumps({"ready": os.getpid()}) + "\n")
     stdout.flush()
-    current = {"pid": None}
+    current: Dict[str, Optional[int]] = {"pid": None}
 
     def watch_launcher():
         stdin_closed.wait()
@@ -137,7 +138,8 @@ class WarmProcesses:
     everything as a new process."""
 
     def __init__(self, environment: dict, log: str, fresh: bool = False):
-        self.environment, self.server = environment, None
+        self.environment = environment
+        self.server: Optional[subprocess.Popen] = None
         if not fresh:
             with open(log, "ab") as server_log:
                 self.server = subprocess.Popen(
@@ -164,18 +166,33 @@ class WarmProcesses:
                 )
                 return process.wait()
         request = {"argv": argv, "env": self.environment, "log": log}
-        self.server.stdin.write(json.dumps(request) + "\n")
-        self.server.stdin.flush()
+        stdin = self._pipes()[0]
+        stdin.write(json.dumps(request) + "\n")
+        stdin.flush()
         self._reply("pid")
         return self._reply("exit")
 
     def _ready(self) -> bool:
         if not self.ready:
-            self.ready = self.server.poll() is None and "ready" in self._read()
+            self.ready = self._process().poll() is None and "ready" in self._read()
         return self.ready
 
+    def _process(self) -> subprocess.Popen:
+        if self.server is None:
+            raise RuntimeError("the launch runs without a fork server")
+        return self.server
+
+    def _pipes(self) -> tuple:
+        """The server's (stdin, stdout), text pipes."""
+        process = self._process()
+        stdin: Optional[IO[str]] = process.stdin
+        stdout: Optional[IO[str]] = process.stdout
+        if stdin is None or stdout is None:
+            raise RuntimeError("the launch's fork server has no pipes")
+        return stdin, stdout
+
     def _read(self) -> dict:
-        line = self.server.stdout.readline()
+        line = self._pipes()[1].readline()
         return json.loads(line) if line else {}
 
     def _reply(self, key: str):
@@ -186,5 +203,5 @@ class WarmProcesses:
 
     def close(self) -> None:
         if self.server is not None:
-            self.server.stdin.close()
+            self._pipes()[0].close()
             self.server.wait(timeout=30)

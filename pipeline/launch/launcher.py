@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Dict, List, Mapping, Optional, TextIO
+from typing import Any, Dict, List, Mapping, Optional, Set, TextIO
 
 import yaml
 
@@ -75,7 +75,8 @@ def task_order(tasks: Mapping[str, dict]) -> List[str]:
             if "taskOutputArtifact" in spec
         }
         needs[name] = set(task.get("dependentTasks", [])) | producers
-    order, done = [], set()
+    order: List[str] = []
+    done: Set[str] = set()
     while len(order) < len(tasks):
         ready = sorted(n for n in tasks if n not in done and needs[n] <= done)
         if not ready:
@@ -512,7 +513,9 @@ class Launch:
         """Shows the progress lines the task logs, and its elapsed time when it says nothing
         for PROGRESS_TICK_SECONDS."""
         started = said = time.monotonic()
-        shown = []  # the last lines shown: the replicas of a training job log the same ones
+        shown: List[
+            str
+        ] = []  # the last lines shown: the replicas of a training job log the same ones
         with open(log_file, errors="replace") as f:
             f.seek(0, os.SEEK_END)
             while not stop.wait(0.5):
@@ -542,14 +545,14 @@ class Launch:
             listed = self.outputs.get(task, {}).get(key, [])
             return listed[0].get("metadata", {}) if listed else None
 
-        found = {}
+        found: Dict[str, str] = {}  # output key -> the task that produced it
         for task, keys in self.outputs.items():
             for key in keys:
                 found.setdefault(key, task)
         pushed = metadata(found.get("pushed_model"), "pushed_model") or {}
         registered = metadata(found.get("registered_model"), "registered_model") or {}
         blessing = metadata(found.get("blessing"), "blessing") or {}
-        evaluator = found.get("blessing")
+        evaluator = found.get("blessing", "")
         baseline = None
         for artifact in self.inputs.get(evaluator, {}).get("baseline_model", [])[:1]:
             meta = artifact.get("metadata", {})
@@ -560,12 +563,12 @@ class Launch:
                     "version": meta.get("champion_version"),
                     "source": meta.get("champion_source"),
                 }
-        evaluation = self.outputs.get(found.get("evaluation"), {}).get("evaluation", [])
+        evaluation = self.outputs.get(found.get("evaluation", ""), {}).get("evaluation", [])
         metrics = {}
         if evaluation and os.path.exists(evaluation[0]["uri"]):
             metrics = quietly(overall_metrics_of, evaluation[0]["uri"])
         report = metadata(found.get("report"), "report") or {}
-        model_run = self.outputs.get(found.get("model_run"), {}).get("model_run", [])
+        model_run = self.outputs.get(found.get("model_run", ""), {}).get("model_run", [])
         training = None
         if model_run:
             from pipeline.run_summary import training_length

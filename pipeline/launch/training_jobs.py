@@ -158,7 +158,7 @@ def install() -> None:
     """Puts LocalJobServiceClient in Vertex AI's JobServiceClient's place, in this process."""
     from google.cloud.aiplatform import gapic
 
-    gapic.JobServiceClient = LocalJobServiceClient
+    gapic.JobServiceClient = LocalJobServiceClient  # type: ignore[misc, assignment]
 
 
 def main(argv: List[str]) -> None:
