@@ -143,6 +143,7 @@ def cost_plan(run: ResolvedRun, settings) -> dict:
         "tuner_trials": run.tuner_trials,
         # The text encoder's masked-token pretraining (trainer_module/family.py).
         "pretrain_epochs": getattr(run.model_config, "pretrain_epochs", 0.0),
+        "pretrain_objective": getattr(run.model_config, "pretrain_objective", "masked"),
         "spans": run.spans,
         "rows": measured_speeds(run.task.name, run.family.name, run.preset),
     }

@@ -118,7 +118,7 @@ def describe(estimate: Estimate, time_budget_minutes: Optional[float] = None) ->
 
 def plan_lines(estimate: Estimate, settings: dict) -> list:
     """`describe`'s lines, and what the projection leaves out of the run's `settings`
-    (CostEstimate's plan): the older spans of a window, masked-token pretraining, the Tuner."""
+    (CostEstimate's plan): the older spans of a window, pretraining, the Tuner."""
     lines = describe(estimate, settings.get("time_budget_minutes"))
     if settings.get("spans", 1) > 1:
         lines[0] += f" in the newest span; the window's other {settings['spans'] - 1} add theirs"
@@ -127,7 +127,8 @@ def plan_lines(estimate: Estimate, settings: dict) -> list:
             settings["pretrain_epochs"] * estimate.train_examples / estimate.batch_size
         )
         lines.append(
-            f"masked-token pretraining comes first: {steps:,} steps "
+            f"{settings.get('pretrain_objective', 'masked')}-token pretraining comes first: "
+            f"{steps:,} steps "
             f"({settings['pretrain_epochs']:g} epochs of the training texts), not projected"
         )
     if settings.get("tuner_trials"):

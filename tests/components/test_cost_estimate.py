@@ -99,3 +99,7 @@ def test_the_plan_says_what_the_projection_leaves_out():
         "not projected",
         "the Tuner's 5 trials come first, not projected",
     ]
+    replaced = estimate.plan_lines(
+        projected, {"pretrain_epochs": 1.0, "pretrain_objective": "replaced"}
+    )
+    assert replaced[2].startswith("replaced-token pretraining comes first: 25 steps")

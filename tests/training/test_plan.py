@@ -24,13 +24,20 @@ def batches(count: int = 64):
 
 @dataclasses.dataclass(frozen=True)
 class Dense(Prepared):
-    """A two-class dense model over 4 features, each build appended to `built`."""
+    """A two-class dense model over 4 features (`pooled`: over sequences of them, averaged),
+    each build appended to `built`."""
 
     built: list = dataclasses.field(default_factory=list)
     epochs: float = 0.0
+    pooled: bool = False
 
     def build(self, config, train_steps):
-        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+        inputs = (
+            [keras.Input((None, 4)), keras.layers.GlobalAveragePooling1D()]
+            if self.pooled
+            else [keras.Input((4,))]
+        )
+        model = keras.Sequential([*inputs, keras.layers.Dense(2)])
         model.compile(optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True))
         self.built.append(model)
         return model
@@ -41,7 +48,9 @@ class Dense(Prepared):
 
 
 def prepared(built: list, rows=None, evaluations: int = 2, **fields) -> Prepared:
-    config = types.SimpleNamespace(batch_size=8, evaluations=evaluations)
+    config = types.SimpleNamespace(
+        batch_size=8, evaluations=evaluations, pretrain_objective="masked"
+    )
     rows = batches() if rows is None else rows
     return Dense(
         run=None,
@@ -106,35 +115,7 @@ def test_a_step_on_input_shapes_not_seen_before_is_not_timed():
         )
     )
     built = []
-
-    @dataclasses.dataclass(frozen=True)
-    class Pooled(Dense):
-        def build(self, config, train_steps):
-            model = keras.Sequential(
-                [
-                    keras.Input((None, 4)),
-                    keras.layers.GlobalAveragePooling1D(),
-                    keras.layers.Dense(2),
-                ]
-            )
-            model.compile(
-                optimizer="sgd", loss=keras.losses.CategoricalCrossentropy(from_logits=True)
-            )
-            self.built.append(model)
-            return model
-
-    config = types.SimpleNamespace(batch_size=8, evaluations=1)
-    plan.measure(
-        Pooled(
-            run=None,
-            config=config,
-            tf_transform_output=None,
-            train=rows,
-            evaluation=rows,
-            built=built,
-        ),
-        9,
-    )
+    plan.measure(prepared(built, rows=rows, evaluations=1, pooled=True), 9)
     assert int(built[0].optimizer.iterations) == plan.WARMUP_STEPS + 1 + plan.TIMED_STEPS
 
 

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 SHUFFLE_EXAMPLES = 50_000
 
 
+def shuffle_buffer(run: "TrainerRun") -> int:
+    """The whole training split (start_run counted it), SHUFFLE_EXAMPLES at most."""
+    return max(1, min(SHUFFLE_EXAMPLES, int(run.custom_config["train_examples"])))
+
+
 def make_dataset(
     run: "TrainerRun",
     file_pattern,
@@ -46,9 +51,7 @@ def make_dataset(
             batch_size=batch_size,
             label_key=features.LABEL,
             shuffle=shuffle,
-            shuffle_buffer_size=max(
-                1, min(SHUFFLE_EXAMPLES, int(run.custom_config["train_examples"]))
-            ),
+            shuffle_buffer_size=shuffle_buffer(run),
             shuffle_seed=0 if shuffle else None,
             num_epochs=num_epochs,
         ),
@@ -75,9 +78,7 @@ def feature_batches(
         tfxio.TensorFlowDatasetOptions(
             batch_size=batch_size,
             shuffle=True,
-            shuffle_buffer_size=max(
-                1, min(SHUFFLE_EXAMPLES, int(run.custom_config["train_examples"]))
-            ),
+            shuffle_buffer_size=shuffle_buffer(run),
             shuffle_seed=0,
             num_epochs=None,
             drop_final_batch=True,
@@ -150,9 +151,13 @@ class TrainerRun:
             f.name: getattr(fn_args, f.name, None) for f in dataclasses.fields(cls)
         }
         values["custom_config"] = dict(fn_args.custom_config or {})
-        for name in ("transform_output", "transform_graph_path", "serving_model_dir"):
-            values[name] = values[name] or ""
-        for name in ("model_run_dir", "working_dir"):
+        for name in (
+            "transform_output",
+            "transform_graph_path",
+            "serving_model_dir",
+            "model_run_dir",
+            "working_dir",
+        ):
             values[name] = values[name] or ""
         for name in ("train_steps", "eval_steps"):
             values[name] = int(values[name] or 0)

@@ -87,9 +87,10 @@ def fit_to_budget(run, prepared) -> Planned:
         keras.utils.set_random_seed(int(custom["seed"]))  # as if nothing was measured
     if pretrain_planned:
         say(
-            "pretraining: %s steps of masked-token prediction in batches of %d, %.3g epochs "
-            "of the %s training texts (labels unread)%s",
+            "pretraining: %s steps of %s in batches of %d, %.3g epochs of the %s training "
+            "texts (labels unread)%s",
             f"{pretrain_steps:,}",
+            pretraining.WHAT[config.pretrain_objective],
             config.batch_size,
             pretrain_steps * config.batch_size / examples,
             f"{examples:,}",

@@ -26,6 +26,7 @@ from trainer_module.training.schedules import WarmupLinearDecay
 TOKEN_IDS = "token_ids"
 POSITIONS = "positions"
 OBJECTIVES = ("masked", "replaced")
+WHAT = {"masked": "masked-token prediction", "replaced": "replaced-token detection"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,12 +258,12 @@ def pretrain(
     learning_rate: float,
     weight_decay: float,
 ) -> dict:
-    """Trains the encoder in place for `steps` batches on the masked-token loss (`compiled`),
+    """Trains the encoder in place for `steps` batches on its objective's loss (`compiled`),
     with its own progress line. Returns what history.json records: steps, seconds, and the
-    masked-token loss and accuracy over the first and the last tenth of the steps."""
+    loss and accuracy over the first and the last tenth of the steps."""
     model = compiled(pretraining, steps, learning_rate, weight_decay)
     losses = LossTrace()
-    logging.info("Pretraining: %d steps of masked-token prediction", steps)
+    logging.info("Pretraining: %d steps of %s", steps, WHAT[pretraining.masking.objective])
     started = time.perf_counter()
     model.fit(
         masked_batches(pretraining.token_batches(), pretraining.masking),
