@@ -34,9 +34,11 @@ def order(review_id: str) -> str:
     return hashlib.sha256(f"{ORDER_SEED}:{review_id}".encode()).hexdigest()
 
 
-def subset(aclimdb_root: str, size: int, into: str) -> str:
+def subset(aclimdb_root: str, size: int, into: str, unlabeled: bool = False) -> str:
     """A folder holding aclImdb/train/{pos,neg} links to every validation review and to the
-    first `size` training reviews (by `order`)."""
+    first `size` training reviews (by `order`); with `unlabeled`, links in aclImdb/train/unsup
+    to the other training reviews, as texts without labels (`<label>-<file>`: an id is unique
+    within a label folder only)."""
     train = os.path.join(aclimdb_root, "aclImdb", "train")
     reviews = [
         (label, name)
@@ -49,14 +51,17 @@ def subset(aclimdb_root: str, size: int, into: str) -> str:
         return f"train/{label}/{name[: -len('.txt')]}"
 
     validation = [r for r in reviews if bucket(review_id(*r), SPLIT_SEED) >= 100 - EVAL_PERCENT]
-    training = sorted(
+    ordered = sorted(
         (r for r in reviews if bucket(review_id(*r), SPLIT_SEED) < 100 - EVAL_PERCENT),
         key=lambda r: order(review_id(*r)),
-    )[:size]
-    for label in ("pos", "neg"):
-        os.makedirs(os.path.join(into, "aclImdb", "train", label), exist_ok=True)
-    for label, name in validation + training:
-        link = os.path.join(into, "aclImdb", "train", label, name)
+    )
+    training, rest = ordered[:size], ordered[size:] if unlabeled else []
+    for folder in ("pos", "neg", *(["unsup"] if unlabeled else [])):
+        os.makedirs(os.path.join(into, "aclImdb", "train", folder), exist_ok=True)
+    links = [(label, name, os.path.join(label, name)) for label, name in validation + training]
+    links += [(label, name, os.path.join("unsup", f"{label}-{name}")) for label, name in rest]
+    for label, name, target in links:
+        link = os.path.join(into, "aclImdb", "train", target)
         if not os.path.exists(link):
             os.symlink(os.path.join(train, label, name), link)
     return into

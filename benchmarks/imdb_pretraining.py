@@ -2,7 +2,8 @@
 prediction, or replaced-token detection), side by side with none, in one run (issue 77).
 
     .venv/bin/python -m benchmarks.imdb_pretraining [--tarball PATH] [--row LABEL:K=V,...]
-        [--sizes 1000 5000] [--curve-row LABEL:K=V,...] [--name NAME] [--set KEY=VALUE ...]
+        [--sizes 1000 5000] [--curve-row LABEL:K=V,...] [--unlabeled-rest] [--no-full]
+        [--name NAME] [--set KEY=VALUE ...]
 
 Each row is a whole IMDB pipeline (`imdb_pipeline.py`'s: the seeded 80/20 split of the 25,000
 labelled training reviews, validation by TFMA on the 20%), the text encoder's default recipe
@@ -11,7 +12,10 @@ for 1.5, 3 and 6 passes over the training reviews). Pretraining
 reads the training split's token ids only, never the validation reviews, nor any label. The
 label-size curve (--sizes, `imdb_label_sizes.py`'s subsets: every validation review, the first
 N training reviews in a seeded order) runs each size without pretraining and with
---curve-row's, the pretraining on those N reviews' text only (the same epochs: fewer steps).
+--curve-row's, the pretraining on those N reviews' text only (the same epochs: fewer steps);
+with --unlabeled-rest, also --curve-row's pretraining on the N reviews and, as unlabelled texts
+(aclImdb's train/unsup/ layout), the other 19,963 - N training reviews: what a pile of
+unlabelled text adds when labels are few.
 
 Prints and writes (benchmarks/results/imdb_pretraining/NAME.json, which the docs show) per
 row: validation accuracy of the served combination (TFMA), of the encoder alone and of the
@@ -64,6 +68,7 @@ def run_once(args, data: str, label: str, overrides: dict) -> dict:
         "deep_alone_accuracy": validation.get("deep_accuracy"),
         "wide_alone_accuracy": validation.get("wide_accuracy"),
         "pretrain_steps": pretrained.get("steps", 0),
+        "unlabeled_texts": pretrained.get("unlabeled_texts", 0),
         "pretrain_minutes": round(pretrained.get("seconds", 0) / 60, 2),
         "pretrain_last_loss": pretrained.get("last_loss"),
         "pretrain_last_accuracy": pretrained.get("last_accuracy"),
@@ -97,6 +102,14 @@ def main() -> int:
         default="masked-3:pretrain_objective=masked,pretrain_epochs=3",
         help="the pretraining of the label-size curve, beside none",
     )
+    parser.add_argument(
+        "--unlabeled-rest",
+        action="store_true",
+        help="also pretrain each size on the other training reviews as unlabelled texts",
+    )
+    parser.add_argument(
+        "--no-full", action="store_true", help="the label-size curve only (no full-data rows)"
+    )
     parser.add_argument("--output", default=os.path.join(report.RUNS_DIR, "imdb_pretraining"))
     parser.add_argument("--name", default="pretraining")
     parser.add_argument(
@@ -108,13 +121,19 @@ def main() -> int:
     rows: list = []
     curve: list = []
     curve_label, curve_overrides = parse_row(args.curve_row)
-    for label, overrides in map(parse_row, args.row or DEFAULT_ROWS):
+    for label, overrides in [] if args.no_full else map(parse_row, args.row or DEFAULT_ROWS):
         rows.append(run_once(args, root, f"full-{label}", overrides))
         save(args, rows, curve, curve_label)  # each row as it comes: a long run loses none
     for size in args.sizes:
         data = subset(root, size, os.path.join(args.output, f"data-{size}"))
-        for label, overrides in (("none", {}), (curve_label, curve_overrides)):
-            curve.append(run_once(args, data, f"{size}-{label}", overrides))
+        runs = [(data, "none", {}), (data, curve_label, curve_overrides)]
+        if args.unlabeled_rest:
+            with_rest = subset(
+                root, size, os.path.join(args.output, f"data-{size}-unsup"), unlabeled=True
+            )
+            runs.append((with_rest, f"{curve_label}+unlabeled", curve_overrides))
+        for folder, label, overrides in runs:
+            curve.append(run_once(args, folder, f"{size}-{label}", overrides))
             save(args, rows, curve, curve_label)
     for table in save(args, rows, curve, curve_label):
         print(f"\n{table['title']}")
@@ -135,8 +154,10 @@ COLUMNS = [
 
 
 def cells(row: dict) -> list:
+    unlabeled = row.get("unlabeled_texts", 0)
     return [
-        row["pretrain_objective"] or "none",
+        (row["pretrain_objective"] or "none")
+        + (f" + {unlabeled:,} unlabelled" if unlabeled else ""),
         row["pretrain_epochs"],
         row["pretrain_minutes"],
         row["pretrain_last_accuracy"],
@@ -156,7 +177,7 @@ def save(args, rows: list, curve: list, curve_label: str) -> list:
             "columns": COLUMNS,
             "rows": [cells(row) for row in rows],
         }
-    ]
+    ][: 1 if rows else 0]
     full = [row for row in rows if row["label"] in ("full-none", f"full-{curve_label}")]
     if curve:
         tables.append(
@@ -167,7 +188,12 @@ def save(args, rows: list, curve: list, curve_label: str) -> list:
                 "rows": [
                     [row["train_examples"], *cells(row)]
                     for row in sorted(
-                        curve + full, key=lambda r: (r["train_examples"], r["pretrain_epochs"])
+                        curve + full,
+                        key=lambda r: (
+                            r["train_examples"],
+                            r["pretrain_epochs"],
+                            r.get("unlabeled_texts", 0),
+                        ),
                     )
                 ],
             }

@@ -52,15 +52,23 @@ def split_by_seeded_hash(
     output_config: example_gen_pb2.Output,
     seed: int,
 ) -> Dict[str, beam.PCollection]:
-    """Output split name -> the examples whose bucket falls in that split's share."""
-    bounds, total = [], 0
-    for split in output_config.split_config.splits:
+    """Output split name -> the examples whose bucket falls in that split's share. A split
+    named UNLABELED_SPLIT takes no share: its texts come from elsewhere (the reviews layout's
+    with_unlabeled), and it is left out of the returned splits."""
+    bounds, total, names = [], 0, []
+    for split, name in zip(
+        output_config.split_config.splits,
+        utils.generate_output_split_names(input_config, output_config),
+    ):
+        if name == features.UNLABELED_SPLIT:
+            continue
         total += split.hash_buckets
         bounds.append(total)
+        names.append(name)
 
     def partition(example, num_partitions):
         bucket = seeded_bucket(example, seed, total)
         return next(i for i, bound in enumerate(bounds) if bucket < bound)
 
     parts = examples | "SeededSplit" >> beam.Partition(partition, len(bounds))  # type: ignore[arg-type]
-    return dict(zip(utils.generate_output_split_names(input_config, output_config), parts))
+    return dict(zip(names, parts))

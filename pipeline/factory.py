@@ -26,7 +26,7 @@ from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
 )
 from tfx.orchestration import data_types
 from tfx.orchestration.pipeline import Pipeline
-from tfx.proto import bulk_inferrer_pb2, pusher_pb2, trainer_pb2
+from tfx.proto import bulk_inferrer_pb2, pusher_pb2, trainer_pb2, transform_pb2
 from tfx.types import Channel, standard_artifacts
 from tfx.utils import proto_utils
 
@@ -41,10 +41,12 @@ from components.resolvers.base_model import base_model_resolver
 from components.resolvers.baseline_statistics import baseline_statistics_resolver
 from components.run_report import RunReport
 from components.unlabeled_example_gen import UnlabeledExampleGen
-from components.unlabeled_example_gen.executor import SPLIT as UNLABELED
 from components.versioned_pusher import VersionedPusher
 from pipeline.options import ResolvedRun
+from trainer_module.features import UNLABELED_SPLIT
 from trainer_module.serving.archive import BULK_INFERENCE
+
+LABELED_SPLITS = ("train", "eval")  # the ExampleGens' splits with labels
 
 
 def data_components(
@@ -57,16 +59,21 @@ def data_components(
     distribution_validator, then anomalies_gate, with `cost` (cost_plan) cost_estimate, and
     transform. benchmarks/scaling.py runs it alone."""
     task, family = run.task, run.family
-    # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits.
-    example_gen = task.example_gen(data_dir, **run.reading)
+    # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits;
+    # with pretraining, the data's unlabelled texts too, into a third split (UNLABELED_SPLIT)
+    # that Transform transforms and only the Trainer's pretraining reads: the schema, the
+    # validators and the Evaluator leave it out.
+    unlabeled = {"unlabeled": True} if run.reads_unlabeled else {}
+    labeled_only = {"exclude_splits": [UNLABELED_SPLIT]} if unlabeled else {}
+    example_gen = task.example_gen(data_dir, **run.reading, **unlabeled)
     training_reader, window = example_gen, {}
     if run.spans > 1:
         # The training window: the newest span and the ones before it, read the same way.
-        training_reader = task.example_gen(data_dir, **run.reading, spans=run.spans).with_id(
-            example_gen.id + WINDOW
-        )
+        training_reader = task.example_gen(
+            data_dir, **run.reading, **unlabeled, spans=run.spans
+        ).with_id(example_gen.id + WINDOW)
         window = {"window_example_gen": training_reader}
-    # Computes statistics over both splits.
+    # Computes statistics over every split.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
     # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
     schema_gen: BaseNode
@@ -74,11 +81,15 @@ def data_components(
         schema_gen = ImportSchemaGen(schema_file=run.schema)
     else:
         schema_gen = SchemaGen(
-            statistics=statistics_gen.outputs["statistics"], infer_feature_shape=True
+            statistics=statistics_gen.outputs["statistics"],
+            infer_feature_shape=True,
+            **labeled_only,
         )
     # Checks the statistics against the schema.
     example_validator = ExampleValidator(
-        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"]
+        statistics=statistics_gen.outputs["statistics"],
+        schema=schema_gen.outputs["schema"],
+        **labeled_only,
     )
     # Compares the new data's statistics with those of the data the champion was judged on.
     drift = task.distribution_validator_config(run.drift_thresholds)
@@ -90,6 +101,7 @@ def data_components(
             # No champion yet: no baseline, and DistributionValidator passes the data.
             baseline_statistics=baseline.outputs["statistics"].as_optional(),
             config=drift,
+            **({"include_split_pairs": [(s, s) for s in LABELED_SPLITS]} if unlabeled else {}),
         )
         drift_components = {
             "baseline_statistics": baseline,
@@ -106,6 +118,12 @@ def data_components(
         schema=schema_gen.outputs["schema"],
         preprocessing_fn=family.preprocessing_fn,
         custom_config=family.transform_config(run.model_config),
+        # The analyzers (vocabularies, n-gram ratios) read the training split alone.
+        splits_config=transform_pb2.SplitsConfig(
+            analyze=["train"], transform=[*LABELED_SPLITS, UNLABELED_SPLIT]
+        )
+        if unlabeled
+        else None,
         # StatisticsGen has the raw data's statistics; TFDV inside Transform would compute
         # them again (and the transformed data's) at the cost of time and memory.
         disable_statistics=True,
@@ -204,7 +222,12 @@ def create_pipeline(
     """
     task, family = run.task, run.family
     settings = run.trainer_settings(data_dir)
-    train_args = trainer_pb2.TrainArgs(num_steps=settings.train_steps)
+    # With pretraining, the Trainer's train_files are the training split's, then the unlabelled
+    # texts', which only pretraining reads (trainer_module/training/inputs.py TrainerRun).
+    train_args = trainer_pb2.TrainArgs(
+        num_steps=settings.train_steps,
+        splits=["train", UNLABELED_SPLIT] if run.reads_unlabeled else [],
+    )
     eval_args = trainer_pb2.EvalArgs(num_steps=settings.eval_steps)
     if runtime_parameters:
         # The ExampleGen reads its data folder only when it runs, so a run can point it
@@ -422,7 +445,7 @@ def create_inference_pipeline(
                 statistics=statistics_gen.outputs["statistics"],
                 baseline_statistics=baseline.outputs["statistics"].as_optional(),
                 config=config,
-                include_split_pairs=[(UNLABELED, "train")],
+                include_split_pairs=[(UNLABELED_SPLIT, "train")],
             ).with_id("SkewValidator"),
         ]
     return Pipeline(

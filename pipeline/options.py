@@ -19,7 +19,7 @@ from pipeline import configs
 from pipeline.configs import flag
 from pipeline.tasks import TASKS, Task, get_task
 from trainer_module.families import FAMILIES
-from trainer_module.family import ModelFamily, Option, PresetConfig
+from trainer_module.family import ModelFamily, Option, PresetConfig, PretrainingConfig
 from trainer_module.training import precision
 from trainer_module.training.inputs import TrainerOptions
 
@@ -455,6 +455,14 @@ class ResolvedRun:
     time_budget: Optional[float]  # minutes, or None
     tuner_trials: int  # 0: no Tuner
     enable_cache: bool
+
+    @property
+    def reads_unlabeled(self) -> bool:
+        """Whether the run pretrains (the config's pretrain_epochs): its ExampleGen then reads
+        the data's unlabelled texts too, into a split that Transform transforms and only
+        pretraining reads (pipeline/factory.py)."""
+        config = self.model_config
+        return isinstance(config, PretrainingConfig) and config.pretrain_epochs > 0
 
     def trainer_settings(self, data_dir: str) -> "TrainerSettings":
         """What the Trainer (and the Tuner) are given for data in `data_dir`: steps, or none

@@ -37,6 +37,13 @@ def write_examples(rows: Sequence[Mapping], output: tft.TFTransformOutput, path:
     return path
 
 
+def split_file(workdir: str, split: str) -> str:
+    """A file in the folder TFX gives a split of an Examples artifact: `Split-<split>/`."""
+    folder = os.path.join(workdir, f"Split-{split}")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, "data.tfrecord")
+
+
 @dataclasses.dataclass
 class FamilyRun:
     """What a run left: the trained model, the transform output, the export and the logs."""
@@ -67,9 +74,12 @@ def run_family(
     mixed_precision: str = "off",
     hyperparameters=None,
     transform_of: Optional[FamilyRun] = None,
+    unlabeled_rows: Sequence[Mapping] = (),
 ) -> FamilyRun:
     """`transform_of`: a run of the same rows whose Transform output to reuse (its transform
-    config must be this one's) instead of running tf.Transform again."""
+    config must be this one's) instead of running tf.Transform again. `unlabeled_rows`:
+    transformed rows written as Transform writes the unlabelled split (`Split-unlabeled/`),
+    after the training split in train_files, as the Trainer gets them when a run pretrains."""
     family = get_family(name)
     config = family.config(preset, overrides)
     transform_config = family.transform_config(config)
@@ -95,7 +105,14 @@ def run_family(
     evaluation = transformed[len(rows) :] or train_rows
     fn_args = FnArgs(
         working_dir=os.path.join(workdir, "working"),
-        train_files=[write_examples(train_rows, output, os.path.join(workdir, "train.tfrecord"))],
+        train_files=[
+            write_examples(train_rows, output, os.path.join(workdir, "train.tfrecord")),
+            *(
+                [write_examples(unlabeled_rows, output, split_file(workdir, "unlabeled"))]
+                if unlabeled_rows
+                else []
+            ),
+        ],
         eval_files=[write_examples(evaluation, output, os.path.join(workdir, "eval.tfrecord"))],
         train_steps=None if epochs else train_steps,
         eval_steps=eval_steps,

@@ -9,6 +9,10 @@ LABEL = "label"  # 0 = negative, 1 = positive; also the transformed label of eve
 RATING = "rating"  # the reviewer's 1-10 score (aclImdb file names); -1 when unknown (CSV)
 REVIEW_ID = "id"
 LABEL_NAMES = ("negative", "positive")  # by label
+# The split of texts without labels that pretraining reads (the reviews ExampleGen's, when a run
+# pretrains; the unlabeled ExampleGen's for bulk inference); their label is NO_LABEL.
+UNLABELED_SPLIT = "unlabeled"
+NO_LABEL = -1
 
 # Raw sentence pairs (components/parallel_corpus_example_gen).
 SOURCE = "source"

@@ -13,16 +13,23 @@ from tfx.types import standard_artifacts
 from components.artifact_types import CostEstimate as CostEstimateArtifact
 from components.cost_estimate import estimate
 from components.cost_estimate.estimate import ESTIMATE_PROPERTY
+from trainer_module.features import UNLABELED_SPLIT
 from trainer_module.training.inputs import steps_for_epochs
 from trainer_module.training.progress import LOGGER
 
 
-def train_examples(statistics) -> int:
-    """The training split's examples, as StatisticsGen counted them."""
+def train_examples(statistics, split: str = "train") -> int:
+    """The training split's examples (or another split's: 0 when there is none), as
+    StatisticsGen counted them."""
     from tensorflow_metadata.proto.v0 import statistics_pb2
     from tfx.dsl.io import fileio
+    from tfx.types import artifact_utils
 
-    path = os.path.join(statistics.uri, "Split-train", "FeatureStats.pb")
+    if split not in artifact_utils.decode_split_names(statistics.split_names):
+        if split == "train":
+            raise ValueError(f"{statistics.uri}: the statistics have no training split")
+        return 0
+    path = os.path.join(statistics.uri, f"Split-{split}", "FeatureStats.pb")
     with fileio.open(path, "rb") as f:
         stats = statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read())
     return int(sum(d.num_examples for d in stats.datasets))
@@ -52,7 +59,9 @@ def CostEstimate(
         gpus=len(tf.config.list_physical_devices("GPU")),
         time_budget_minutes=settings.get("time_budget_minutes"),
     )
-    lines = estimate.plan_lines(projected, settings)
+    lines = estimate.plan_lines(
+        projected, settings, unlabeled=train_examples(statistics, UNLABELED_SPLIT)
+    )
     for line in lines:
         logging.getLogger(LOGGER).info("plan: %s", line)
     cost.set_string_custom_property(ESTIMATE_PROPERTY, json.dumps(projected.as_dict()))

@@ -116,20 +116,24 @@ def describe(estimate: Estimate, time_budget_minutes: Optional[float] = None) ->
     return lines
 
 
-def plan_lines(estimate: Estimate, settings: dict) -> list:
+def plan_lines(estimate: Estimate, settings: dict, unlabeled: int = 0) -> list:
     """`describe`'s lines, and what the projection leaves out of the run's `settings`
-    (CostEstimate's plan): the older spans of a window, pretraining, the Tuner."""
+    (CostEstimate's plan): the older spans of a window, pretraining (over the training texts
+    and the `unlabeled` texts), the Tuner."""
     lines = describe(estimate, settings.get("time_budget_minutes"))
     if settings.get("spans", 1) > 1:
         lines[0] += f" in the newest span; the window's other {settings['spans'] - 1} add theirs"
     if settings.get("pretrain_epochs"):
-        steps = math.ceil(
-            settings["pretrain_epochs"] * estimate.train_examples / estimate.batch_size
+        texts = estimate.train_examples + unlabeled
+        steps = math.ceil(settings["pretrain_epochs"] * texts / estimate.batch_size)
+        read = (
+            f"{texts:,} texts: {estimate.train_examples:,} training, {unlabeled:,} unlabelled"
+            if unlabeled
+            else "the training texts"
         )
         lines.append(
             f"{settings.get('pretrain_objective', 'masked')}-token pretraining comes first: "
-            f"{steps:,} steps "
-            f"({settings['pretrain_epochs']:g} epochs of the training texts), not projected"
+            f"{steps:,} steps ({settings['pretrain_epochs']:g} epochs of {read}), not projected"
         )
     if settings.get("tuner_trials"):
         lines.append(f"the Tuner's {settings['tuner_trials']} trials come first, not projected")

@@ -20,9 +20,23 @@ class ReviewsExampleGen(FileBasedExampleGen):
         split_seed: seed of that hash split.
         spans: with a `{SPAN}`: read the newest span and the spans before it, this many in
             all (a rolling window; components/dataset_example_gen.py).
+        unlabeled: also read the layout's texts without labels (aclImdb's `train/unsup/`, an
+            `unlabeled/` folder beside CSV files) into a third split, `unlabeled`, whose
+            label is -1 (an empty split when there is no such folder): pretraining's extra
+            text (layout.with_unlabeled).
     """
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, data_dir, eval_percent: int = 20, split_seed: int = 42, spans: int = 1):
-        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed, spans))
+    def __init__(
+        self,
+        data_dir,
+        eval_percent: int = 20,
+        split_seed: int = 42,
+        spans: int = 1,
+        unlabeled: bool = False,
+    ):
+        options = {"unlabeled": True} if unlabeled else {}
+        super().__init__(
+            **example_gen_arguments(data_dir, eval_percent, split_seed, spans, **options)
+        )

@@ -1,4 +1,5 @@
-"""Reads reviews into tf.Examples: `text`, `label` (0/1), `rating` and `id`.
+"""Reads reviews into tf.Examples: `text`, `label` (0/1), `rating` and `id`; and when a run
+pretrains, the layout's texts without labels into the `unlabeled` split (label NO_LABEL).
 
 Bad input stops the run with an error that names the file: a missing or unknown label folder,
 a file name that is not ID_RATING.txt, a rating outside 1-10 or on the wrong side of its
@@ -15,7 +16,6 @@ from typing import Any, Dict, Iterator, List
 import apache_beam as beam
 import tensorflow as tf
 from absl import logging
-from tfx.components.example_gen.base_example_gen_executor import BaseExampleGenExecutor
 from tfx.dsl.io import fileio
 from tfx.types import standard_component_specs
 
@@ -24,6 +24,11 @@ from components.dataset_example_gen import LayoutExecutor, read_options, read_sp
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError, detect_layout
 from components.seeded_split import split_by_seeded_hash
 from components.text_profile import text_profile
+from components.unlabeled_example_gen.executor import (
+    UnlabeledDataError,
+    list_inputs,
+    read_inputs,
+)
 from trainer_module import features
 
 LABEL_FOLDERS = {"neg": 0, "pos": 1}
@@ -156,6 +161,31 @@ def _csv_rows(reader: csv.DictReader, path: str) -> Iterator[dict]:
             ) from None
 
 
+def list_unlabeled_files(root: str, folder: str) -> List[str]:
+    """The files of texts in `root/folder` (none when it is absent: pretraining then reads the
+    training split alone)."""
+    path = os.path.join(root, folder)
+    if not fileio.isdir(path):
+        logging.info("No unlabelled texts at %s: pretraining reads the training split", path)
+        return []
+    return list_inputs(path, features.TEXT)
+
+
+def read_unlabeled(path: str, root: str) -> Iterator[tf.train.Example]:
+    """The texts of one file (a text per *.txt file, one {"text": ...} per *.jsonl line), with
+    the label NO_LABEL and an id of their path under the layout's root."""
+    folder = os.path.relpath(os.path.dirname(path), root)
+    try:
+        for input_id, value in read_inputs(path, features.TEXT):
+            text = decode_text(path, value)
+            if not text.strip():
+                raise ReviewDataError(f"{path}: {input_id}: empty text")
+            review_id = f"{folder}/{input_id}"
+            yield make_example(text, features.NO_LABEL, UNKNOWN_RATING, review_id)
+    except UnlabeledDataError as error:
+        raise ReviewDataError(str(error)) from None
+
+
 def list_csv_files(pattern: str) -> List[str]:
     files = sorted(file_io.glob(pattern))
     if not files:
@@ -191,7 +221,12 @@ class Executor(LayoutExecutor):
     """Reviews -> tf.Examples, with a seeded hash split when the data has no split of its own."""
 
     def detect_layout(self, data_dir: str, options: dict):
-        return detect_layout(data_dir, int(options["eval_percent"]))
+        return detect_layout(
+            data_dir, int(options["eval_percent"]), bool(options.get("unlabeled", False))
+        )
+
+    def layout_options(self, layout) -> dict:
+        return {"format": layout.format, "unlabeled_folder": layout.unlabeled}
 
     def GetInputSourceToExamplePTransform(self):  # a beam.ptransform_fn
         return _ReviewsToExample
@@ -200,11 +235,29 @@ class Executor(LayoutExecutor):
         self, pipeline, exec_properties: Dict[str, Any]
     ) -> Dict[str, beam.pvalue.PCollection]:
         input_config, output_config = read_split_configs(exec_properties)
-        if not output_config.split_config.splits:
-            return BaseExampleGenExecutor.GenerateExamplesByBeam(self, pipeline, exec_properties)
-        examples = pipeline | "InputToRecord" >> _ReviewsToExample(
-            exec_properties, input_config.splits[0].pattern
-        )
-        return split_by_seeded_hash(
-            examples, input_config, output_config, int(read_options(exec_properties)["split_seed"])
-        )
+        options = read_options(exec_properties)
+        if output_config.split_config.splits:
+            examples = pipeline | "InputToRecord" >> _ReviewsToExample(
+                exec_properties, input_config.splits[0].pattern
+            )
+            splits = split_by_seeded_hash(
+                examples, input_config, output_config, int(options["split_seed"])
+            )
+        else:
+            splits = {
+                split.name: pipeline
+                | f"InputToRecord[{split.name}]"
+                >> _ReviewsToExample(exec_properties, split.pattern)
+                for split in input_config.splits
+                if split.name != features.UNLABELED_SPLIT
+            }
+        if options.get("unlabeled_folder"):
+            root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+            splits[features.UNLABELED_SPLIT] = (
+                pipeline
+                | "UnlabeledFolder" >> beam.Create([options["unlabeled_folder"]])
+                | "ListUnlabeled" >> beam.FlatMap(lambda folder: list_unlabeled_files(root, folder))
+                | "SpreadUnlabeled" >> beam.Reshuffle()
+                | "ReadUnlabeled" >> beam.FlatMap(read_unlabeled, root=root)
+            )
+        return splits

@@ -9,9 +9,14 @@ from tfx.proto import example_gen_pb2
 from components import file_io
 from components.data_error import DataError
 from components.seeded_split import hash_split_config
+from trainer_module.features import UNLABELED_SPLIT
 
 ACLIMDB = "aclimdb"
 CSV = "csv"
+# Where each layout keeps texts without labels, under its root: aclImdb's own folder of 50,000
+# unlabelled reviews, and for CSV files a folder of *.txt (a text per file) or *.jsonl
+# ({"text": ...} per line) files.
+UNLABELED_FOLDERS = {ACLIMDB: "train/unsup", CSV: "unlabeled"}
 
 
 class ReviewDataError(DataError):
@@ -24,6 +29,27 @@ class ReviewsLayout:
     format: str  # ACLIMDB or CSV
     input_config: example_gen_pb2.Input
     output_config: example_gen_pb2.Output
+    unlabeled: str = ""  # with_unlabeled: the folder of texts without labels, under root
+
+
+def with_unlabeled(layout: ReviewsLayout) -> ReviewsLayout:
+    """`layout` with a third split, UNLABELED_SPLIT, of the texts in its UNLABELED_FOLDERS
+    folder (none, an empty split, when the folder is absent): for pretraining, which reads
+    them through Transform like the training split. TFX names an ExampleGen's splits from its
+    configs, so the split is declared there: as an input split beside the layout's own, or
+    beside a hash split as an output split whose bucket is never drawn (split_by_seeded_hash
+    skips it)."""
+    folder = UNLABELED_FOLDERS[layout.format]
+    input_config, output_config = example_gen_pb2.Input(), example_gen_pb2.Output()
+    input_config.CopyFrom(layout.input_config)
+    output_config.CopyFrom(layout.output_config)
+    if output_config.split_config.splits:
+        output_config.split_config.splits.add(name=UNLABELED_SPLIT, hash_buckets=1)
+    else:
+        input_config.splits.add(name=UNLABELED_SPLIT, pattern=f"{folder}/*")
+    return dataclasses.replace(
+        layout, input_config=input_config, output_config=output_config, unlabeled=folder
+    )
 
 
 def _splits(**patterns: str) -> example_gen_pb2.Input:
@@ -35,14 +61,21 @@ def _splits(**patterns: str) -> example_gen_pb2.Input:
     )
 
 
-def detect_layout(data_dir: str, eval_percent: int = 20) -> ReviewsLayout:
-    """The layout under `data_dir`.
+def detect_layout(data_dir: str, eval_percent: int = 20, unlabeled: bool = False) -> ReviewsLayout:
+    """The layout under `data_dir` (`unlabeled`: with_unlabeled's).
 
     - aclImdb: `[aclImdb/]train/{pos,neg}/ID_RATING.txt` and optionally `test/...`; the
       original train/test split is kept (test becomes `eval`), else a seeded hash split.
     - CSV with a `text,label` header: `train.csv` and `test.csv` keep their split; any other
       `*.csv` files are split by seeded hash.
+    - Texts without labels (UNLABELED_FOLDERS): `train/unsup/*.txt` in aclImdb, an
+      `unlabeled/` folder beside CSV files.
     """
+    layout = _labeled_layout(data_dir, eval_percent)
+    return with_unlabeled(layout) if unlabeled else layout
+
+
+def _labeled_layout(data_dir: str, eval_percent: int) -> ReviewsLayout:
     if not fileio.isdir(data_dir):
         raise FileNotFoundError(f"review data directory not found: {data_dir}")
     root = data_dir

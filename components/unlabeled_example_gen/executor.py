@@ -29,7 +29,7 @@ from components.text_profile import text_profile
 from trainer_module import features
 from trainer_module.serving.contract import BadInput, parse_line
 
-SPLIT = "unlabeled"
+SPLIT = features.UNLABELED_SPLIT
 JSON_LINES, TEXT = ".jsonl", ".txt"
 # The raw feature -> the suffixes it is read from.
 READERS = {

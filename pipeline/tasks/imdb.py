@@ -20,9 +20,14 @@ from trainer_module.family import TEXT_CLASSIFIER, ModelFamily
 GATE = Gate("binary_accuracy", "accuracy, a fraction from 0 to 1", default=0.6, low=0.0, high=1.0)
 
 
-def example_gen(data_dir: str, spans: int = 1):
+def example_gen(data_dir: str, spans: int = 1, unlabeled: bool = False):
+    """ReviewsExampleGen; `unlabeled` (a run that pretrains) reads the unlabelled texts too."""
     return ReviewsExampleGen(
-        data_dir, eval_percent=configs.EVAL_PERCENT, split_seed=configs.SPLIT_SEED, spans=spans
+        data_dir,
+        eval_percent=configs.EVAL_PERCENT,
+        split_seed=configs.SPLIT_SEED,
+        spans=spans,
+        unlabeled=unlabeled,
     )
 
 

@@ -103,3 +103,8 @@ def test_the_plan_says_what_the_projection_leaves_out():
         projected, {"pretrain_epochs": 1.0, "pretrain_objective": "replaced"}
     )
     assert replaced[2].startswith("replaced-token pretraining comes first: 25 steps")
+    with_unlabeled = estimate.plan_lines(projected, {"pretrain_epochs": 1.0}, unlabeled=1_600)
+    assert with_unlabeled[2] == (
+        "masked-token pretraining comes first: 50 steps (1 epochs of 3,200 texts: 1,600 "
+        "training, 1,600 unlabelled), not projected"
+    )

@@ -35,6 +35,60 @@ def test_accepts_the_aclimdb_folder_itself_and_skips_unsup(aclimdb_dir, tmp_path
     assert len(splits["train"]) == 16
 
 
+def test_with_unlabeled_aclimdbs_unsup_reviews_are_read_into_their_own_split(aclimdb_dir, tmp_path):
+    unsup = aclimdb_dir / "aclImdb" / "train" / "unsup"
+    unsup.mkdir()
+    (unsup / "0_0.txt").write_text("an unlabelled review", "utf-8")
+    (unsup / "1_0.txt").write_text("\ufeffanother one", "utf-8")
+    splits = run_executor(ReviewsExampleGen(str(aclimdb_dir), unlabeled=True), tmp_path / "out")
+    assert sorted(splits) == ["eval", "train", "unlabeled"]
+    assert len(splits["train"]) == len(splits["eval"]) == 16  # labelled splits unchanged
+    unlabeled = sorted(splits["unlabeled"], key=lambda e: value(e, "id"))
+    assert [value(e, "id") for e in unlabeled] == ["train/unsup/0_0.txt", "train/unsup/1_0.txt"]
+    assert [value(e, "text") for e in unlabeled] == ["an unlabelled review", "another one"]
+    assert {(value(e, "label"), value(e, "rating")) for e in unlabeled} == {(-1, -1)}
+    assert value(unlabeled[0], "text_words") == 3  # profiled as the labelled reviews are
+
+
+def test_with_unlabeled_a_hash_split_layout_gives_the_unlabeled_texts_no_share(tmp_path):
+    data = write_aclimdb(tmp_path / "data", splits=("train",), copies=8)  # 128 reviews
+    splits = run_executor(
+        ReviewsExampleGen(str(data), eval_percent=25, unlabeled=True), tmp_path / "out"
+    )
+    plain = run_executor(ReviewsExampleGen(str(data), eval_percent=25), tmp_path / "plain")
+    assert sorted(splits) == ["eval", "train", "unlabeled"]
+    assert splits["unlabeled"] == []  # no unsup folder: an empty split
+    for split in ("train", "eval"):  # the same seeded split as without
+        assert sorted(value(e, "id") for e in splits[split]) == sorted(
+            value(e, "id") for e in plain[split]
+        )
+
+
+def test_with_unlabeled_csv_data_reads_an_unlabeled_folder_of_text_and_json_lines(tmp_path):
+    data = tmp_path / "csv"
+    (data / "unlabeled").mkdir(parents=True)
+    (data / "reviews.csv").write_text("text,label\ngood,pos\nbad,neg\n", "utf-8")
+    (data / "unlabeled" / "a.txt").write_text("a whole review\non two lines", "utf-8")
+    (data / "unlabeled" / "b.jsonl").write_text('{"text": "one"}\n\n{"text": "two"}\n', "utf-8")
+    splits = run_executor(ReviewsExampleGen(str(data), unlabeled=True), tmp_path / "out")
+    texts = {value(e, "id"): value(e, "text") for e in splits["unlabeled"]}
+    assert texts == {
+        "unlabeled/a.txt": "a whole review\non two lines",
+        "unlabeled/b.jsonl:1": "one",
+        "unlabeled/b.jsonl:3": "two",
+    }
+    assert len(splits["train"]) + len(splits["eval"]) == 2
+
+
+def test_a_bad_unlabeled_text_names_its_file_and_line(tmp_path):
+    data = tmp_path / "csv"
+    (data / "unlabeled").mkdir(parents=True)
+    (data / "reviews.csv").write_text("text,label\ngood,pos\nbad,neg\n", "utf-8")
+    (data / "unlabeled" / "b.jsonl").write_text('{"text": "one"}\n{"txt": "two"}\n', "utf-8")
+    with pytest.raises(ReviewDataError, match=re.escape("b.jsonl: line 2")):
+        run_executor(ReviewsExampleGen(str(data), unlabeled=True), tmp_path / "out")
+
+
 def test_seeded_hash_split_without_a_test_folder(tmp_path):
     data = write_aclimdb(tmp_path / "data", splits=("train",), copies=8)  # 128 reviews
 

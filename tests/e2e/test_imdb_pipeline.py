@@ -619,3 +619,63 @@ def test_a_run_on_other_data_is_a_pipeline_of_its_own_and_the_champion_stays(imd
     card = page[start : page.index("</section>", start)]
     assert str(folder) in card and "csv layout" in card
     assert "movie" not in card.lower() and "rating" not in card.lower()
+
+
+@pytest.mark.slow
+def test_pretraining_reads_the_datas_unlabelled_folder_through_beam_and_transform(tmp_path):
+    """CSV reviews with an `unlabeled/` folder beside them and `--set pretrain_epochs=1`: the
+    ExampleGen reads the folder (Beam) into its own split, Transform tokenizes it with the
+    training split's vocabulary, and the Trainer pretrains on both, fits on the labelled
+    reviews alone and says so before it starts."""
+    import csv
+    import glob
+
+    folder = tmp_path / "shop-reviews"
+    (folder / "unlabeled").mkdir(parents=True)
+    with open(folder / "reviews.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([("text", "label")] + SHOP_REVIEWS * 8)
+    texts = [text for text, _ in SHOP_REVIEWS] * 5  # 40 texts without labels
+    for i, text in enumerate(texts[:30]):
+        (folder / "unlabeled" / f"{i}.txt").write_text(text, "utf-8")
+    with open(folder / "unlabeled" / "more.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": text}) + "\n" for text in texts[30:])
+    output = tmp_path / "out"
+    result = run_cli(
+        "run",
+        "--output",
+        output,
+        "--task",
+        "imdb",
+        "--data",
+        folder,
+        "--preset",
+        "tiny",
+        "--train-steps",
+        "10",
+        "--eval-steps",
+        "1",
+        "--set",
+        "pretrain_epochs=1",
+        "--blessing-threshold",
+        "0",
+    )
+    (summary,) = result.lines
+    assert summary["status"] == "succeeded"
+    train = summary["training"]["train_examples"]
+    # The cost before Transform (StatisticsGen's counts) and the Trainer's plan say both.
+    assert f"1 epochs of {train + 40} texts: {train} training, 40 unlabelled" in result.stderr
+    assert f"the {train} training texts (labels unread) and 40 unlabelled" in result.stderr
+    root = output / "pipelines" / "shop-reviews-text-encoder"
+    (transformed,) = glob.glob(str(root / "Transform" / "transformed_examples" / "*"))
+    records = tf.data.TFRecordDataset(
+        glob.glob(os.path.join(transformed, "Split-unlabeled", "*")), compression_type="GZIP"
+    )
+    labels = [
+        tf.train.Example.FromString(r.numpy()).features.feature["label"].int64_list.value[0]
+        for r in records
+    ]
+    assert labels == [-1] * 40
+    (history,) = glob.glob(str(root / "Trainer" / "model_run" / "*" / "history.json"))
+    with open(history, encoding="utf-8") as f:
+        pretraining = json.load(f)["pretraining"]
+    assert (pretraining["texts"], pretraining["unlabeled_texts"]) == (train + 40, 40)

@@ -432,3 +432,50 @@ def test_two_pipeline_names_share_no_folder_metadata_model_or_serving_folder(acl
     with pytest.raises(ValueError, match="pipeline name 'Reviews_A': use lower-case letters"):
         PipelineOptions(task="imdb", pipeline_name="Reviews_A").check()
     assert PipelineOptions(task="imdb").name == "imdb-text-encoder"
+
+
+def test_a_run_that_pretrains_reads_the_unlabelled_texts_for_pretraining_alone(
+    aclimdb_dir, tmp_path
+):
+    from tfx.proto import trainer_pb2, transform_pb2
+    from tfx.utils import proto_utils
+
+    def reading(node):  # ExampleGen's custom_config: an Any holding a Struct
+        return json.loads(node.exec_properties["custom_config"])["custom_config"]["value"]
+
+    def wiring(pipeline):
+        nodes = {c.id: c for c in pipeline.components}
+        props = {name: node.exec_properties for name, node in nodes.items()}
+        train_args = proto_utils.json_to_proto(
+            props["Trainer"]["train_args"], trainer_pb2.TrainArgs()
+        )
+        transform = props["Transform"]["splits_config"]
+        return {
+            "reads": reading(nodes["ReviewsExampleGen"]).get("unlabeled", False),
+            "schema": json.loads(props["SchemaGen"]["exclude_splits"] or "[]"),
+            "validator": json.loads(props["ExampleValidator"]["exclude_splits"] or "[]"),
+            "drift": json.loads(props["DistributionValidator"]["include_split_pairs"] or "null"),
+            "transform": proto_utils.json_to_proto(transform, transform_pb2.SplitsConfig())
+            if transform
+            else None,
+            "trainer": list(train_args.splits),
+        }
+
+    plain = wiring(build(aclimdb_dir, tmp_path / "a", preset="tiny"))
+    assert plain == {
+        "reads": False,
+        "schema": [],
+        "validator": [],
+        "drift": None,
+        "transform": None,
+        "trainer": [],
+    }
+    pretrains = wiring(
+        build(aclimdb_dir, tmp_path / "b", preset="tiny", overrides={"pretrain_epochs": 1.0})
+    )
+    assert pretrains["reads"] is True
+    assert pretrains["schema"] == pretrains["validator"] == ["unlabeled"]
+    assert pretrains["drift"] == [["train", "train"], ["eval", "eval"]]
+    assert list(pretrains["transform"].analyze) == ["train"]
+    assert list(pretrains["transform"].transform) == ["train", "eval", "unlabeled"]
+    assert pretrains["trainer"] == ["train", "unlabeled"]

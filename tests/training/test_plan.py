@@ -63,8 +63,13 @@ def prepared(built: list, rows=None, evaluations: int = 2, **fields) -> Prepared
     )
 
 
-def trainer_run(budget=None, train_steps=1000):
-    custom = {"train_examples": 400, "seed": 0, plan.BUDGET_KEY: budget}
+def trainer_run(budget=None, train_steps=1000, unlabeled=0):
+    custom = {
+        "train_examples": 400,
+        "unlabeled_examples": unlabeled,
+        "seed": 0,
+        plan.BUDGET_KEY: budget,
+    }
     return types.SimpleNamespace(custom_config=custom, train_steps=train_steps, eval_steps=5)
 
 
@@ -154,6 +159,16 @@ def test_pretraining_is_planned_in_its_own_line_before_training(said):
         "plan: 1,000 steps in batches of 8, 20 epochs of 400 training examples",
     ]
     assert plan.fit_to_budget(trainer_run(), pretraining_prepared(0)) == (1000, 0)
+
+
+def test_pretraining_passes_over_the_unlabelled_texts_too(said):
+    # 10 passes over 400 + 1,200 texts in batches of 8: 2,000 steps.
+    planned = plan.fit_to_budget(trainer_run(unlabeled=1200), pretraining_prepared(10))
+    assert planned == (1000, 2000)
+    assert said()[0] == (
+        "plan: pretraining: 2,000 steps of masked-token prediction in batches of 8, 10 epochs "
+        "of 1,600 texts: the 400 training texts (labels unread) and 1,200 unlabelled"
+    )
 
 
 def test_a_budget_cuts_pretraining_and_training_by_the_same_share(said, monkeypatch):

@@ -181,3 +181,70 @@ def test_the_trainer_pretrains_on_the_training_files_only_and_records_it(
     assert history["pretraining"]["steps"] == -(-2 * len(REVIEWS) // batch)
     assert history["config"]["pretrain_epochs"] == 2.0
     assert history["train_steps"] == 6
+
+
+def test_the_trainer_pretrains_on_the_unlabelled_texts_too_and_fits_on_labelled_ones_only(
+    text_encoder_run, tmp_path, monkeypatch
+):
+    from tests.conftest import REVIEWS, TEXT_ENCODER_OVERRIDES, review_spec
+    from tests.family_util import run_family
+    from trainer_module import features
+    from trainer_module.text_encoder import training
+    from trainer_module.training import inputs
+
+    pretraining_read, counted = [], []
+    real_batches, real_count = training.feature_batches, inputs.count_examples
+
+    def recording(run, files, *args, **kwargs):
+        pretraining_read.append(list(files))
+        return real_batches(run, files, *args, **kwargs)
+
+    def counting(files, *args, **kwargs):
+        counted.append(list(files))
+        return real_count(files, *args, **kwargs)
+
+    monkeypatch.setattr(training, "feature_batches", recording)
+    monkeypatch.setattr(inputs, "count_examples", counting)
+    # Texts without labels, as Transform writes the unlabelled split: label NO_LABEL.
+    unlabeled = [
+        {**row, features.LABEL: features.NO_LABEL} for row in text_encoder_run.transformed * 3
+    ]
+    run = run_family(
+        "text_encoder",
+        REVIEWS,
+        review_spec(),
+        str(tmp_path),
+        overrides={**TEXT_ENCODER_OVERRIDES, "pretrain_epochs": 1.0},
+        train_steps=6,
+        transform_of=text_encoder_run,
+        unlabeled_rows=unlabeled,
+    )
+    labelled, unlabelled = run.fn_args.train_files
+    assert "Split-unlabeled" in unlabelled
+    assert pretraining_read and all(files == [labelled, unlabelled] for files in pretraining_read)
+    # The supervised phase counted (and read) the labelled split alone.
+    assert counted[0] == [labelled] and counted[1] == [unlabelled]
+    history = json.load(open(os.path.join(run.fn_args.model_run_dir, "history.json")))
+    texts = len(REVIEWS) + len(unlabeled)
+    assert history["pretraining"]["texts"] == texts
+    assert history["pretraining"]["unlabeled_texts"] == len(unlabeled)
+    assert history["pretraining"]["steps"] == -(-texts // run.model.config.batch_size)
+
+
+def test_the_unlabelled_split_never_reaches_a_supervised_phase():
+    from tfx.components.trainer.fn_args_utils import FnArgs
+
+    from trainer_module.training.inputs import TrainerRun
+
+    fn_args = FnArgs(
+        train_files=["/t/Transform/7/Split-train/*", "/t/Transform/7/Split-unlabeled/*"],
+        eval_files=["/t/Transform/7/Split-eval/*"],
+        custom_config={},
+    )
+    run = TrainerRun.from_fn_args(fn_args)
+    assert run.train_files == ["/t/Transform/7/Split-train/*"]
+    assert run.unlabeled_files == ["/t/Transform/7/Split-unlabeled/*"]
+    with pytest.raises(ValueError, match="no labelled training split"):
+        TrainerRun.from_fn_args(
+            FnArgs(train_files=["/t/Split-unlabeled/*"], eval_files=[], custom_config={})
+        )

@@ -24,12 +24,13 @@ class TextEncoderPrepared(TextClassifierPrepared):
         return self.config.pretrain_epochs
 
     def pretraining(self, model):
-        # The training split's token ids only: validation texts never enter pretraining.
+        # The training split's token ids and the unlabelled texts' (when the data has them):
+        # validation texts never enter pretraining.
         return pretraining(
             model,
             lambda: feature_batches(
                 self.run,
-                self.run.train_files,
+                [*self.run.train_files, *self.run.unlabeled_files],
                 self.tf_transform_output,
                 TOKEN_IDS,
                 self.config.batch_size,

@@ -141,16 +141,26 @@ class TrainerRun:
     custom_config: Mapping[str, Any]  # TrainerOptions' keys, and what run_fn.run adds
     hyperparameters: Optional[Mapping[str, Any]] = None  # the Tuner's best values
     base_model: Optional[str] = None  # the model to warm-start from (training/warm_start.py)
+    # The unlabelled texts' files (Transform's UNLABELED_SPLIT), which only pretraining reads.
+    unlabeled_files: Sequence[str] = ()
 
     @classmethod
     def from_fn_args(cls, fn_args) -> "TrainerRun":
-        """The record of `fn_args` (a record already is one)."""
+        """The record of `fn_args` (a record already is one). FnArgs' train_files are one
+        pattern per split of train_args.splits (pipeline/factory.py names the unlabelled split
+        there when the run pretrains): the unlabelled split's go to `unlabeled_files`, so that
+        no supervised phase ever reads a text without a label."""
         if isinstance(fn_args, cls):
             return fn_args
         values: dict[str, Any] = {
             f.name: getattr(fn_args, f.name, None) for f in dataclasses.fields(cls)
         }
         values["custom_config"] = dict(fn_args.custom_config or {})
+        patterns = list(fn_args.train_files or [])
+        values["unlabeled_files"] = [p for p in patterns if is_unlabeled_split(p)]
+        values["train_files"] = [p for p in patterns if not is_unlabeled_split(p)]
+        if not values["train_files"]:
+            raise ValueError(f"the Trainer was given no labelled training split: {patterns}")
         for name in (
             "transform_output",
             "transform_graph_path",
@@ -170,6 +180,12 @@ class TrainerRun:
 
     def __post_init__(self):  # read-only: a stage that adds a key makes a new record
         object.__setattr__(self, "custom_config", types.MappingProxyType(self.custom_config))
+
+
+def is_unlabeled_split(pattern: str) -> bool:
+    """Whether a file pattern of FnArgs is in the unlabelled split's folder (TFX writes split
+    NAME of an Examples artifact to `<uri>/Split-NAME/`)."""
+    return f"Split-{features.UNLABELED_SPLIT}" in pattern.replace("\\", "/").split("/")
 
 
 def check_trainer_keys(custom_config) -> dict:
@@ -204,6 +220,8 @@ def start_run(run, family: ModelFamily):
         config = config.replace(**overrides)
     config = config.replace(batch_size=distribution.global_batch_size(config.batch_size))
     examples = count_examples(run.train_files)
+    # Pretraining's extra texts (none: the training split alone).
+    unlabeled = count_examples(run.unlabeled_files, at_least_one=False)
     steps = run.train_steps
     if custom["epochs"] and not steps:  # steps given at run time win
         steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
@@ -217,14 +235,20 @@ def start_run(run, family: ModelFamily):
     if not steps:
         raise ValueError("the Trainer was given neither train_args.num_steps nor epochs")
     keras.utils.set_random_seed(int(custom["seed"]))
-    run = run.replace(custom_config={**custom, "train_examples": examples}, train_steps=steps)
+    run = run.replace(
+        custom_config={**custom, "train_examples": examples, "unlabeled_examples": unlabeled},
+        train_steps=steps,
+    )
     return config, tft.TFTransformOutput(run.transform_graph_path), run
 
 
-def count_examples(file_patterns: Sequence[str]) -> int:
-    """The records in Transform's (gzipped) TFRecord files: one pass, in TensorFlow."""
+def count_examples(file_patterns: Sequence[str], at_least_one: bool = True) -> int:
+    """The records in Transform's (gzipped) TFRecord files: one pass, in TensorFlow; a pattern
+    that matches no file is an error when `at_least_one`."""
     files = [f for pattern in file_patterns for f in tf.io.gfile.glob(pattern)]
     if not files:
+        if not at_least_one:
+            return 0
         raise ValueError(f"no training files match {list(file_patterns)}")
     compression = "GZIP" if files[0].endswith(".gz") else None
     records = tf.data.TFRecordDataset(files, compression_type=compression)

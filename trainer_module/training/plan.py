@@ -34,10 +34,15 @@ class Planned(NamedTuple):
     pretrain_steps: int = 0
 
 
+def pretraining_texts(run) -> int:
+    """The texts pretraining reads: the training examples and the unlabelled texts."""
+    return run.custom_config["train_examples"] + run.custom_config.get("unlabeled_examples", 0)
+
+
 def pretrain_steps_planned(run, prepared) -> int:
-    """prepared.pretrain_epochs passes over the training examples (0: no pretraining)."""
+    """prepared.pretrain_epochs passes over pretraining's texts (0: no pretraining)."""
     return pretraining.steps_for(
-        prepared.pretrain_epochs, run.custom_config["train_examples"], prepared.config.batch_size
+        prepared.pretrain_epochs, pretraining_texts(run), prepared.config.batch_size
     )
 
 
@@ -86,14 +91,17 @@ def fit_to_budget(run, prepared) -> Planned:
         )
         keras.utils.set_random_seed(int(custom["seed"]))  # as if nothing was measured
     if pretrain_planned:
+        texts = f"the {examples:,} training texts (labels unread)"
+        unlabeled = custom.get("unlabeled_examples", 0)
+        if unlabeled:
+            texts = f"{pretraining_texts(run):,} texts: {texts} and {unlabeled:,} unlabelled"
         say(
-            "pretraining: %s steps of %s in batches of %d, %.3g epochs of the %s training "
-            "texts (labels unread)%s",
+            "pretraining: %s steps of %s in batches of %d, %.3g epochs of %s%s",
             f"{pretrain_steps:,}",
             pretraining.WHAT[config.pretrain_objective],
             config.batch_size,
-            pretrain_steps * config.batch_size / examples,
-            f"{examples:,}",
+            pretrain_steps * config.batch_size / pretraining_texts(run),
+            texts,
             f", about {duration(pretrain_steps * pretrain_seconds)}" if budget else "",
         )
     say(

@@ -103,13 +103,16 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
     plan.describe_schedule(model, trainer_run.train_steps)
 
     def pretrain() -> dict:
-        return pretraining.pretrain(
+        record = pretraining.pretrain(
             prepared.pretraining(model),
             planned.pretrain_steps,
             config.batch_size,
             config.pretrain_learning_rate,
             config.weight_decay,
         )
+        texts = plan.pretraining_texts(trainer_run)
+        unlabeled = trainer_run.custom_config.get("unlabeled_examples", 0)
+        return {**record, "texts": texts, "unlabeled_texts": unlabeled}
 
     fitted = prepared.fit(model, trainer_run, pretrain if planned.pretrain_steps else None)
     paths = prepared.after_fit(model, trainer_run)
