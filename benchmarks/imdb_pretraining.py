@@ -170,14 +170,16 @@ def cells(row: dict) -> list:
 
 def save(args, rows: list, curve: list, curve_label: str) -> list:
     """Writes the results file of the rows so far; returns its tables."""
-    tables = [
-        {
-            "title": "Validation accuracy after pretraining on the "
-            f"{rows[0]['train_examples']:,} training reviews",
-            "columns": COLUMNS,
-            "rows": [cells(row) for row in rows],
-        }
-    ][: 1 if rows else 0]
+    tables = []
+    if rows:
+        tables.append(
+            {
+                "title": "Validation accuracy after pretraining on the "
+                f"{rows[0]['train_examples']:,} training reviews",
+                "columns": COLUMNS,
+                "rows": [cells(row) for row in rows],
+            }
+        )
     full = [row for row in rows if row["label"] in ("full-none", f"full-{curve_label}")]
     if curve:
         tables.append(

@@ -159,7 +159,7 @@ def cost_plan(run: ResolvedRun, settings) -> dict:
         "epochs": settings.custom_config.get("epochs"),
         "time_budget_minutes": run.time_budget,
         "tuner_trials": run.tuner_trials,
-        # The text encoder's masked-token pretraining (trainer_module/family.py).
+        # The text families' pretraining (trainer_module/family.py: PretrainingConfig).
         "pretrain_epochs": getattr(run.model_config, "pretrain_epochs", 0.0),
         "pretrain_objective": getattr(run.model_config, "pretrain_objective", "masked"),
         "spans": run.spans,

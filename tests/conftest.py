@@ -177,7 +177,7 @@ def translator_run(tmp_path_factory):
             "dropout": 0.0,
             "label_smoothing": 0.0,
             "peak_learning_rate": 3e-3,
-            "warmup_steps": 10,
+            "warmup_fraction": 0.033,  # 10 of the 300 steps
             "batch_size": 4,
             "beam_width": 2,
             "shared_vocabulary": True,

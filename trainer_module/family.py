@@ -48,8 +48,10 @@ class PresetConfig:
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingConfig:
-    """Mixed into a text encoder's config: masked-token pretraining on the training split's
-    own text before the supervised phase (trainer_module/training/pretraining.py)."""
+    """Mixed into the text families' configs: masked-token pretraining on the training split's
+    own text (and the data's unlabelled texts) before the supervised phase
+    (trainer_module/training/pretraining.py); for BERT, its backbone's continued
+    (task-adaptive) pretraining."""
 
     pretrain_epochs: float = 0.0  # passes over the training texts; 0: no pretraining
     # "masked": predict masked tokens (BERT); "replaced": tell replaced tokens (ELECTRA, with a

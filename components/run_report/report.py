@@ -101,8 +101,9 @@ def training_data(refs, train: str, history: dict) -> str:
 
 def as_trained(history: dict) -> tuple:
     """(the configuration training used, the learning-rate schedule in words): the preset's
-    fields, with those the schedule resolved when training started (a warmup capped to the
-    steps that ran) as they were used."""
+    fields, with those the schedule resolved when training started (a rate the Tuner chose)
+    as they were used; the schedule's warmup in steps (a preset's warmup_fraction of the steps
+    that ran)."""
     config = dict(history.get("config", {}))
     schedule = dict(history.get("learning_rate") or {})
     name = schedule.pop("schedule", None)

@@ -81,9 +81,9 @@ def test_model_card_sections_and_lineage(blessed_run):
     for heading in ("Intended use", "Training data", "Evaluation data", "Caveats and limitations"):
         assert f"<h3>{heading}</h3>" in text
     assert "Movie reviews only." in text
-    # The values training used: the preset's warmup of 300, capped to 4 steps, shows as 4.
+    # The values training used: the preset's warmup of a quarter of the steps, as 4 steps.
     assert details["learning rate"] == "WarmupInverseSqrt: peak_learning_rate 0.003, warmup_steps 4"
-    assert '"warmup_steps": 4' in details["configuration"]
+    assert '"warmup_fraction": 0.25' in details["configuration"]
     assert details["labels (training split)"].startswith("label: mean 0.5")
     assert "of <code>/data/shop-reviews</code> (csv layout)" in text  # the training data
     lineage = {row[0]: row[1:] for row in page.tables["lineage-artifacts"][1:]}

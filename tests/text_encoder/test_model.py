@@ -129,7 +129,7 @@ def test_tiny_model_overfits_a_handful_of_sequences():
 )
 def test_build_model_decays_the_learning_rate_as_configured(decay, rate_at_end):
     config = PRESETS["tiny"].replace(
-        decay=decay, peak_learning_rate=1e-3, warmup_steps=10, ngram_buckets=0
+        decay=decay, peak_learning_rate=1e-3, warmup_fraction=0.1, ngram_buckets=0
     )
     optimizer = build_model(config, train_steps=100).optimizer
 

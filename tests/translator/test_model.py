@@ -172,7 +172,7 @@ def test_build_model_decays_the_learning_rate_as_configured(decay, rate_at_end):
     from trainer_module.translator.model import build_model
 
     config = PRESETS["tiny"].replace(
-        source_vocab_size=16, target_vocab_size=16, decay=decay, warmup_steps=10
+        source_vocab_size=16, target_vocab_size=16, decay=decay, warmup_fraction=0.1
     )
     optimizer = build_model(config.replace(peak_learning_rate=1e-3), train_steps=100).optimizer
     optimizer.iterations.assign(100)

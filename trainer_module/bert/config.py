@@ -3,11 +3,11 @@
 import dataclasses
 from typing import Mapping, Optional
 
-from trainer_module.family import PresetConfig, WidePathConfig
+from trainer_module.family import PresetConfig, PretrainingConfig, WidePathConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class BertConfig(WidePathConfig, PresetConfig):
+class BertConfig(PretrainingConfig, WidePathConfig, PresetConfig):
     """Fine-tuning in two phases: the head alone on a frozen backbone, then everything."""
 
     # A KerasHub preset (a name, downloaded at run time, or a save_to_preset folder) or a
@@ -52,6 +52,10 @@ class BertConfig(WidePathConfig, PresetConfig):
     # (docs/models/bert.md).
     peak_learning_rate: float = 1e-4
     warmup_fraction: float = 0.1  # of the phase-2 steps, the BERT paper's
+    # Task-adaptive pretraining (pretrain_epochs > 0: Gururangan et al., ACL 2020, "Don't Stop
+    # Pretraining"): the backbone's masked-token training continued on the task's text before
+    # fine-tuning, at a pretrained model's rate rather than a fresh encoder's.
+    pretrain_learning_rate: float = 1e-4
     weight_decay: float = 0.01  # the BERT paper's; biases and LayerNorm are exempt
     # > 0: phase 2 validates and exports an exponential moving average of the weights (the
     # average of the last ~1 / (1 - momentum) steps); its history also gives the raw weights'
@@ -74,6 +78,12 @@ class BertConfig(WidePathConfig, PresetConfig):
     # The wide path's fields (ngram_buckets, ...) are WidePathConfig's: trainer_module/family.py.
 
     def __post_init__(self):
+        self.check_pretraining()
+        if self.pretrain_objective != "masked":
+            raise ValueError(
+                "BERT pretrains by masked-token prediction only: the replaced-token sampler "
+                "draws ids by frequency rank, and WordPiece ids are not ranked by frequency"
+            )
         if not 0.0 <= self.head_fraction < 1.0:
             raise ValueError(f"head_fraction must be in [0, 1), not {self.head_fraction}")
         if self.sequence_length < 3:

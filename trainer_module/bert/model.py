@@ -1,7 +1,8 @@
 """A pretrained BERT backbone with a classification head (token ids in, class logits out), and
 optionally the wide n-gram path (NBSVM) whose logit is combined with BERT's."""
 
-from typing import Optional
+import math
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import keras
 import numpy as np
@@ -12,6 +13,9 @@ from trainer_module.bert.checkpoint import load_backbone
 from trainer_module.bert.config import BertConfig
 from trainer_module.layers import masked_mean
 from trainer_module.layers.ngram import WideAndDeep
+
+if TYPE_CHECKING:
+    from trainer_module.training.pretraining import Pretraining
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")  # BertBackbone's own inputs
 # The layers below the first encoder block, frozen with `frozen_layers`.
@@ -115,6 +119,52 @@ class BertClassifier(WideAndDeep, keras.Model):
         layers = [(self.backbone.get_layer(name), len(blocks)) for name in EMBEDDING_LAYERS]
         layers += [(block, len(blocks) - 1 - i) for i, block in enumerate(blocks)]
         return {v.path: decay**depth for layer, depth in layers for v in layer.weights}
+
+
+def pretraining(model: BertClassifier, vocabulary: Sequence[str], token_batches) -> "Pretraining":
+    """What task-adaptive pretraining of `model`'s backbone needs (training/pretraining.py): its
+    own embeddings and blocks (model.encode, every block training), masking by the
+    vocabulary's [MASK] id, never choosing [PAD], [CLS] or [SEP], with random replacements
+    drawn from the word pieces after the bracketed special and unused entries; and
+    `token_batches()`, endless batches of (B, T) token ids as Transform packed them. The
+    masked-token head is new (tied to the token embedding): a checkpoint such as
+    all-MiniLM-L6-v2 has none."""
+    # Pretraining's input pipeline is TensorFlow's; the model above is any backend's.
+    from trainer_module.training.pretraining import Masking, Pretraining
+
+    config = model.config
+    ids = {token: i for i, token in enumerate(vocabulary)}
+    missing = [t for t in ("[PAD]", "[CLS]", "[SEP]", "[MASK]") if t not in ids]
+    if missing:
+        raise ValueError(f"the BERT vocabulary has no {missing}: it cannot mask tokens")
+    bracketed = [i for i, token in enumerate(vocabulary) if token[:1] + token[-1:] == "[]"]
+    pad = ids["[PAD]"]
+
+    def encode(token_ids, training=None):
+        return model.encode(
+            {
+                "token_ids": token_ids,
+                "segment_ids": ops.zeros_like(token_ids),
+                "padding_mask": ops.cast(ops.not_equal(token_ids, pad), "int32"),
+            },
+            training,
+        )
+
+    model.backbone.trainable = True  # every block, whatever the fine-tuning freezes later
+    return Pretraining(
+        encode=encode,
+        layers=[model.backbone],
+        embeddings=model.backbone.token_embedding.embeddings,
+        masking=Masking(
+            mask_id=ids["[MASK]"],
+            random_ids=(max(bracketed) + 1, len(vocabulary)),
+            special_ids=(pad, ids["[CLS]"], ids["[SEP]"]),
+            rate=config.mask_rate,
+            predictions=max(1, math.ceil(config.sequence_length * config.mask_rate)),
+            objective=config.pretrain_objective,
+        ),
+        token_batches=token_batches,
+    )
 
 
 def build_model(config: BertConfig, ngram_ratios: Optional[np.ndarray] = None) -> BertClassifier:

@@ -15,16 +15,16 @@ from absl import logging
 
 from trainer_module.bert import FAMILY
 from trainer_module.bert.config import BertConfig
-from trainer_module.bert.model import build_model
-from trainer_module.bert.preprocessing import VOCABULARY_NAME
+from trainer_module.bert.model import build_model, pretraining
+from trainer_module.bert.preprocessing import TOKEN_IDS, VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
 from trainer_module.training import backup
 from trainer_module.training.history import Fitted, LogEvaluations, ema_callbacks
-from trainer_module.training.inputs import TrainerRun, start_run
+from trainer_module.training.inputs import TrainerRun, feature_batches, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
 from trainer_module.training.run_fn import trainer_entry_point
-from trainer_module.training.schedules import WarmupLinearDecay
+from trainer_module.training.schedules import WarmupLinearDecay, warmup_steps
 from trainer_module.training.wide_path import TextClassifierPrepared
 
 
@@ -34,7 +34,7 @@ def phases(config: BertConfig, train_steps: int) -> list:
     head_steps = int(train_steps * config.head_fraction)
     full_steps = train_steps - head_steps
     schedule = WarmupLinearDecay(
-        config.peak_learning_rate, int(full_steps * config.warmup_fraction), full_steps
+        config.peak_learning_rate, warmup_steps(config.warmup_fraction, full_steps), full_steps
     )
     return [
         (name, steps, rate, evaluations)
@@ -86,8 +86,45 @@ class BertPrepared(TextClassifierPrepared):
         # Most steps are the full phase's.
         compile_phase(model, self.config, "full", self.config.peak_learning_rate)
 
+    @property
+    def pretrain_epochs(self):
+        return self.config.pretrain_epochs
+
+    def pretraining(self, model):
+        # Task-adaptive pretraining on the training split's token ids and the unlabelled
+        # texts' (when the data has them): validation texts never enter it.
+        path = self.tf_transform_output.vocabulary_file_by_name(VOCABULARY_NAME)
+        with tf.io.gfile.GFile(path) as f:
+            vocabulary = [line.rstrip("\n") for line in f]
+        return pretraining(
+            model,
+            vocabulary,
+            lambda: feature_batches(
+                self.run,
+                [*self.run.train_files, *self.run.unlabeled_files],
+                self.tf_transform_output,
+                TOKEN_IDS,
+                self.config.batch_size,
+            ),
+        )
+
     def fit(self, model, run, before_training=None) -> Fitted:
-        return fit_phases(model, self.config, self.train, self.evaluation, run)
+        """The phases (fit_phases), after `before_training` (task-adaptive pretraining) unless
+        a phase resumes a backup, whose weights win over it."""
+        pretrained = None
+        if before_training is not None:
+            resumed = [
+                name
+                for name, *_ in phases(self.config, run.train_steps)
+                if (restore := backup.callback(run, phase=name)) and restore.finished_intervals()
+            ]
+            if resumed:
+                pretrained = {"skipped": f"resumed from the backup of phase {resumed[-1]}"}
+                logging.info("Not pretraining: %s", pretrained["skipped"])
+            else:
+                pretrained = before_training()
+        fitted = fit_phases(model, self.config, self.train, self.evaluation, run)
+        return dataclasses.replace(fitted, pretraining=pretrained)
 
     def describe(self, model) -> dict:
         return {"padded_lengths": padded_lengths(self.datasets(False, 1), self.config)}

@@ -20,7 +20,7 @@ from trainer_module.layers.configured import ConfiguredModel
 from trainer_module.layers.ngram import WideAndDeep
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.schedules import warmup_then
+from trainer_module.training.schedules import warmup_steps, warmup_then
 
 if TYPE_CHECKING:
     from trainer_module.training.pretraining import Pretraining
@@ -129,9 +129,7 @@ def build_model(
     model = TextEncoderClassifier(config)
     if model.ngram_logit is not None:
         model.ngram_logit.trainable = False
-    # Short runs (tests, the embedded corpus) still reach the peak rate: warm up for at most a
-    # quarter of the steps.
-    warmup = min(config.warmup_steps, max(1, train_steps // 4))
+    warmup = warmup_steps(config.warmup_fraction, train_steps)
     schedule = warmup_then(config.decay, config.peak_learning_rate, warmup, train_steps)
     model.compile(
         optimizer=adamw(schedule, config.weight_decay, config.ema_momentum),

@@ -172,8 +172,7 @@ def learning_rate_schedule(model: keras.Model):
 
 def schedule_as_trained(model: keras.Model) -> Optional[dict]:
     """The schedule training follows, as history.json records it: its class and settings in
-    steps (a preset's warmup_steps may be capped to the steps that run, a warmup_fraction is
-    resolved), or None."""
+    steps (a preset's warmup_fraction resolved over the steps that run), or None."""
     schedule = learning_rate_schedule(model)
     if schedule is None:
         return None

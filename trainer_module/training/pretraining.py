@@ -21,7 +21,7 @@ from keras import ops
 
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
-from trainer_module.training.schedules import WarmupLinearDecay
+from trainer_module.training.schedules import WarmupLinearDecay, warmup_steps
 
 TOKEN_IDS = "token_ids"
 POSITIONS = "positions"
@@ -229,7 +229,7 @@ def compiled(
     `warmup_fraction` of the steps, then linear decay to zero, and the masked tokens'
     cross-entropy (the unused slots weigh nothing), or each token's binary cross-entropy."""
     optimizer = adamw(
-        WarmupLinearDecay(learning_rate, int(steps * warmup_fraction), steps), weight_decay
+        WarmupLinearDecay(learning_rate, warmup_steps(warmup_fraction, steps), steps), weight_decay
     )
     model: keras.Model
     if pretraining.masking.objective == "replaced":

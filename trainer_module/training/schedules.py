@@ -4,6 +4,15 @@ import keras
 from keras import ops
 
 
+def warmup_steps(warmup_fraction: float, train_steps: int) -> int:
+    """The steps of a warmup over `warmup_fraction` of `train_steps` (every family states its
+    warmup as a fraction of its training steps, so it scales with the data and the budget):
+    the nearest whole number, at least 1."""
+    if not 0 <= warmup_fraction < 1:
+        raise ValueError(f"warmup_fraction must be in [0, 1), not {warmup_fraction}")
+    return max(1, round(warmup_fraction * train_steps))
+
+
 class WarmupInverseSqrt(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warmup to `peak_learning_rate`, then decay with 1/sqrt(step) (Vaswani et al. 5.3).
 

@@ -17,7 +17,7 @@ from trainer_module.layers import (
 )
 from trainer_module.layers.configured import ConfiguredModel
 from trainer_module.training.optimizers import adamw
-from trainer_module.training.schedules import warmup_then
+from trainer_module.training.schedules import warmup_steps, warmup_then
 from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy, MaskedTokenAccuracy
 from trainer_module.translator.config import DECODER_INPUT_IDS, PAD_ID, SOURCE_IDS, TranslatorConfig
 
@@ -231,10 +231,10 @@ class Translator(ConfiguredModel):
 
 def build_model(config: TranslatorConfig, train_steps: int) -> keras.Model:
     """The translator, built and compiled with its training recipe: AdamW after a linear
-    warmup (at most a quarter of train_steps) with config.decay over train_steps, label-smoothed
-    cross-entropy and token accuracy over the real (unpadded) target tokens."""
+    warmup (config.warmup_fraction of train_steps) with config.decay over train_steps,
+    label-smoothed cross-entropy and token accuracy over the real (unpadded) target tokens."""
     model = Translator(config)
-    warmup = min(config.warmup_steps, max(1, train_steps // 4))
+    warmup = warmup_steps(config.warmup_fraction, train_steps)
     model.compile(
         optimizer=adamw(
             warmup_then(config.decay, config.peak_learning_rate, warmup, train_steps),

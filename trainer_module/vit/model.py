@@ -10,7 +10,7 @@ from keras import ops
 from trainer_module.layers import Dense, Dropout, EncoderStack, LearnedPositionalEmbedding
 from trainer_module.layers.configured import ConfiguredModel
 from trainer_module.training.optimizers import adamw, nesterov_sgd
-from trainer_module.training.schedules import Triangular, warmup_cosine
+from trainer_module.training.schedules import Triangular, warmup_cosine, warmup_steps
 from trainer_module.vit.config import VitConfig
 
 WHITENING_IMAGES = 5_000  # training images for the patch-whitening statistics (airbench's)
@@ -263,7 +263,7 @@ def build_model(config: VitConfig, train_steps: int) -> keras.Model:
     (possibly mixed) soft labels with smoothing."""
     model = VitClassifier(config)
     model(keras.ops.zeros((1, config.image_size, config.image_size, 3)))  # build the weights
-    warmup = round(config.warmup_fraction * train_steps)
+    warmup = warmup_steps(config.warmup_fraction, train_steps)
     if config.optimizer == "sgd":
         optimizer = nesterov_sgd(
             Triangular(config.peak_learning_rate, warmup, train_steps),
