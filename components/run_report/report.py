@@ -73,6 +73,27 @@ def training_length(history: dict) -> str:
     return escape(text)
 
 
+def pretraining_done(history: dict) -> str:
+    """ "88 steps of masked-token prediction over 70,000 texts (50,000 of them unlabelled), its
+    last accuracy 0.12", or why it was skipped, from history.json; "" without pretraining."""
+    from trainer_module.training.pretraining import WHAT
+
+    record = history.get("pretraining") or {}
+    if not record:
+        return ""
+    if "skipped" in record:
+        return escape(f"skipped: {record['skipped']}")
+    objective = (history.get("config") or {}).get("pretrain_objective", "masked")
+    text = f"{record.get('steps', 0):,} steps of {WHAT.get(objective, objective)}"
+    if record.get("texts"):
+        text += f" over {record['texts']:,} texts"
+        if record.get("unlabeled_texts"):
+            text += f" ({record['unlabeled_texts']:,} of them unlabelled)"
+    if record.get("last_accuracy") is not None:
+        text += f", its last accuracy {record['last_accuracy']:g}"
+    return escape(text)
+
+
 def training_data(refs, train: str, history: dict) -> str:
     """What the model was trained on: the span(s) read, the examples and where they are."""
     examples = refs.get("training_examples") or refs.get("examples")
@@ -146,6 +167,11 @@ def model_card(refs, card, history, parameters, statistics, metrics, anomalies) 
     labels = label_summary(statistics)
     if labels:
         details.insert(2, ("labels (training split)", escape(labels)))
+    pretrained = pretraining_done(history)
+    if pretrained:  # before the supervised steps, as it ran
+        details.insert(
+            details.index(("trained", training_length(history))), ("pretrained", pretrained)
+        )
     caveats = list(card.get("limitations", []))
     if _blessed(refs) is False:
         caveats.insert(

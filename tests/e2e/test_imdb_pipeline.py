@@ -679,3 +679,6 @@ def test_pretraining_reads_the_datas_unlabelled_folder_through_beam_and_transfor
     with open(history, encoding="utf-8") as f:
         pretraining = json.load(f)["pretraining"]
     assert (pretraining["texts"], pretraining["unlabeled_texts"]) == (train + 40, 40)
+    with open(summary["report"], encoding="utf-8") as f:
+        page = f.read()
+    assert f"over {train + 40} texts (40 of them unlabelled)" in page  # the model card

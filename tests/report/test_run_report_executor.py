@@ -170,3 +170,24 @@ def test_the_training_data_names_the_span_or_the_window():
     )
     folder = ArtifactRef("examples", "Examples", 3, "/e", {"span": 0})
     assert training_data({"examples": folder}, "", {}).startswith("the data folder: unknown")
+
+
+def test_the_model_card_says_what_pretraining_read_or_why_it_was_skipped():
+    from components.run_report.report import pretraining_done
+
+    history = {
+        "config": {"pretrain_objective": "masked"},
+        "pretraining": {
+            "steps": 2_188,
+            "texts": 70_000,
+            "unlabeled_texts": 50_000,
+            "last_accuracy": 0.1234,
+        },
+    }
+    assert pretraining_done(history) == (
+        "2,188 steps of masked-token prediction over 70,000 texts (50,000 of them "
+        "unlabelled), its last accuracy 0.1234"
+    )
+    skipped = {"pretraining": {"skipped": "warm-started from /m/1"}}
+    assert pretraining_done(skipped) == "skipped: warm-started from /m/1"
+    assert pretraining_done({"config": {}}) == ""
