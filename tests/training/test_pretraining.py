@@ -150,40 +150,7 @@ def test_without_pretraining_the_embedding_has_no_mask_row():
     assert config.embedding_rows == 1 + 40 + 1 and config.pretrain_epochs == 0
 
 
-def test_the_trainer_pretrains_on_the_training_files_only_and_records_it(
-    text_encoder_run, tmp_path, monkeypatch
-):
-    from tests.conftest import REVIEWS, TEXT_ENCODER_OVERRIDES, review_spec
-    from tests.family_util import run_family
-    from trainer_module.text_encoder import training
-
-    read = []
-    real = training.feature_batches
-
-    def recording(run, files, *args, **kwargs):
-        read.append(list(files))
-        return real(run, files, *args, **kwargs)
-
-    monkeypatch.setattr(training, "feature_batches", recording)
-    run = run_family(
-        "text_encoder",
-        REVIEWS,
-        review_spec(),
-        str(tmp_path),
-        overrides={**TEXT_ENCODER_OVERRIDES, "pretrain_epochs": 2.0},
-        train_steps=6,
-        transform_of=text_encoder_run,
-    )
-    assert read and all(files == run.fn_args.train_files for files in read)
-    assert not any(set(files) & set(run.fn_args.eval_files) for files in read)
-    history = json.load(open(os.path.join(run.fn_args.model_run_dir, "history.json")))
-    batch = run.model.config.batch_size
-    assert history["pretraining"]["steps"] == -(-2 * len(REVIEWS) // batch)
-    assert history["config"]["pretrain_epochs"] == 2.0
-    assert history["train_steps"] == 6
-
-
-def test_the_trainer_pretrains_on_the_unlabelled_texts_too_and_fits_on_labelled_ones_only(
+def test_the_trainer_pretrains_on_training_and_unlabelled_texts_never_validation_ones(
     text_encoder_run, tmp_path, monkeypatch
 ):
     from tests.conftest import REVIEWS, TEXT_ENCODER_OVERRIDES, review_spec
@@ -207,7 +174,7 @@ def test_the_trainer_pretrains_on_the_unlabelled_texts_too_and_fits_on_labelled_
     monkeypatch.setattr(inputs, "count_examples", counting)
     # Texts without labels, as Transform writes the unlabelled split: label NO_LABEL.
     unlabeled = [
-        {**row, features.LABEL: features.NO_LABEL} for row in text_encoder_run.transformed * 3
+        {**row, features.LABEL: features.NO_LABEL} for row in text_encoder_run.transformed[:16]
     ]
     run = run_family(
         "text_encoder",
@@ -222,6 +189,8 @@ def test_the_trainer_pretrains_on_the_unlabelled_texts_too_and_fits_on_labelled_
     labelled, unlabelled = run.fn_args.train_files
     assert "Split-unlabeled" in unlabelled
     assert pretraining_read and all(files == [labelled, unlabelled] for files in pretraining_read)
+    # Validation texts never enter pretraining.
+    assert not any(set(files) & set(run.fn_args.eval_files) for files in pretraining_read)
     # The supervised phase counted (and read) the labelled split alone.
     assert counted[0] == [labelled] and counted[1] == [unlabelled]
     history = json.load(open(os.path.join(run.fn_args.model_run_dir, "history.json")))
@@ -229,6 +198,8 @@ def test_the_trainer_pretrains_on_the_unlabelled_texts_too_and_fits_on_labelled_
     assert history["pretraining"]["texts"] == texts
     assert history["pretraining"]["unlabeled_texts"] == len(unlabeled)
     assert history["pretraining"]["steps"] == -(-texts // run.model.config.batch_size)
+    assert history["config"]["pretrain_epochs"] == 1.0
+    assert history["train_steps"] == 6
 
 
 def test_the_unlabelled_split_never_reaches_a_supervised_phase():
