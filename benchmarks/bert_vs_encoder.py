@@ -36,7 +36,7 @@ from trainer_module import bert as bert_family
 from trainer_module import text_encoder
 from trainer_module.bert import preprocessing as bert_preprocessing
 from trainer_module.bert import serving as bert_serving
-from trainer_module.bert.model import build_model
+from trainer_module.bert.model import build_classifier
 from trainer_module.text_encoder import preprocessing as text_preprocessing
 from trainer_module.text_encoder import serving as text_serving
 from trainer_module.text_encoder.model import TextEncoderClassifier
@@ -157,7 +157,7 @@ def serving_latency(length, workdir):
         )
     )
     encoder_model(np.zeros((1, length), dtype="int32"))
-    bert_model = build_model(bert_family.FAMILY.config("default", bert_config))
+    bert_model = build_classifier(bert_family.FAMILY.config("default", bert_config))
     exports = {
         "bert (bert_tiny shape)": (bert_model, bert_tft, bert_serving.export),
         "encoder, preset small": (encoder_model, encoder_tft, text_serving.export),

@@ -73,11 +73,11 @@ report["vit_hybrid"]["logits"] = list(ops.shape(hybrid(images)))
 report["tensorflow_imported"] = "tensorflow" in sys.modules
 
 from trainer_module.bert.config import PRESETS as BERT
-from trainer_module.bert.model import build_model
+from trainer_module.bert.model import build_classifier
 
 config = BERT["tiny"].replace(backbone_preset=sys.argv[1], sequence_length=8,
                               truncation_head=2)
-bert = build_model(config, np.ones(config.ngram_buckets + 1))  # the wide path too
+bert = build_classifier(config, np.ones(config.ngram_buckets + 1))  # the wide path too
 tokens = {"token_ids": np.random.randint(5, 50, size=(4, 8)),
           "segment_ids": np.zeros((4, 8), "int32"), "padding_mask": np.ones((4, 8), "int32"),
           "ngram_ids": np.random.randint(0, 257, size=(4, 32))}

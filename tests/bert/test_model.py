@@ -4,13 +4,13 @@ from keras import ops
 
 from lab.tiny_bert import write_tiny_checkpoint
 from trainer_module.bert import FAMILY
-from trainer_module.bert.model import build_model, example_inputs
+from trainer_module.bert.model import build_classifier, example_inputs
 
 get_preset = FAMILY.config
 
 
 def test_classifier_from_a_local_keras_hub_preset(tiny_bert_preset):
-    model = build_model(
+    model = build_classifier(
         get_preset("tiny", {"backbone_preset": tiny_bert_preset, "ngram_buckets": 0})
     )
     inputs = {
@@ -42,7 +42,7 @@ def trainable(model) -> set:
 
 def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 2})
-    model = build_model(config, np.ones(config.ngram_buckets + 1))
+    model = build_classifier(config, np.ones(config.ngram_buckets + 1))
     model.train_phase("head")
     assert trainable(model) == {"logits/kernel", "logits/bias"}
     model.train_phase("full")
@@ -52,10 +52,10 @@ def test_phases_train_the_head_then_all_but_the_frozen_layers(hf_checkpoint):
     assert blocks == {"transformer_layer_2"}  # the bottom two frozen
     assert not any("embedding" in n for n in names)
     assert {"pooled_dense/kernel", "pooled_dense/bias"} <= names
-    mean = build_model(config.replace(pooling="mean"), np.ones(config.ngram_buckets + 1))
+    mean = build_classifier(config.replace(pooling="mean"), np.ones(config.ngram_buckets + 1))
     mean.train_phase("full")  # the pooler is not read: it does not train
     assert not {n for n in trainable(mean) if n.startswith("pooled_dense")}
-    unfrozen = build_model(config.replace(frozen_layers=0), np.ones(config.ngram_buckets + 1))
+    unfrozen = build_classifier(config.replace(frozen_layers=0), np.ones(config.ngram_buckets + 1))
     unfrozen.train_phase("full")
     # All but the wide path (which trains apart) and the combination.
     wide = len(unfrozen.ngram_logit.weights) + len(unfrozen.combination.weights)
@@ -66,7 +66,7 @@ def test_the_wide_path_adds_its_logit_to_berts_until_the_combination_is_fitted(h
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "dropout": 0.0})
     ratios = np.zeros(config.ngram_buckets + 1, "float32")
     ratios[5], ratios[9] = 0.8, -0.3
-    model = build_model(config, ratios)
+    model = build_classifier(config, ratios)
     model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
     inputs = example_inputs(config)
     without = ops.convert_to_numpy(model(inputs))
@@ -82,16 +82,16 @@ def test_the_wide_path_adds_its_logit_to_berts_until_the_combination_is_fitted(h
 
 def test_impossible_settings_are_refused(hf_checkpoint, tiny_bert_preset):
     with pytest.raises(ValueError, match="exceeds the backbone's max_sequence_length=64"):
-        build_model(
+        build_classifier(
             get_preset(
                 "tiny",
                 {"backbone_preset": tiny_bert_preset, "sequence_length": 128, "ngram_buckets": 0},
             )
         )
     with pytest.raises(ValueError, match="frozen_layers=4 exceeds the backbone's 3 layers"):
-        build_model(get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 4}))
+        build_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint, "frozen_layers": 4}))
     with pytest.raises(ValueError, match="n-gram ratios"):
-        build_model(get_preset("tiny", {"backbone_preset": hf_checkpoint}))
+        build_classifier(get_preset("tiny", {"backbone_preset": hf_checkpoint}))
 
 
 def test_presets_reject_unknown_fields_and_bad_values():
@@ -120,7 +120,7 @@ def sequence_inputs(batch_size: int = 2, length: int = 12) -> dict:
 
 def test_the_classifier_encodes_as_the_backbones_own_graph(hf_checkpoint):
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "ngram_buckets": 0})
-    model = build_model(config)
+    model = build_classifier(config)
     inputs = sequence_inputs()
     own = model.backbone(inputs)
     np.testing.assert_allclose(
@@ -130,7 +130,7 @@ def test_the_classifier_encodes_as_the_backbones_own_graph(hf_checkpoint):
     )
     # The "cls" head reads the backbone's pooled output: with dropout 0, the logits are a
     # dense layer of it.
-    model = build_model(config.replace(dropout=0.0))
+    model = build_classifier(config.replace(dropout=0.0))
     pooled = ops.convert_to_numpy(model.backbone(inputs)["pooled_output"])
     kernel, bias = (ops.convert_to_numpy(w) for w in model.head.weights)
     np.testing.assert_allclose(
@@ -145,12 +145,12 @@ def test_frozen_blocks_drop_nothing_in_training_and_trained_blocks_do(hf_checkpo
     def encoded(model, training):
         return ops.convert_to_numpy(model.encode(inputs, training=training))
 
-    model = build_model(config.replace(frozen_layers=2))
+    model = build_classifier(config.replace(frozen_layers=2))
     model.train_phase("head")  # the whole backbone frozen
     np.testing.assert_array_equal(encoded(model, True), encoded(model, False))
     model.train_phase("full")  # the top block trains, with its dropout
     assert not np.allclose(encoded(model, True), encoded(model, False))
-    all_frozen = build_model(config.replace(frozen_layers=3))
+    all_frozen = build_classifier(config.replace(frozen_layers=3))
     all_frozen.train_phase("full")
     np.testing.assert_array_equal(encoded(all_frozen, True), encoded(all_frozen, False))
 
@@ -163,12 +163,12 @@ def test_attention_dropout_is_its_own_rate(hf_checkpoint):
         attention = model.backbone.transformer_layers[0]._self_attention_layer
         return [ops.convert_to_numpy(attention(x, x, training=True)) for _ in range(2)]
 
-    first, second = attention_runs(build_model(config.replace(attention_dropout=0.0)))
+    first, second = attention_runs(build_classifier(config.replace(attention_dropout=0.0)))
     np.testing.assert_array_equal(first, second)
-    first, second = attention_runs(build_model(config.replace(attention_dropout=0.5)))
+    first, second = attention_runs(build_classifier(config.replace(attention_dropout=0.5)))
     assert not np.allclose(first, second)
     # None keeps the checkpoint's rate (the tiny checkpoint's 0.1), shared with the hidden states.
-    checkpoints = build_model(config.replace(attention_dropout=None))
+    checkpoints = build_classifier(config.replace(attention_dropout=None))
     checkpoints = checkpoints.backbone.transformer_layers[0]._self_attention_layer
     assert checkpoints._dropout == pytest.approx(0.1)
     with pytest.raises(ValueError, match=r"attention_dropout must be in \[0, 1\), not 1.0"):
@@ -179,7 +179,7 @@ def test_only_the_full_phase_keeps_an_average_of_the_weights(hf_checkpoint):
     from trainer_module.bert.training import compile_phase
 
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "ema_momentum": 0.99})
-    model = build_model(config, np.ones(config.ngram_buckets + 1))
+    model = build_classifier(config, np.ones(config.ngram_buckets + 1))
     compile_phase(model, config, "head", config.head_learning_rate)
     assert not model.optimizer.use_ema
     compile_phase(model, config, "full", config.peak_learning_rate)
@@ -198,7 +198,7 @@ def test_layer_decay_slows_each_block_below_the_top_and_the_embeddings_most(hf_c
     from trainer_module.bert.training import compile_phase
 
     config = get_preset("tiny", {"backbone_preset": hf_checkpoint, "layer_decay": 0.5})
-    model = build_model(config, np.ones(config.ngram_buckets + 1))
+    model = build_classifier(config, np.ones(config.ngram_buckets + 1))
     backbone = model.backbone
     compile_phase(model, config, "full", config.peak_learning_rate)
     blocks = backbone.transformer_layers

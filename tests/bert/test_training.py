@@ -63,13 +63,13 @@ def test_task_adaptive_pretraining_masks_by_the_vocabulary_and_trains_the_backbo
     tiny_bert_checkpoint,
 ):
     from lab.tiny_bert import VOCABULARY
-    from trainer_module.bert.model import build_model, pretraining
+    from trainer_module.bert.model import build_classifier, pretraining
     from trainer_module.training.pretraining import pretrain
 
     config = PRESETS["tiny"].replace(
         backbone_preset=tiny_bert_checkpoint, sequence_length=16, ngram_buckets=0
     )
-    model = build_model(config)
+    model = build_classifier(config)
     words = [i for i, token in enumerate(VOCABULARY) if token.isalpha()][:12]
     # A small corpus repeated: [CLS] 10 pieces [SEP] and padding, masked-token pretraining's
     # input (Transform's token_ids).

@@ -78,7 +78,7 @@ def vit(stem_pooling: bool = False):
 
 def bert(preset: str):
     from trainer_module.bert.config import PRESETS
-    from trainer_module.bert.model import build_model
+    from trainer_module.bert.model import build_classifier
 
     rng = np.random.default_rng(0)
     inputs = {
@@ -90,7 +90,7 @@ def bert(preset: str):
         backbone_preset=preset, sequence_length=12, truncation_head=2, ngram_buckets=0
     )
     return (
-        lambda: build_model(config),
+        lambda: build_classifier(config),
         inputs,
         np.eye(2)[np.arange(8) % 2],
         keras.losses.CategoricalCrossentropy(from_logits=True),

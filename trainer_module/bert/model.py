@@ -167,8 +167,12 @@ def pretraining(model: BertClassifier, vocabulary: Sequence[str], token_batches)
     )
 
 
-def build_model(config: BertConfig, ngram_ratios: Optional[np.ndarray] = None) -> BertClassifier:
-    """The classifier over `config.backbone_preset`'s pretrained backbone, built; with
+def build_classifier(
+    config: BertConfig, ngram_ratios: Optional[np.ndarray] = None
+) -> BertClassifier:
+    """The classifier over `config.backbone_preset`'s pretrained backbone, built but not
+    compiled: fine-tuning compiles it per phase (training.py), so it has no build_model over
+    training steps as the families trained in one fit do; with
     config.ngram_buckets, `ngram_ratios` (Transform's, preprocessing/ngrams.py) set the wide
     path's naive-Bayes ratios."""
     backbone = load_backbone(config.backbone_preset)

@@ -15,7 +15,7 @@ from absl import logging
 
 from trainer_module.bert import FAMILY
 from trainer_module.bert.config import BertConfig
-from trainer_module.bert.model import build_model, pretraining
+from trainer_module.bert.model import build_classifier, pretraining
 from trainer_module.bert.preprocessing import TOKEN_IDS, VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
 from trainer_module.training import backup
@@ -71,7 +71,7 @@ class BertPrepared(TextClassifierPrepared):
     phase (fit_phases)."""
 
     def build(self, config: BertConfig, train_steps: int) -> keras.Model:
-        model = build_model(config, self.ngram_ratios)  # compiled per phase (fit_phases)
+        model = build_classifier(config, self.ngram_ratios)  # compiled per phase (fit_phases)
         model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
         vocabulary = self.tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
         if vocabulary > model.backbone.vocabulary_size:
