@@ -1,6 +1,7 @@
 """The run wrapper every family's Trainer entry point goes through (training/run_fn.py)."""
 
 import json
+import os
 import types
 
 import keras
@@ -12,7 +13,7 @@ from trainer_module.training import run_fn
 from trainer_module.training.inputs import TrainerRun
 
 
-def fake_fn_args(mixed_precision="off"):
+def fake_fn_args(mixed_precision="off", serving_model_dir="/out/serving"):
     dataset = tf.data.Dataset.range(4)
     return types.SimpleNamespace(
         custom_config={"mixed_precision": mixed_precision},
@@ -22,7 +23,7 @@ def fake_fn_args(mixed_precision="off"):
         train_steps=4,
         eval_steps=1,
         hyperparameters=None,
-        serving_model_dir="/out/serving",
+        serving_model_dir=serving_model_dir,
         model_run_dir="/out/Trainer/model_run/5",
         data_accessor=DataAccessor(
             tf_dataset_factory=lambda *args, **kwargs: dataset,
@@ -83,17 +84,30 @@ def test_the_policy_is_restored_when_training_fails():
     assert keras.mixed_precision.global_policy().name == "float32"
 
 
-def test_a_worker_that_is_not_the_chief_writes_to_a_scratch_folder(monkeypatch):
+def test_a_worker_that_is_not_the_chief_writes_to_a_scratch_folder(monkeypatch, tmp_path):
     # One task in TF_CONFIG, so no collective strategy starts; is_chief is tested on its own.
     monkeypatch.setattr(run_fn.distribution, "is_chief", lambda tf_config: False)
     monkeypatch.setenv(
         "TF_CONFIG",
         json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1}}),
     )
-    fake, fn_args = FakeTraining(), fake_fn_args()
+    chiefs = tmp_path / "Trainer" / "model" / "5" / "Format-Serving"
+    chiefs.mkdir(parents=True)  # the chief's export, which TFX checks on every worker
+    fake, fn_args = FakeTraining(), fake_fn_args(serving_model_dir=str(chiefs))
     run_fn.run(fn_args, fake)
     assert "tfx-transformers-worker-" in fake.seen["run"].serving_model_dir
     assert fake.seen["run"].model_run_dir.endswith("/model_run")
-    # TFX's executor checks that fn_args.serving_model_dir exists after run_fn, on every
-    # worker: a worker's is its own export, the one field run_fn writes back.
-    assert fn_args.serving_model_dir == fake.seen["run"].serving_model_dir
+    assert fn_args.serving_model_dir == str(chiefs)  # FnArgs untouched
+    assert os.listdir(chiefs) == []  # and nothing written to the chief's folder
+
+
+def test_a_worker_whose_chief_never_exports_fails_naming_the_folder(monkeypatch, tmp_path):
+    monkeypatch.setattr(run_fn.distribution, "is_chief", lambda tf_config: False)
+    monkeypatch.setattr(run_fn, "CHIEF_EXPORT_SECONDS", 0)
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1}}),
+    )
+    missing = str(tmp_path / "never")
+    with pytest.raises(RuntimeError, match=f"the chief's model did not appear at {missing}"):
+        run_fn.run(fake_fn_args(serving_model_dir=missing), FakeTraining())

@@ -2,6 +2,7 @@
 precision), then one train-and-export for every family (fit_and_export)."""
 
 import tempfile
+import time
 from typing import Callable
 
 import keras
@@ -67,9 +68,6 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
         trainer_run = trainer_run.replace(
             serving_model_dir=f"{scratch}/serving_model", model_run_dir=f"{scratch}/model_run"
         )
-        # The one write to FnArgs: TFX's Trainer executor checks, on every worker, that
-        # fn_args.serving_model_dir exists once run_fn returns; a worker's is its own export.
-        fn_args.serving_model_dir = trainer_run.serving_model_dir
         logging.info("Not the chief: this worker's model and logs go to %s", scratch)
     previous_policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(policy)
@@ -80,12 +78,36 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
         keras.mixed_precision.set_global_policy(previous_policy)
     if chief:
         backup.remove(backup_dir)
+    else:
+        # TFX's Trainer executor checks, on every worker, that fn_args.serving_model_dir
+        # exists once run_fn returns: every replica is handed the same outputs (as on Vertex
+        # AI), and the chief's export is the one that lands there.
+        wait_for_export(fn_args.serving_model_dir)
     logging.info(
         "Training finished as %s after %d optimizer steps",
         role,
         int(keras.ops.convert_to_numpy(model.optimizer.iterations)),
     )
     return model
+
+
+CHIEF_EXPORT_SECONDS = 30 * 60  # how long a worker waits for the chief's model
+
+
+def wait_for_export(serving_model_dir: str) -> None:
+    """Returns once the chief's export exists at `serving_model_dir`, which a worker that is
+    not the chief neither writes nor redirects; an error naming it after CHIEF_EXPORT_SECONDS
+    (the chief failed: the job fails on this worker too)."""
+    deadline = time.monotonic() + CHIEF_EXPORT_SECONDS
+    if not tf.io.gfile.exists(serving_model_dir):
+        logging.info("Waiting for the chief's model at %s", serving_model_dir)
+    while not tf.io.gfile.exists(serving_model_dir):
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the chief's model did not appear at {serving_model_dir} within "
+                f"{CHIEF_EXPORT_SECONDS / 60:g} min of this worker's export: see the chief's log"
+            )
+        time.sleep(1)
 
 
 def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prepared]):
