@@ -18,7 +18,7 @@ from trainer_module.training.inputs import steps_for_epochs
 from trainer_module.training.progress import LOGGER
 
 
-def train_examples(statistics, split: str = "train") -> int:
+def split_examples(statistics, split: str = "train") -> int:
     """The training split's examples (or another split's: 0 when there is none), as
     StatisticsGen counted them."""
     from tensorflow_metadata.proto.v0 import statistics_pb2
@@ -47,7 +47,7 @@ def CostEstimate(
     import tensorflow as tf
 
     settings = json.loads(plan)
-    examples = train_examples(statistics)
+    examples = split_examples(statistics)
     steps = settings["train_steps"] or steps_for_epochs(
         settings["epochs"], examples, settings["batch_size"]
     )
@@ -60,7 +60,7 @@ def CostEstimate(
         time_budget_minutes=settings.get("time_budget_minutes"),
     )
     lines = estimate.plan_lines(
-        projected, settings, unlabeled=train_examples(statistics, UNLABELED_SPLIT)
+        projected, settings, unlabeled=split_examples(statistics, UNLABELED_SPLIT)
     )
     for line in lines:
         logging.getLogger(LOGGER).info("plan: %s", line)

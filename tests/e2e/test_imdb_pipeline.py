@@ -575,17 +575,22 @@ SHOP_REVIEWS = [
 ]
 
 
+def write_shop_reviews(folder) -> None:
+    """`folder/reviews.csv`: SHOP_REVIEWS eight times, with a `text,label` header."""
+    import csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "reviews.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([("text", "label")] + SHOP_REVIEWS * 8)
+
+
 def test_a_run_on_other_data_is_a_pipeline_of_its_own_and_the_champion_stays(imdb_run, tmp_path):
     """The README's own-data step after a first run: shop reviews in a folder of their own,
     run into the same output, are named after their folder, registered under that name with a
     model card about them, and leave the review pipeline's champion as it was."""
-    import csv
-
     output = copy_output(imdb_run.output, tmp_path / "out")
     folder = tmp_path / "shop-reviews"
-    folder.mkdir()
-    with open(folder / "reviews.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows([("text", "label")] + SHOP_REVIEWS * 8)
+    write_shop_reviews(folder)
     result = run_cli(
         "run",
         "--output",
@@ -627,13 +632,11 @@ def test_pretraining_reads_the_datas_unlabelled_folder_through_beam_and_transfor
     ExampleGen reads the folder (Beam) into its own split, Transform tokenizes it with the
     training split's vocabulary, and the Trainer pretrains on both, fits on the labelled
     reviews alone and says so before it starts."""
-    import csv
     import glob
 
     folder = tmp_path / "shop-reviews"
-    (folder / "unlabeled").mkdir(parents=True)
-    with open(folder / "reviews.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows([("text", "label")] + SHOP_REVIEWS * 8)
+    write_shop_reviews(folder)
+    (folder / "unlabeled").mkdir()
     texts = [text for text, _ in SHOP_REVIEWS] * 5  # 40 texts without labels
     for i, text in enumerate(texts[:30]):
         (folder / "unlabeled" / f"{i}.txt").write_text(text, "utf-8")

@@ -156,11 +156,10 @@ def test_the_trainer_pretrains_on_training_and_unlabelled_texts_never_validation
     from tests.conftest import REVIEWS, TEXT_ENCODER_OVERRIDES, review_spec
     from tests.family_util import run_family
     from trainer_module import features
-    from trainer_module.text_encoder import training
-    from trainer_module.training import inputs
+    from trainer_module.training import inputs, wide_path
 
     pretraining_read, counted = [], []
-    real_batches, real_count = training.feature_batches, inputs.count_examples
+    real_batches, real_count = wide_path.feature_batches, inputs.count_examples
 
     def recording(run, files, *args, **kwargs):
         pretraining_read.append(list(files))
@@ -170,7 +169,7 @@ def test_the_trainer_pretrains_on_training_and_unlabelled_texts_never_validation
         counted.append(list(files))
         return real_count(files, *args, **kwargs)
 
-    monkeypatch.setattr(training, "feature_batches", recording)
+    monkeypatch.setattr(wide_path, "feature_batches", recording)
     monkeypatch.setattr(inputs, "count_examples", counting)
     # Texts without labels, as Transform writes the unlabelled split: label NO_LABEL.
     unlabeled = [

@@ -20,7 +20,7 @@ from trainer_module.bert.preprocessing import TOKEN_IDS, VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
 from trainer_module.training import backup
 from trainer_module.training.history import Fitted, LogEvaluations, ema_callbacks
-from trainer_module.training.inputs import TrainerRun, feature_batches, start_run
+from trainer_module.training.inputs import TrainerRun, start_run
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.progress import Progress
 from trainer_module.training.run_fn import trainer_entry_point
@@ -70,6 +70,8 @@ class BertPrepared(TextClassifierPrepared):
     """BERT's: length-grouped training batches (config.length_multiple), a model compiled per
     phase (fit_phases)."""
 
+    token_ids = TOKEN_IDS
+
     def build(self, config: BertConfig, train_steps: int) -> keras.Model:
         model = build_classifier(config, self.ngram_ratios)  # compiled per phase (fit_phases)
         model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
@@ -86,27 +88,11 @@ class BertPrepared(TextClassifierPrepared):
         # Most steps are the full phase's.
         compile_phase(model, self.config, "full", self.config.peak_learning_rate)
 
-    @property
-    def pretrain_epochs(self):
-        return self.config.pretrain_epochs
-
     def pretraining(self, model):
-        # Task-adaptive pretraining on the training split's token ids and the unlabelled
-        # texts' (when the data has them): validation texts never enter it.
         path = self.tf_transform_output.vocabulary_file_by_name(VOCABULARY_NAME)
         with tf.io.gfile.GFile(path) as f:
             vocabulary = [line.rstrip("\n") for line in f]
-        return pretraining(
-            model,
-            vocabulary,
-            lambda: feature_batches(
-                self.run,
-                [*self.run.train_files, *self.run.unlabeled_files],
-                self.tf_transform_output,
-                TOKEN_IDS,
-                self.config.batch_size,
-            ),
-        )
+        return pretraining(model, vocabulary, self.pretraining_batches)
 
     def fit(self, model, run, before_training=None) -> Fitted:
         """The phases (fit_phases), after `before_training` (task-adaptive pretraining) unless

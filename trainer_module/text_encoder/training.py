@@ -9,33 +9,20 @@ from trainer_module.text_encoder import FAMILY
 from trainer_module.text_encoder.model import build_model, pretraining
 from trainer_module.text_encoder.preprocessing import TOKEN_IDS, vocabulary_size
 from trainer_module.text_encoder.serving import export, model_inputs
-from trainer_module.training.inputs import TrainerRun, feature_batches, start_run
+from trainer_module.training.inputs import TrainerRun, start_run
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.training.wide_path import TextClassifierPrepared
 
 
 @dataclasses.dataclass(frozen=True)
 class TextEncoderPrepared(TextClassifierPrepared):
+    token_ids = TOKEN_IDS
+
     def build(self, config, train_steps):
         return build_model(config, train_steps, self.ngram_ratios)
 
-    @property
-    def pretrain_epochs(self):
-        return self.config.pretrain_epochs
-
     def pretraining(self, model):
-        # The training split's token ids and the unlabelled texts' (when the data has them):
-        # validation texts never enter pretraining.
-        return pretraining(
-            model,
-            lambda: feature_batches(
-                self.run,
-                [*self.run.train_files, *self.run.unlabeled_files],
-                self.tf_transform_output,
-                TOKEN_IDS,
-                self.config.batch_size,
-            ),
-        )
+        return pretraining(model, self.pretraining_batches)
 
     def export(self, model, serving_model_dir):
         export(model, self.tf_transform_output, serving_model_dir)

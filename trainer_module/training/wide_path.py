@@ -11,7 +11,7 @@ The slice is chosen by a hash of each review's first n-gram ids (preprocessing/n
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, ClassVar, Optional
 
 import keras
 import numpy as np
@@ -20,7 +20,7 @@ from absl import logging
 
 from trainer_module.layers.ngram import NgramLogit
 from trainer_module.preprocessing.ngrams import held_out, ngram_ratios
-from trainer_module.training.inputs import Prepared, make_dataset
+from trainer_module.training.inputs import Prepared, feature_batches, make_dataset
 from trainer_module.training.progress import Progress
 
 # Fewer held-out reviews than this fit no combination: the paths' logits are summed.
@@ -55,6 +55,8 @@ class TextClassifierPrepared(Prepared):
     model_inputs: Callable[[dict], Any]  # Transform's features -> the model's inputs
     ngram_ratios: Optional[np.ndarray]  # the wide path's (preprocessing/ngrams.py), or None
 
+    token_ids: ClassVar[str]  # the family's transformed token ids, which pretraining reads
+
     @classmethod
     def create(cls, run, config, tf_transform_output, model_inputs, **fields):
         train = batches(run, tf_transform_output, model_inputs, config, True)
@@ -74,6 +76,22 @@ class TextClassifierPrepared(Prepared):
             model_inputs=model_inputs,
             ngram_ratios=ratios,
             **fields,
+        )
+
+    @property
+    def pretrain_epochs(self) -> float:
+        return self.config.pretrain_epochs  # both text families' configs are PretrainingConfig
+
+    def pretraining_batches(self) -> tf.data.Dataset:
+        """Pretraining's input: endless batches of the transformed token ids of the training
+        split and of the unlabelled texts (when the data has them), labels unread; validation
+        texts never enter it."""
+        return feature_batches(
+            self.run,
+            [*self.run.train_files, *self.run.unlabeled_files],
+            self.tf_transform_output,
+            self.token_ids,
+            self.config.batch_size,
         )
 
     def datasets(self, shuffle: bool, epochs: Optional[int] = None, files=None):
