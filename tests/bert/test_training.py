@@ -1,6 +1,7 @@
 """BERT's training batches (trainer_module/bert/training.py)."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from trainer_module.bert.config import PRESETS
@@ -59,6 +60,7 @@ def test_bert_refuses_replaced_token_pretraining():
         PRESETS["tiny"].replace(pretrain_objective="replaced")
 
 
+@pytest.mark.slow
 def test_task_adaptive_pretraining_masks_by_the_vocabulary_and_trains_the_backbone_alone(
     tiny_bert_checkpoint,
 ):
@@ -90,6 +92,7 @@ def test_task_adaptive_pretraining_masks_by_the_vocabulary_and_trains_the_backbo
     np.testing.assert_array_equal(model.head.kernel.numpy(), head)  # the head is fine-tuning's
 
 
+@pytest.mark.slow
 def test_the_bert_trainer_pretrains_on_labelled_and_unlabelled_texts_then_fine_tunes(
     bert_run, tmp_path
 ):

@@ -171,6 +171,7 @@ def read_predictions(summary: dict) -> dict:
     return {row.pop("id"): row for row in rows}
 
 
+@pytest.mark.slow
 def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_path):
     output = copy_output(imdb_run.output, tmp_path / "out")
     folder = tmp_path / "unlabeled"
@@ -299,6 +300,7 @@ def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):
     ]
 
 
+@pytest.mark.slow
 def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_next_span, imdb_reruns):
     """The next span's run, with its window of two spans, rerun twice."""
     first, second, third = imdb_next_span.summary, imdb_reruns.second, imdb_reruns.third
@@ -340,6 +342,7 @@ def test_reruns_are_served_from_cache_without_a_duplicate_push(imdb_next_span, i
     assert max(versions) == first["pushed_version"] and len(versions) == 2
 
 
+@pytest.mark.slow
 def test_a_new_span_is_read_trained_on_and_pushed_as_the_next_version(imdb_run, imdb_next_span):
     summary = imdb_next_span.summary
     assert summary["status"] == "succeeded"
@@ -368,6 +371,7 @@ def test_a_new_span_is_read_trained_on_and_pushed_as_the_next_version(imdb_run, 
     assert versions == [imdb_run.summary["pushed_version"], summary["pushed_version"]]
 
 
+@pytest.mark.slow
 def test_a_window_of_two_spans_trains_on_both_and_validates_the_newest(imdb_next_span):
     """The next span's run has a window of two spans (--spans 2): a second ExampleGen reads
     spans 1 and 2 for Transform and the Trainer; the newest span alone is validated and
@@ -432,6 +436,7 @@ def test_a_drifted_span_is_stopped_before_training_and_stays_stopped(imdb_run, t
     )
 
 
+@pytest.mark.slow
 def test_a_span_in_another_language_is_stopped_by_its_word_distribution(imdb_run, tmp_path):
     """A second span of German reviews, half positive (the label balance holds): the reviews'
     word distribution moved far beyond its threshold."""
@@ -454,6 +459,7 @@ def test_a_span_in_another_language_is_stopped_by_its_word_distribution(imdb_run
     assert "feature 'label'" not in error, error
 
 
+@pytest.mark.slow
 def test_a_model_under_the_threshold_is_not_pushed_or_registered(imdb_run, imdb_tuned):
     """The tuned run's model (three training steps: near chance), held to 0.99 accuracy and to
     the session run's blessed model."""
@@ -498,6 +504,7 @@ def test_a_failed_run_exits_1_naming_the_file(imdb_run, tmp_path):
     assert "train/pos/50_9.txt: not valid UTF-8 at byte 0" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_tuner_searches_and_the_trainer_trains_with_the_best_values(imdb_tuned):
     import glob
 
@@ -584,6 +591,7 @@ def write_shop_reviews(folder) -> None:
         csv.writer(f).writerows([("text", "label")] + SHOP_REVIEWS * 8)
 
 
+@pytest.mark.slow
 def test_a_run_on_other_data_is_a_pipeline_of_its_own_and_the_champion_stays(imdb_run, tmp_path):
     """The README's own-data step after a first run: shop reviews in a folder of their own,
     run into the same output, are named after their folder, registered under that name with a

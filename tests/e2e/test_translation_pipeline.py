@@ -12,7 +12,8 @@ from pipeline import configs
 from tests.e2e.cli_util import copy_output, only_version, pipeline_components, run_cli
 from tests.report.html_util import check_report
 
-pytestmark = pytest.mark.e2e
+# Each of these runs its own pipeline: the slow tier (the IMDB run is the default tier's).
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 COMPONENTS = pipeline_components("ParallelCorpusExampleGen", registry=False)
 
 

@@ -12,6 +12,9 @@ import pytest
 
 from pipeline.launch.forkserver import WarmProcesses
 
+# A warm process server forks a process per test: the slow tier (the launched jobs use it too).
+pytestmark = pytest.mark.slow
+
 MODULE = "tests.launch.echo_task"
 
 

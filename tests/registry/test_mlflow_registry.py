@@ -60,6 +60,7 @@ def test_a_local_registry_writes_only_under_its_folder(tmp_path, monkeypatch, pu
     assert experiment.artifact_location.startswith(str(tmp_path / "mlflow"))
 
 
+@pytest.mark.slow
 def test_serve_loads_a_local_registry_s_model_without_writing_where_it_was_started(
     tmp_path, monkeypatch, pushed
 ):
@@ -172,6 +173,7 @@ def test_the_same_pushed_model_is_not_registered_twice(registry, pushed):
     assert len(registry.versions("imdb-text-encoder")) == 1
 
 
+@pytest.mark.slow
 def test_concurrent_registrations_get_distinct_versions(tmp_path, pushed):
     config = mlflow_config(str(tmp_path / "mlflow"), tracking_uri=None)
     from_config(config).register(version(pushed(0)))  # the model and experiment exist
@@ -238,6 +240,7 @@ def test_a_registration_that_dies_while_logging_the_model_leaves_no_version(
     assert mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion").metadata.signature
 
 
+@pytest.mark.slow
 def test_two_concurrent_promotes_both_succeed_and_leave_one_champion(tmp_path, pushed):
     from pipeline import configs
 

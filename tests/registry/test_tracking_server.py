@@ -52,6 +52,7 @@ def files_under(folder) -> set:
     return {name for _, _, names in os.walk(folder) for name in names}
 
 
+@pytest.mark.slow
 def test_versions_go_through_the_server_and_the_registry_commands_loader_and_serve_use_it(
     server, pushed, tmp_path, monkeypatch
 ):
@@ -163,6 +164,7 @@ def test_a_registration_waits_for_a_restarting_server_then_registers(server, pus
     )
 
 
+@pytest.mark.slow
 def test_a_server_killed_mid_upload_leaves_no_version_and_the_next_registration_completes(
     server, pushed, tmp_path, monkeypatch, fast_failures
 ):
@@ -196,6 +198,7 @@ def test_a_server_killed_mid_upload_leaves_no_version_and_the_next_registration_
     assert model.predict(pd.DataFrame({"text": ["one"]}))["label"][0] == "negative"
 
 
+@pytest.mark.slow
 def test_registry_copy_moves_a_local_registry_to_the_server_once(
     server, pushed, tmp_path, monkeypatch
 ):

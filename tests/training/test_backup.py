@@ -32,6 +32,7 @@ def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
     assert backup.backup_dir(other) != backup.backup_dir(Args)
 
 
+@pytest.mark.slow
 def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
     tmp_path, monkeypatch, bert_run
 ):

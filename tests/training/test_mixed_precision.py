@@ -97,7 +97,16 @@ def bert(preset: str):
     )
 
 
-@pytest.fixture(params=["text_encoder", "translator", "vit", "vit_pooled_stem", "bert"])
+SLOW_FAMILIES = ("translator", "vit", "vit_pooled_stem", "bert")
+
+
+# The text encoder in the default tier, the other families in the slow one.
+@pytest.fixture(
+    params=[
+        "text_encoder",
+        *(pytest.param(name, marks=pytest.mark.slow) for name in SLOW_FAMILIES),
+    ]
+)
 def family(request, tiny_bert_preset):
     builders = {
         "text_encoder": text_encoder,

@@ -111,6 +111,7 @@ def corpus_batches(config, seed=0):
     return lambda: tf.data.Dataset.from_tensor_slices(ids.astype("int64")).repeat().batch(8)
 
 
+@pytest.mark.slow
 def test_pretraining_lowers_the_masked_token_loss_and_trains_the_classifiers_own_encoder():
     tf.random.set_seed(0)
     model = tiny_classifier()
@@ -136,6 +137,7 @@ def test_pretraining_lowers_the_masked_token_loss_and_trains_the_classifiers_own
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+@pytest.mark.slow
 def test_replaced_token_detection_learns_to_tell_words_out_of_place():
     tf.random.set_seed(0)
     model = tiny_classifier(pretrain_objective="replaced", mask_rate=0.3)
@@ -150,6 +152,7 @@ def test_without_pretraining_the_embedding_has_no_mask_row():
     assert config.embedding_rows == 1 + 40 + 1 and config.pretrain_epochs == 0
 
 
+@pytest.mark.slow
 def test_the_trainer_pretrains_on_training_and_unlabelled_texts_never_validation_ones(
     text_encoder_run, tmp_path, monkeypatch
 ):

@@ -250,6 +250,7 @@ def test_an_unknown_stopping_rule_or_output_vocabulary_is_refused():
         TranslatorConfig(output_vocabulary="english")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beam_width", [1, 3])
 def test_the_xla_compiled_search_pads_to_a_bucket_and_returns_the_plain_search_ids(beam_width):
     """jit_compile: the batch is padded to the next power of two (copies of its first sentence)
@@ -269,6 +270,7 @@ def test_the_xla_compiled_search_pads_to_a_bucket_and_returns_the_plain_search_i
         np.testing.assert_array_equal(generated, plain(batch).numpy())
 
 
+@pytest.mark.slow
 def test_only_batches_up_to_the_limit_are_compiled_and_larger_ones_search_plainly():
     """jit_compile_max_batch: a batch of more sentences runs the plain search (XLA's CPU
     backend refuses large bfloat16 products) and returns the same ids; the compiled search is
@@ -303,6 +305,7 @@ def loop_body_ops(function) -> list:
     return [node.op for node in library[loop.get_attr("body").name].node_def]
 
 
+@pytest.mark.slow
 def test_in_mixed_precision_the_search_casts_the_weights_once_and_decodes_the_same(monkeypatch):
     """weights_cast_once: the loop reads no weight (each is read, and cast, once before it)
     instead of every kernel at every step, and the translations are the same to the token."""

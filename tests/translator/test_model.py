@@ -68,6 +68,7 @@ def test_padding_in_the_source_does_not_change_the_translation_logits():
     )
 
 
+@pytest.mark.slow
 def test_an_untied_post_norm_learned_position_model_overfits_to_exact_outputs():
     """The default variant is the session's translator_run (test_serving.py checks it)."""
     model = tiny(tie_output_embeddings=False, norm_first=False, positional="learned")

@@ -82,6 +82,7 @@ def test_exact_ids_vocabularies_unk_truncation_and_padding(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_shared_vocabulary_covers_both_languages(tmp_path):
     rows = [{"source": "Hund Hund", "target": "dog"}]
     transformed, output = transform(rows, tmp_path, shared_vocabulary=True)
@@ -151,6 +152,7 @@ def test_wordpiece_ids_keep_case_and_mark_attached_pieces(wordpieces):
     assert vocabulary_sizes(output)["target_vocab_size"] == len(pieces) - 4 <= 100
 
 
+@pytest.mark.slow
 def test_a_shared_vocabulary_lets_the_search_write_the_ids_that_targets_hold(tmp_path):
     """Exactly the reserved ids and the pieces of the English side: the German-only pieces of
     the joint vocabulary are never written. Separate vocabularies: every target id."""

@@ -4,6 +4,7 @@ tests/conftest.py): tokenization, decoding and detokenization inside the graph."
 import shutil
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.conftest import PAIRS
@@ -127,6 +128,7 @@ def test_greedy_decoding_and_the_maximum_length(translator_run):
     assert np.all(short.numpy() != 3)  # cut before [END]
 
 
+@pytest.mark.slow
 def test_an_export_with_the_search_under_xla_translates_as_the_plain_export(
     translator_run, tmp_path
 ):
@@ -147,6 +149,7 @@ def test_an_export_with_the_search_under_xla_translates_as_the_plain_export(
         assert [t.decode() for t in result] == TRANSLATIONS[: len(batch)]
 
 
+@pytest.mark.slow
 def test_a_mixed_precision_export_stores_bfloat16_weights_and_decodes_as_the_keras_model(
     translator_run, tmp_path
 ):
@@ -209,6 +212,7 @@ def test_one_tied_embedding_and_the_export_decodes_as_the_keras_model(translator
     assert (d_model, vocabulary) not in shapes and (vocabulary, d_model) in shapes
 
 
+@pytest.mark.slow
 def test_an_export_writing_every_id_decodes_as_the_keras_search_over_all_of_them(
     translator_run, tmp_path
 ):

@@ -111,6 +111,7 @@ def test_whitening_kernel_decorrelates_its_samples_patches_to_unit_variance():
     assert np.abs(np.corrcoef(raw.T)[0, 1]) > 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pooling, first", [(False, "stem_0a"), (True, "whitening")])
 def test_the_whitened_stem_stays_frozen_while_the_rest_trains(pooling, first):
     config = get_preset(
@@ -173,6 +174,7 @@ def test_translate_test_time_adds_one_pixel_shifts_weighted_as_airbench():
     assert not np.allclose(expected, unshifted, atol=1e-4)  # the shifts mattered
 
 
+@pytest.mark.slow
 def test_sgd_recipe_scales_norm_offsets_and_the_encoder_and_leaves_norms_without_a_scale():
     config = get_preset(
         "tiny",
