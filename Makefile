@@ -38,14 +38,15 @@ services:
 lock: setup
 	scripts/lock.sh
 
-# The default suite: unit tests and the end-to-end pipeline tests on tiny data, on two workers
-# (tests sharing a session run stay on one: tests/conftest.py); the slow tier apart.
+# The default suite: unit tests, one Trainer run per family and the tests that read them, the
+# main job end to end on tiny data; on two workers (tests sharing a session run stay on one:
+# tests/conftest.py). Its budget: 8 minutes on the slowest machine kind (docs/reference/tests.md).
 test: setup
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
-# The slow tier: pipeline processes killed with -9 and rerun, a full disk, a read-only output,
-# the TFX CLI end to end, the translation gate's refusal rerun, compiled jobs launched here, the
-# BERT pipeline end to end (CI runs it after `make test`).
+# The slow tier: every test with a pipeline run, a server, a process or a training of its own
+# (reruns, the other tasks' and BERT's pipelines, the TFX CLI, compiled jobs launched, the
+# tracking server, processes killed with -9, a full disk, XLA); CI runs it after `make test`.
 test-slow: setup
 	$(PY) -m pytest -n 2 --dist loadgroup -m slow $(PYTEST_ARGS)
 

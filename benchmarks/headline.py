@@ -98,7 +98,8 @@ def test_times() -> str:
         key=lambda r: r["measured"]["default tier, minutes"],
     )
     return "; ".join(
-        f"{r['measured']['default tier, minutes']:g} minutes on an {machine(r)} ({r['date']})"
+        f"{r['measured']['default tier, minutes']:g} minutes on an {machine(r)} "
+        f"({r['measured'].get('default tier, tests')} tests at `{r['commit'][:7]}`, {r['date']})"
         for r in runs
     )
 

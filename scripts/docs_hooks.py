@@ -757,6 +757,55 @@ def test_suite_table() -> str:
     )
 
 
+def test_suite_projection() -> str:
+    """The newest default-tier run's minutes projected onto each other machine kind measured,
+    at the ratio of that kind's newest run to the run here whose suite was nearest in size
+    (a projection: the other kinds have not run this commit)."""
+    records = [
+        r
+        for r in load_results("test_suite")
+        if (r.get("measured") or {}).get(TESTS) and r["machine"].get("cpu_family")
+    ]  # a machine whose family is not recorded is no kind to project onto
+    newest = max(records, key=lambda r: (r.get("date", ""), r.get("measured_at", ""), r["name"]))
+    here = _short_machine(newest)
+    rows = []
+    for kind in sorted({_short_machine(r) for r in records} - {here}):
+        theirs = max(
+            (r for r in records if _short_machine(r) == kind),
+            key=lambda r: (r.get("date", ""), r.get("measured_at", ""), r["name"]),
+        )
+        size = theirs["measured"][TESTS]
+        ours = min(
+            (r for r in records if _short_machine(r) == here),
+            key=lambda r: (abs(r["measured"][TESTS] - size), r.get("date", "")),
+        )
+        ratio = theirs["measured"][MINUTES] / ours["measured"][MINUTES]
+        unnamed = {"cores": None, "memory_gb": None, "python": None}
+        rows.append(
+            [
+                _machine({"machine": {**theirs["machine"], **unnamed}}),
+                f"{theirs['measured'][MINUTES]} min, {size} tests (`{theirs['commit']}`)",
+                f"{ours['measured'][MINUTES]} min, {ours['measured'][TESTS]} tests "
+                f"(`{ours['commit']}`)",
+                f"{ratio:.2f}",
+                f"{newest['measured'][MINUTES] * ratio:.1f}",
+            ]
+        )
+    return _table(
+        [
+            "machine kind",
+            "its newest run",
+            f"the run on the {here} nearest in size",
+            "ratio",
+            f"projected minutes for `{newest['commit']}` ({newest['measured'][MINUTES]} here)",
+        ],
+        rows,
+    )
+
+
+TESTS, MINUTES = "default tier, tests", "default tier, minutes"
+
+
 def cost_table() -> str:
     """The default recipes' pipeline minutes on the full data sets, per machine kind measured
     (components/cost_estimate/measured_speeds.json)."""
@@ -796,6 +845,8 @@ def expand(markdown: str, to_root: str = "") -> str:
             return cost_table()
         if text == "test_suite_table":
             return test_suite_table()
+        if text == "test_suite_projection":
+            return test_suite_projection()
         if text == "defaults_table":
             _sys_path()
             from benchmarks.headline import table

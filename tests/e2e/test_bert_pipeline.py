@@ -2,12 +2,13 @@
 end to end: its WordPiece vocabulary and the wide path's n-gram counts in a real Transform
 component, the Evaluator with tensorflow-text's ops.
 
-The slow tier (about 80 s, the longest test): the default tier covers its parts faster. The
-pipeline's BERT wiring (tests/pipeline/test_factory.py), the preprocessing_fn from a Hugging Face
-checkpoint through tf.Transform's Beam implementation, both fine-tuning phases and the export
-answering raw text as the Keras model does (tests/bert/, on the session's BERT run), that export
-in a fresh process (tests/serving/test_fresh_process.py), and an Evaluator that loads
-tensorflow-text's ops through the custom-ops module (the translation pipeline's run)."""
+The slow tier (about 80 s, the longest test). The default tier covers most of its parts faster:
+the pipeline's BERT wiring (tests/pipeline/test_factory.py), the preprocessing_fn from a Hugging
+Face checkpoint through tf.Transform's Beam implementation, both fine-tuning phases and the
+export answering raw text as the Keras model does (tests/bert/, on the session's BERT run), and
+that export in a fresh process (tests/serving/test_fresh_process.py). An Evaluator that loads
+tensorflow-text's ops through the custom-ops module runs in this tier only (here, in the
+translation pipeline's run, and in tests/serving/test_fresh_process.py's evaluator test)."""
 
 import pytest
 import tensorflow as tf

@@ -24,6 +24,7 @@ def test_data_within_the_schema_was_trained_by_the_session_run(imdb_run):
     assert imdb_run.summary["components"]["Trainer"]["state"] == "complete"
 
 
+@pytest.mark.slow  # a run of its own (tests/components/test_anomalies_gate.py: the gate)
 def test_anomalies_stop_the_run_before_transform(tmp_path):
     result = run_cli(
         "run",

@@ -75,7 +75,7 @@ def test_exact_ids_padding_truncation_and_oov(tmp_path):
     assert config.embedding_rows == 5 == ids.max() + 1
 
 
-@pytest.mark.parametrize("holdout_percent", [0, 60])
+@pytest.mark.parametrize("holdout_percent", [pytest.param(0, marks=pytest.mark.slow), 60])
 def test_ngram_ids_and_their_naive_bayes_ratios_come_out_of_transform(tmp_path, holdout_percent):
     rows = [
         {"text": "Great movie!", "label": 1},

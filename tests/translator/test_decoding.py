@@ -154,7 +154,7 @@ def test_width_one_is_greedy_step_by_step():
         assert tuple(prefix[1:]) == written(row)
 
 
-@pytest.mark.parametrize("beam_width", [1, 4])
+@pytest.mark.parametrize("beam_width", [pytest.param(1, marks=pytest.mark.slow), 4])
 def test_a_sentence_decodes_the_same_alone_as_in_a_batch(beam_width):
     model = small_model()
     generate = tf.function(
