@@ -757,6 +757,14 @@ def test_suite_table() -> str:
     )
 
 
+TESTS, MINUTES = "default tier, tests", "default tier, minutes"
+
+
+def _measured_when(record: dict) -> tuple:
+    """A results file's place in time: its date, then the moment it was measured."""
+    return record.get("date", ""), record.get("measured_at", ""), record["name"]
+
+
 def test_suite_projection() -> str:
     """The newest default-tier run's minutes projected onto each other machine kind measured,
     at the ratio of that kind's newest run to the run here whose suite was nearest in size
@@ -766,14 +774,11 @@ def test_suite_projection() -> str:
         for r in load_results("test_suite")
         if (r.get("measured") or {}).get(TESTS) and r["machine"].get("cpu_family")
     ]  # a machine whose family is not recorded is no kind to project onto
-    newest = max(records, key=lambda r: (r.get("date", ""), r.get("measured_at", ""), r["name"]))
+    newest = max(records, key=_measured_when)
     here = _short_machine(newest)
     rows = []
     for kind in sorted({_short_machine(r) for r in records} - {here}):
-        theirs = max(
-            (r for r in records if _short_machine(r) == kind),
-            key=lambda r: (r.get("date", ""), r.get("measured_at", ""), r["name"]),
-        )
+        theirs = max((r for r in records if _short_machine(r) == kind), key=_measured_when)
         size = theirs["measured"][TESTS]
         ours = min(
             (r for r in records if _short_machine(r) == here),
@@ -801,9 +806,6 @@ def test_suite_projection() -> str:
         ],
         rows,
     )
-
-
-TESTS, MINUTES = "default tier, tests", "default tier, minutes"
 
 
 def cost_table() -> str:
