@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup browser services test-services lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report clean
+.PHONY: setup image image-tools browser services test-services lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report clean
 
 # Installs with bytecode compiled, as pip does and uv does not by default: without it every
 # process compiles the stack's ~9,000 modules on import where PYTHONDONTWRITEBYTECODE is set
@@ -20,6 +20,21 @@ $(VENV)/.installed: requirements/lock.txt pyproject.toml
 	UV_PYTHON_DOWNLOADS=never $(VENV)/bin/uv pip install --python $(PY) --no-deps -e .
 	$(PY) -c "import tfx, tensorflow, keras, tensorflow_transform, tensorflow_model_analysis; print('stack ok: tfx', tfx.__version__, '| tensorflow', tensorflow.__version__, '| keras', keras.__version__)"
 	@touch $@
+
+# The pipeline image (kubeflow/Dockerfile), with Docker where a daemon runs, else with buildah's
+# chroot isolation on a Debian stand-in for Beam's SDK image (scripts/image.sh says how, and what
+# IMAGE, GPU, BASE_IMAGE, CA_BUNDLE and UV_CACHE set). `launch --image IMAGE` runs a job in it.
+IMAGE ?= localhost/tfx-transformers:dev
+GPU ?= 0
+image:
+	IMAGE="$(IMAGE)" GPU="$(GPU)" scripts/image.sh
+
+# buildah and debootstrap from Debian's packages, for `make image` where no Docker daemon runs.
+image-tools:
+	@command -v buildah >/dev/null && command -v debootstrap >/dev/null \
+	  || $(SUDO) apt-get install -y --no-install-recommends buildah debootstrap \
+	  || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends buildah debootstrap; }
+	@buildah --version
 
 # Debian's Chromium, for the run report's browser test (the test skips without it, unless
 # REQUIRE_BROWSER=1, as in CI). Playwright drives it; no browser is downloaded.

@@ -117,12 +117,27 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         choices=TARGETS,
         help="refuse the task kinds this target lacks (default: the one the job was compiled for)",
     )
-    launch.add_argument("--no-cache", action="store_true", help="rerun every task")
+    add_cache_arguments(launch)
+    launch.add_argument(
+        "--image",
+        metavar="IMAGE",
+        help="run every task (and every training replica) inside this image, a container "
+        "each, as the cluster would: `make image` builds it (default: in this environment)",
+    )
+    launch.add_argument(
+        "--env",
+        dest="job_env",
+        type=parse_parameter,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a variable in every task's environment, as the job's container env would set it",
+    )
     launch.add_argument(
         "--fresh-processes",
         action="store_true",
-        help="start every task from a new interpreter, as a container does (default: forked "
-        "from one that has imported the stack, which saves about 7 s per task)",
+        help="without --image: start every task from a new interpreter, as a container does "
+        "(default: forked from one that has imported the stack, which saves about 7 s a task)",
     )
 
     submit = commands.add_parser("submit", help="start a run of a compiled pipeline")
@@ -138,8 +153,14 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a runtime parameter, e.g. --param train_args='{\"num_steps\": 500}'",
     )
-    submit.add_argument("--service-account")
-    submit.add_argument("--no-cache", action="store_true", help="rerun every component")
+    submit.add_argument(
+        "--service-account", help="the identity the pipeline job's steps run as (Vertex AI)"
+    )
+    submit.add_argument(
+        "--namespace",
+        help="with --engine kubeflow: your profile's namespace on a multi-user cluster",
+    )
+    add_cache_arguments(submit)
 
     infer = commands.add_parser(
         "infer",
@@ -387,15 +408,35 @@ def _run_locally(args, build, summarize=None) -> int:
     return 0
 
 
+def add_cache_arguments(parser) -> None:
+    """--cache / --no-cache: the SDKs' override of every task's caching; neither keeps each
+    task's compiled setting (ChampionModel, and the kubeflow target's ExampleGen, uncached)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        default=None,
+        help="run every task, none from the cache",
+    )
+    group.add_argument(
+        "--cache",
+        dest="cache",
+        action="store_true",
+        help="let every task be served from the cache, even those compiled never to be "
+        "(ChampionModel: the baseline would be a past run's)",
+    )
+
+
 def command_compile(args) -> int:
     from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline, default_job_path
 
     try:
-        cloud = CloudConfig.from_environment()
+        cloud = CloudConfig.from_environment(target=args.target)
         pipeline = build_cloud_pipeline(_options(args), cloud)
         name = pipeline.pipeline_info.pipeline_name
         output_file = args.output_file or default_job_path(pipeline)
-        job = compile_pipeline(pipeline, cloud, output_file, target=args.target)
+        job = compile_pipeline(pipeline, cloud, output_file)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -425,8 +466,10 @@ def command_launch(args) -> int:
             args.output,
             parameters=dict(args.parameters),
             target=args.target,
-            enable_cache=not args.no_cache,
+            enable_cache=args.cache,
             fresh_processes=args.fresh_processes,
+            image=args.image,
+            job_env=dict(args.job_env),
         )
         summary = launch.run()
     except (LaunchError, ValueError, FileNotFoundError, RuntimeError) as error:
@@ -451,7 +494,8 @@ def command_submit(args) -> int:
             host=args.host,
             parameter_values=dict(args.parameters),
             service_account=args.service_account,
-            enable_cache=not args.no_cache,
+            enable_cache=args.cache,
+            namespace=args.namespace,
         )
     except (ValueError, FileNotFoundError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -7,7 +7,9 @@ options object's (pipeline/options.py, TFXT_* variables), as for local runs.
 """
 
 import dataclasses
+import math
 import os
+import re
 from typing import Any, Callable, Dict, Mapping, Optional
 
 from pipeline import configs
@@ -34,12 +36,29 @@ ENVIRONMENT = {
     "MLFLOW_TRACKING_URI": "mlflow_tracking_uri",
     "TRAINING_SERVICE_ACCOUNT": "training_service_account",
     "DATAFLOW_SERVICE_ACCOUNT": "dataflow_service_account",
+    "BEAM_JOB_ENDPOINT": "beam_job_endpoint",
+    "BEAM_WORKER_POOL": "beam_worker_pool",
     "BEAM_STEP_CPU": "beam_step_cpu",
     "BEAM_STEP_MEMORY": "beam_step_memory",
     "TRAINER_STEP_CPU": "trainer_step_cpu",
     "TRAINER_STEP_MEMORY": "trainer_step_memory",
 }
-BEAM_RUNNERS = ("dataflow", "direct")
+BEAM_RUNNERS = ("dataflow", "direct", "portable", "flink", "spark")
+# Beam's runner classes of the portable runners: a job server on the cluster (BEAM_JOB_ENDPOINT)
+# runs the pipeline, its SDK workers in a worker pool running the pipeline image.
+PORTABLE_RUNNERS = {"portable": "PortableRunner", "flink": "FlinkRunner", "spark": "SparkRunner"}
+# Where the portable runners' SDK workers are by default: a worker pool beside the job's
+# Flink task managers or Spark executors (Beam's `worker_pool_main` in the pipeline image).
+DEFAULT_WORKER_POOL = "localhost:50000"
+# The accelerator a Vertex AI training job gets when TRAINER_ACCELERATOR_TYPE is not set; a step
+# that trains in its own container (VERTEX_TRAINING=0) gets none unless asked.
+DEFAULT_VERTEX_ACCELERATOR = "NVIDIA_TESLA_T4"
+# A Kubernetes extended resource name (a domain prefix, a name): what a Kubeflow cluster's pods
+# ask for an accelerator by, e.g. nvidia.com/gpu or amd.com/gpu.
+KUBERNETES_RESOURCE = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+/"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
 CLOUD_REGISTRIES = ("vertex", "mlflow", "none")
 ENGINES = ("vertex", "kubeflow")  # where `tfx-transformers submit` starts runs
 # What `compile --target` compiles for (pipeline/kubeflow_runner.py: for_target), and the
@@ -56,7 +75,10 @@ class CloudConfig:
     region: str = "us-central1"
     data_root: str = ""  # default <root>/data; a folder per task below it
     machine_type: str = "n1-standard-8"
-    accelerator_type: str = "NVIDIA_TESLA_T4"  # "" for CPU only
+    # None (unset): DEFAULT_VERTEX_ACCELERATOR for a Vertex AI training job, none for a step
+    # that trains in its own container; "": CPU only. On the kubeflow target, a Kubernetes
+    # resource name (nvidia.com/gpu); on Vertex AI, an AcceleratorType name (NVIDIA_L4).
+    accelerator_type: Optional[str] = None
     accelerator_count: int = 1
     replica_count: int = 1  # > 1: the chief and replica_count - 1 workers
     vertex_training: bool = True  # False: train inside the pipeline step
@@ -79,6 +101,13 @@ class CloudConfig:
     beam_step_memory: str = ""
     trainer_step_cpu: str = ""
     trainer_step_memory: str = ""
+    # The portable runners' (BEAM_RUNNER portable, flink, spark) job server, and the worker
+    # pool their SDK workers run in.
+    beam_job_endpoint: str = ""
+    beam_worker_pool: str = DEFAULT_WORKER_POOL
+    # What the job is compiled for (`compile --target`): the orchestrator's names and rules for
+    # resources follow it. Not from the environment.
+    target: str = "vertex"
 
     def __post_init__(self):
         if not self.root.startswith("gs://"):
@@ -111,6 +140,55 @@ class CloudConfig:
             raise ValueError(
                 "TRAINER_REPLICA_COUNT must be >= 1 and TRAINER_ACCELERATOR_COUNT >= 0"
             )
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {TARGETS}, not {self.target!r}")
+        if self.beam_runner in PORTABLE_RUNNERS and not self.beam_job_endpoint:
+            raise ValueError(
+                f"BEAM_RUNNER={self.beam_runner} needs BEAM_JOB_ENDPOINT, the job server's "
+                "address on the cluster (HOST:8099; docs/kubeflow.md, Beam on a portable runner)"
+            )
+        self.check_accelerators()
+
+    def check_accelerators(self) -> None:
+        """The accelerator names each orchestrator accepts: a Kubeflow pod asks for a
+        Kubernetes resource (nvidia.com/gpu), a Vertex AI machine for an AcceleratorType."""
+        trainer = self.trainer_step_accelerator()
+        if self.target == "kubeflow" and trainer and not KUBERNETES_RESOURCE.match(trainer[0]):
+            raise ValueError(
+                f"TRAINER_ACCELERATOR_TYPE={trainer[0]!r} is not a Kubernetes resource name, "
+                "which a Kubeflow cluster's pods ask for an accelerator by: use the name your "
+                "nodes' device plugin serves, such as nvidia.com/gpu"
+            )
+        vertex = []
+        training = self.training_accelerator()
+        if self.vertex_training and training:
+            vertex.append(training[0])
+        if self.target == "vertex" and trainer:
+            vertex.append(trainer[0])
+        if vertex:
+            from google.cloud.aiplatform_v1.types import AcceleratorType
+
+            known = [n for n in AcceleratorType.__members__ if n != "ACCELERATOR_TYPE_UNSPECIFIED"]
+            for name in vertex:
+                if name not in known:
+                    raise ValueError(
+                        f"TRAINER_ACCELERATOR_TYPE={name!r} is not a Vertex AI accelerator "
+                        f"type: one of {', '.join(sorted(known))}"
+                    )
+
+    def training_accelerator(self) -> Optional[tuple]:
+        """(type, count) of each Vertex AI training job replica, or None for CPU only."""
+        kind = (
+            DEFAULT_VERTEX_ACCELERATOR if self.accelerator_type is None else self.accelerator_type
+        )
+        return (kind, self.accelerator_count) if kind and self.accelerator_count else None
+
+    def trainer_step_accelerator(self) -> Optional[tuple]:
+        """(type, count) of a Trainer step that trains in its own container (VERTEX_TRAINING=0),
+        or None: only what TRAINER_ACCELERATOR_TYPE asks for."""
+        if self.vertex_training or not (self.accelerator_type and self.accelerator_count):
+            return None
+        return (self.accelerator_type, self.accelerator_count)
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ, **overrides):
@@ -156,7 +234,15 @@ class CloudConfig:
             return [
                 f"--runner={configs.LOCAL_BEAM_RUNNER}",
                 "--direct_running_mode=multi_processing",
-                "--direct_num_workers=0",
+                f"--direct_num_workers={self.direct_workers()}",
+                f"--sdk_container_image={self.image}",
+            ]
+        if self.beam_runner in PORTABLE_RUNNERS:
+            return [
+                f"--runner={PORTABLE_RUNNERS[self.beam_runner]}",
+                f"--job_endpoint={self.beam_job_endpoint}",
+                "--environment_type=EXTERNAL",
+                f"--environment_config={self.beam_worker_pool}",
                 f"--sdk_container_image={self.image}",
             ]
         root = self.root.rstrip("/")
@@ -177,14 +263,22 @@ class CloudConfig:
             *service_account,
         ]
 
+    def direct_workers(self) -> int:
+        """The local runner's workers inside a Beam step (BEAM_RUNNER=direct): one per CPU the
+        step asks for (BEAM_STEP_CPU); without a request, 0 on Vertex AI (every core of the
+        step's own machine) and 1 on a Kubeflow cluster, where 0 would start one per core of
+        the node the pod shares."""
+        if self.beam_step_cpu:
+            return max(1, math.ceil(float(self.beam_step_cpu)))
+        return 1 if self.target == "kubeflow" else 0
+
     def worker_pool_specs(self) -> list:
         """Vertex AI CustomJob worker pools: the chief, then replica_count - 1 workers (which
         Vertex AI names in TF_CONFIG, so run_fn trains with MultiWorkerMirroredStrategy)."""
         machine: Dict[str, Any] = {"machine_type": self.machine_type}
-        if self.accelerator_type and self.accelerator_count:
-            machine.update(
-                accelerator_type=self.accelerator_type, accelerator_count=self.accelerator_count
-            )
+        accelerator = self.training_accelerator()
+        if accelerator:
+            machine.update(accelerator_type=accelerator[0], accelerator_count=accelerator[1])
         pool = {
             "machine_spec": machine,
             "replica_count": 1,
@@ -248,9 +342,7 @@ class CloudConfig:
             if self.vertex_training:
                 return None
             cpu, memory = self.trainer_step_cpu, self.trainer_step_memory
-            accelerator = (self.accelerator_type, self.accelerator_count)
-            if not (self.accelerator_type and self.accelerator_count):
-                accelerator = None
+            accelerator = self.trainer_step_accelerator()
         else:
             raise ValueError(f"role must be 'beam' or 'trainer', not {role!r}")
         if not (cpu or memory or accelerator):

@@ -12,19 +12,39 @@ from typing import Any, Mapping, Optional
 
 from components.model_registry.backends import TRACKING_URI_ENV, mlflow_config, vertex_config
 from pipeline import configs
-from pipeline.cloud import ENGINES, TARGET_LABEL, TARGETS, CloudConfig
+from pipeline.cloud import ENGINES, TARGET_LABEL, CloudConfig
 from pipeline.factory import create_pipeline
 from pipeline.options import PipelineOptions
+
+# Tracking URIs a job's steps, each in a container of its own, reach: an MLflow tracking server,
+# Databricks, or a database server MLflow's store talks to directly.
+SERVER_URI_SCHEMES = ("http", "https", "databricks", "postgresql", "mysql", "mssql")
 
 
 def registry_config(cloud: CloudConfig, registry_dir: str) -> Optional[str]:
     if cloud.registry == "vertex":
         return vertex_config(cloud.project, cloud.region, parent_model=cloud.parent_model or None)
     if cloud.registry == "mlflow":
-        if not cloud.mlflow_tracking_uri:  # a SQLite file cannot live in a bucket
-            raise ValueError(f"MODEL_REGISTRY=mlflow on the cloud needs {TRACKING_URI_ENV}")
+        check_tracking_server(cloud.mlflow_tracking_uri)
         return mlflow_config(registry_dir, tracking_uri=cloud.mlflow_tracking_uri)
     return None
+
+
+def check_tracking_server(uri: str) -> None:
+    """Refuses a tracking URI that is not a server: every step of a cloud job runs in a
+    container of its own, so a SQLite file or a folder would be a new, empty store in each (no
+    baseline ever found, every run registering a "version 1" that is thrown away)."""
+    scheme = uri.split(":", 1)[0].split("+", 1)[0].lower() if ":" in uri else ""
+    if scheme in SERVER_URI_SCHEMES:
+        return
+    what = f"{TRACKING_URI_ENV}={uri!r}" if uri else f"no {TRACKING_URI_ENV}"
+    raise ValueError(
+        f"MODEL_REGISTRY=mlflow on the cloud needs a tracking server, and {what} is "
+        "not one: each step of a compiled job runs in its own container, which a SQLite file "
+        "or a folder does not outlive. Start a server every step can reach (`mlflow server "
+        "--backend-store-uri postgresql://... --artifacts-destination gs://...`) and set "
+        f"{TRACKING_URI_ENV}=http://HOST:5000 (docs/team.md)"
+    )
 
 
 def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
@@ -94,23 +114,22 @@ def default_job_path(pipeline) -> str:
     return os.path.join(configs.KUBEFLOW_BUILD_DIR, f"{pipeline.pipeline_info.pipeline_name}.json")
 
 
-def compile_pipeline(
-    pipeline, cloud: CloudConfig, output_file: str, target: str = "vertex"
-) -> dict:
+def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
     """Writes the KFP v2 PipelineJob JSON (pipeline spec schema 2.1, with the runtime
     parameters' defaults as its parameter values) to `output_file`; returns it as a dict.
 
-    `target` "vertex": Vertex AI Pipelines, which runs TFX's ExampleGen driver as the task's
+    `cloud.target` "vertex": Vertex AI Pipelines, which runs TFX's ExampleGen driver as the task's
     pre-cache check (span, version and a fingerprint of the data, so that changed data is
     never served from the cache). "kubeflow": the open-source Kubeflow Pipelines 2 backend,
     which implements neither pre-cache checks nor resolver tasks: the ExampleGen resolves
     the span itself and is never cached, and a resolver task is refused (compiled jobs have
-    none: their baseline comes from ChampionModel). Either way ChampionModel is never cached:
-    its inputs are constants, its answer (the registry's champion) is not."""
+    none: their baseline comes from ChampionModel), and every step runs TFX's entrypoint through
+    pipeline/kubeflow_entrypoint.py, which fills in the input types that backend leaves out.
+    Either way ChampionModel is never cached: its inputs are constants, its answer (the
+    registry's champion) is not."""
     if not output_file.endswith(".json"):
         raise ValueError(f"the compiled pipeline is a PipelineJob JSON file, not {output_file}")
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {TARGETS}, not {target!r}")
+    target = cloud.target
     # Imported here: the compiler needs kfp's protos, which only this path uses.
     from tfx.orchestration.kubeflow.v2 import kubeflow_v2_dag_runner as v2
 
@@ -153,6 +172,12 @@ def uncached_tasks(job: dict) -> list:
     return [name for name, task in tasks.items() if name.startswith("ChampionModel")]
 
 
+# TFX's KFP v2 container entrypoint, and the Kubeflow target's, which runs it with the input
+# types an open-source backend leaves out filled in (tensorflow/tfx#7768).
+TFX_ENTRYPOINT = "tfx.orchestration.kubeflow.v2.container.kubeflow_v2_run_executor"
+KUBEFLOW_ENTRYPOINT = "pipeline.kubeflow_entrypoint"
+
+
 def for_target(job: dict, target: str) -> dict:
     """The compiled `job` as `target` runs it (compile_pipeline's docstring)."""
     job.setdefault("labels", {})[TARGET_LABEL] = target
@@ -169,6 +194,10 @@ def for_target(job: dict, target: str) -> dict:
                     f"task {name} is a resolver, which Kubeflow Pipelines 2 does not run"
                 )
             container = executor.get("container", {})
+            container["command"] = [
+                KUBEFLOW_ENTRYPOINT if part == TFX_ENTRYPOINT else part
+                for part in container.get("command", [])
+            ]
             if container.pop("lifecycle", None) is not None:
                 # No driver: the executor resolves the span; the data decides, not a cache.
                 task.setdefault("cachingOptions", {})["enableCache"] = False
@@ -184,17 +213,26 @@ def submit(
     host: Optional[str] = None,
     parameter_values: Optional[Mapping[str, Any]] = None,
     service_account: Optional[str] = None,
-    enable_cache: bool = True,
+    enable_cache: Optional[bool] = None,
+    namespace: Optional[str] = None,
 ) -> str:
     """Starts a run of a compiled pipeline on Vertex AI Pipelines or on a Kubeflow Pipelines
-    cluster (`host`), under the pipeline's root; returns the run's resource name or id."""
+    cluster (`host`, and the user's `namespace` on a multi-user cluster), under the pipeline's
+    root; returns the run's resource name or id.
+
+    `enable_cache` None keeps each task's compiled caching (ChampionModel and, on the kubeflow
+    target, the ExampleGen are never cached); True or False is both SDKs' override of every
+    task's, those two included. Each run gets a display name of its own (the pipeline's name
+    and the time), which a Kubeflow backend hands the steps as `{{$.pipeline_job_name}}`: the
+    run id the registry and the report record."""
     pipeline_root = cloud.paths(pipeline_name, "")["pipeline_root"]
+    display_name = run_display_name(pipeline_name)
     if engine == "vertex":
         from google.cloud import aiplatform
 
         aiplatform.init(project=cloud.project, location=cloud.region)
         job = aiplatform.PipelineJob(
-            display_name=pipeline_name,
+            display_name=display_name,
             template_path=template_path,
             pipeline_root=pipeline_root,
             parameter_values=dict(parameter_values or {}),
@@ -216,17 +254,26 @@ def submit(
             **job.get("runtimeConfig", {}).get("parameterValues", {}),
             **(parameter_values or {}),
         }
-        client = kfp.Client(host=host)
+        client = kfp.Client(host=host, **({"namespace": namespace} if namespace else {}))
         run = client.create_run_from_pipeline_package(
             spec_path,
             arguments=arguments,
-            run_name=pipeline_name,
+            run_name=display_name,
+            namespace=namespace,
             pipeline_root=pipeline_root,
             enable_caching=enable_cache,
             service_account=service_account,
         )
         return run.run_id
     raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
+
+
+def run_display_name(pipeline_name: str) -> str:
+    """`<pipeline>-<UTC time to the second>`: a run's name of its own."""
+    import datetime
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{pipeline_name}-{stamp}"
 
 
 def compile_task(task: str, environ: Mapping[str, str] = os.environ) -> str:

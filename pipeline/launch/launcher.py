@@ -1,14 +1,17 @@
-"""Runs a compiled PipelineJob on this machine, task by task, as Vertex AI Pipelines would:
-each container task's own command line (TFX's container entrypoint, the ExampleGen driver as
-its pre-cache check), in a process of its own, given the ExecutorInput Vertex AI gives it and
-read back through the ExecutorOutput it writes; resolver tasks answered by their filters over
-the artifacts the launches recorded; Vertex AI training jobs as local worker processes
-(training_jobs.py); task caching as Vertex AI caches.
+"""Runs a compiled PipelineJob on this machine, task by task, as its orchestrator would: each
+container task's own command line (TFX's container entrypoint, the ExampleGen driver as its
+pre-cache check), in a process of its own or inside the pipeline image (`--image`:
+runners.py), given the ExecutorInput the orchestrator builds (Vertex AI's, or a Kubeflow
+Pipelines 2 backend's: shapes.py) and read back through the ExecutorOutput it writes;
+resolver tasks answered by their filters over the artifacts the launches recorded; Vertex AI
+training jobs by a local job service (job_service.py); task caching as Vertex AI caches, each
+task's compiled setting kept unless the launch overrides every one.
 
 What changes on the way, and is reported: every gs:// path becomes a folder under the
 output, Beam steps compiled for Dataflow run on the local runner (pipeline/local_beam.py)
-with their other options kept, and `python` is this environment's interpreter. What a launch
-does not prove: the image, IAM, quotas, Cloud Storage, Dataflow's and Vertex AI's services.
+with their other options kept, and without `--image`, `python` is this environment's
+interpreter. What a launch does not prove: IAM, quotas, Cloud Storage, Dataflow's and Vertex
+AI's services, GPUs.
 """
 
 import datetime
@@ -16,21 +19,23 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import threading
 import time
 import uuid
-from typing import Any, Dict, List, Mapping, Optional, Set, TextIO
-
-import yaml
+from typing import Any, Dict, List, Mapping, Optional, Set, TextIO, Union
 
 from pipeline import configs
 from pipeline.cloud import TARGET_LABEL, TARGETS
 from pipeline.launch import filters
-from pipeline.launch.forkserver import WarmProcesses
+from pipeline.launch.job_service import JobService
+from pipeline.launch.runners import ImageRunner, LocalRunner
+from pipeline.launch.shapes import GCS, ShapeError, shape_for
+from pipeline.launch.shapes import schema_title as schema_title
+from pipeline.launch.shapes import substitute_placeholders as _substitute
 from pipeline.launch.store import Store
 
-GCS = "gs://"
 DATAFLOW = "--runner=DataflowRunner"
 # The local runner's options for steps compiled for Dataflow (as `run`'s default, in memory).
 LOCAL_BEAM = [
@@ -48,6 +53,14 @@ class LaunchError(RuntimeError):
     """The job cannot be launched here (a task kind the target lacks, a cloud service)."""
 
 
+def substitute_placeholders(value: Any, known: Mapping[str, str]) -> Any:
+    """shapes.substitute_placeholders, its refusal a LaunchError."""
+    try:
+        return _substitute(value, known)
+    except ShapeError as error:
+        raise LaunchError(str(error)) from None
+
+
 def map_gcs(value: Any, root: str) -> Any:
     """`value` with every gs://BUCKET/PATH in its strings (JSON strings inside included)
     replaced by ROOT/gs/BUCKET/PATH."""
@@ -58,10 +71,6 @@ def map_gcs(value: Any, root: str) -> Any:
     if isinstance(value, dict):
         return {k: map_gcs(v, root) for k, v in value.items()}
     return value
-
-
-def schema_title(instance_schema: str) -> str:
-    return (yaml.safe_load(instance_schema) or {}).get("title", "tfx.Artifact")
 
 
 def task_order(tasks: Mapping[str, dict]) -> List[str]:
@@ -86,32 +95,14 @@ def task_order(tasks: Mapping[str, dict]) -> List[str]:
     return order
 
 
-def substitute_placeholders(value: Any, known: Mapping[str, str]) -> Any:
-    """A parameter constant with KFP's job-level placeholders ({{$.pipeline_job_name}}, ...)
-    filled in; any other placeholder is a LaunchError naming it."""
-    if not isinstance(value, str) or "{{$" not in value:
-        return value
-    for placeholder, replacement in known.items():
-        value = value.replace(placeholder, replacement)
-    leftover = re.search(r"\{\{\$[^}]*\}\}", value)
-    if leftover:
-        raise LaunchError(f"the placeholder {leftover.group(0)} is not one launch fills in")
-    return value
-
-
-def runtime_artifact(artifact: Mapping[str, Any]) -> dict:
-    """A recorded artifact as ExecutorInput carries it (RuntimeArtifact, JSON)."""
-    return {
-        "name": artifact["name"],
-        "type": {"instanceSchema": artifact["instance_schema"]},
-        "uri": artifact["uri"],
-        "metadata": artifact.get("metadata", {}),
-    }
-
-
 class Launch:
     """One launch of a compiled job (see the module's docstring); `run()` returns the summary
-    and prints progress lines to `stream`."""
+    and prints progress lines to `stream`.
+
+    `image`: run every task inside this image (runners.ImageRunner) rather than here.
+    `enable_cache`: None keeps each task's compiled caching, as `submit` does; True or False
+    overrides every task's, as the SDKs' `enable_caching` does. `job_env`: variables set in
+    every task's environment, as the job's container env would be."""
 
     def __init__(
         self,
@@ -119,10 +110,12 @@ class Launch:
         output: str,
         parameters: Optional[Mapping[str, str]] = None,
         target: Optional[str] = None,
-        enable_cache: bool = True,
+        enable_cache: Optional[bool] = None,
         stream: Optional[TextIO] = None,
         environment: Optional[Mapping[str, str]] = None,
         fresh_processes: bool = False,
+        image: Optional[str] = None,
+        job_env: Optional[Mapping[str, str]] = None,
     ):
         with open(job_path) as f:
             compiled = json.load(f)
@@ -130,11 +123,14 @@ class Launch:
         self.stream = stream or sys.stderr
         self.enable_cache = enable_cache
         self.fresh_processes = fresh_processes
+        self.image = image
+        self.job_env = dict(job_env or {})
         self.environment = dict(os.environ if environment is None else environment)
         self.target = target or compiled.get("labels", {}).get(TARGET_LABEL, "vertex")
         if self.target not in TARGETS:
             raise LaunchError(f"target must be one of {TARGETS}, not {self.target!r}")
         self.compiled = compiled  # kept for cache keys: what Vertex AI would hash
+        self.bucket = os.path.join(self.output, "gs")
         self.job = map_gcs(compiled, self.output)
         spec = self.job["pipelineSpec"]
         self.pipeline_name = spec["pipelineInfo"]["name"]
@@ -147,8 +143,14 @@ class Launch:
         self.job_name = f"{self.pipeline_name}-{stamp}-{uuid.uuid4().hex[:6]}"
         runtime = self.job.get("runtimeConfig", {})
         self.root = runtime.get("gcsOutputDirectory") or os.path.join(self.output, "pipeline_root")
+        self.shape = shape_for(
+            self.target, self.pipeline_name, self.job_name, self.root, self.bucket
+        )
+        self.check_resources()
         self.store = Store(os.path.join(self.output, "launch"))
         self.log_dir = os.path.join(self.output, "launch", "logs", self.job_name)
+        # Each task's own disk (a pod's /gcs/ on the kubeflow target), removed with the task.
+        self.pods_dir = os.path.join(self.output, "launch", "pods", self.job_name)
         self.outputs: Dict[str, Dict[str, List[dict]]] = {}  # task -> key -> artifacts
         self.inputs: Dict[str, Dict[str, List[dict]]] = {}
         self.states: Dict[str, dict] = {}
@@ -195,12 +197,23 @@ class Launch:
                     raise LaunchError(
                         f"task {name} registers models in Vertex AI's Model Registry, which a "
                         "launch cannot stand in for: compile with MODEL_REGISTRY=mlflow (and "
-                        "MLFLOW_TRACKING_URI) or MODEL_REGISTRY=none to launch it"
+                        "MLFLOW_TRACKING_URI, a tracking server) or MODEL_REGISTRY=none"
                     )
+
+    def check_resources(self) -> None:
+        """Refuses a pod the target's cluster would refuse (shapes.KubeflowShape)."""
+        for name in self.tasks:
+            container = self.executor_of(name).get("container")
+            if container is None:
+                continue
+            try:
+                self.shape.pod_resources(container)
+            except ShapeError as error:
+                raise LaunchError(f"task {name}: {error}") from None
 
     def runtime_parameters(self, given: Mapping[str, str]) -> dict:
         """The job's parameter values, those `given` winning; a gs:// value is mapped under
-        the output, a relative path that exists here made absolute."""
+        the output; here (not in the image), a relative path that exists is made absolute."""
         values = dict(self.job.get("runtimeConfig", {}).get("parameterValues", {}))
         declared = (
             self.job["pipelineSpec"]["root"].get("inputDefinitions", {}).get("parameters", {})
@@ -210,7 +223,7 @@ class Launch:
                 known = ", ".join(sorted(set(values) | set(declared))) or "none"
                 raise LaunchError(f"the job has no parameter {name!r} (it has: {known})")
             value = map_gcs(value, self.output)
-            if not value.startswith(("/", "{")) and os.path.exists(value):
+            if not self.image and not value.startswith(("/", "{")) and os.path.exists(value):
                 value = os.path.abspath(value)
             values[name] = value
         return values
@@ -220,19 +233,27 @@ class Launch:
     def run(self) -> dict:
         order = task_order(self.tasks)
         started = time.monotonic()
-        self.say_what_changes()
         os.makedirs(self.log_dir, exist_ok=True)
         with self.store.locked():
-            self.processes = WarmProcesses(
-                self.environment,
-                os.path.join(self.log_dir, "forkserver.log"),
-                fresh=self.fresh_processes,
-            )
+            self.runner: Union[ImageRunner, LocalRunner]
+            if self.image:
+                self.runner = ImageRunner(self.image, self.bucket, self.pods_dir, {**self.job_env})
+            else:
+                self.runner = LocalRunner(
+                    {**self.environment, **self.job_env},
+                    os.path.join(self.log_dir, "forkserver.log"),
+                    fresh=self.fresh_processes,
+                )
+            self.say_what_changes()
+            self.jobs = JobService(self.runner)
             try:
                 failed = self.run_tasks(order)
             finally:
-                self.processes.close()
-        summary = self.summary(failed)
+                self.jobs.close()
+                self.runner.close()
+        from pipeline.launch.summary import summarize
+
+        summary = summarize(self, failed)
         summary["wall_seconds"] = round(time.monotonic() - started, 2)
         return summary
 
@@ -261,18 +282,34 @@ class Launch:
         return failed
 
     def say_what_changes(self) -> None:
-        gcs = os.path.join(self.output, "gs")
         self.write(
             f"launching {self.pipeline_name} as {self.target} would run it, as job "
-            f"{self.job_name}; gs:// paths are folders under {gcs}"
+            f"{self.job_name}, {self.runner.describe()}; gs:// paths are folders under "
+            f"{self.bucket}"
         )
+        if self.target == "kubeflow":
+            self.note(
+                "inputs as a Kubeflow Pipelines 2 backend hands them: MLMD ids for names, no "
+                "types, the executor output on the pod's disk (/gcs/...)"
+            )
         if any(DATAFLOW in self.executor_args(name) for name in self.tasks):
             self.note(
                 "Beam steps compiled for Dataflow run on the local runner "
                 f"({configs.LOCAL_BEAM_RUNNER}, in memory), their other options kept"
             )
+        if self.enable_cache is not None:
+            self.note(
+                f"caching {'on' if self.enable_cache else 'off'} for every task, as "
+                f"submit --{'cache' if self.enable_cache else 'no-cache'} would set it"
+            )
         data_dir = self.parameters.get("data_dir")
-        if isinstance(data_dir, str) and not os.path.exists(data_dir):
+        if isinstance(data_dir, str) and self.image and not data_dir.startswith(self.bucket):
+            self.note(
+                f"data_dir {data_dir} is not in the bucket: a task in the image sees only the "
+                "image and the bucket (copy the data under "
+                f"{self.bucket}/BUCKET/... and pass --param data_dir=gs://BUCKET/...)"
+            )
+        elif isinstance(data_dir, str) and not self.image and not os.path.exists(data_dir):
             self.note(f"data_dir {data_dir} does not exist here: pass --param data_dir=PATH")
 
     def note(self, text: str) -> None:
@@ -309,15 +346,13 @@ class Launch:
         return found
 
     def parameter_values(self, name: str) -> Dict[str, Any]:
-        known = {
-            "{{$.pipeline_job_name}}": self.job_name,
-            "{{$.pipeline_job_resource_name}}": f"projects/local/pipelineJobs/{self.job_name}",
-            "{{$.pipeline_task_name}}": name,
-        }
         values = {}
         for key, spec in self.tasks[name].get("inputs", {}).get("parameters", {}).items():
             if "runtimeValue" in spec:
-                values[key] = substitute_placeholders(spec["runtimeValue"]["constant"], known)
+                try:
+                    values[key] = self.shape.parameter(spec["runtimeValue"]["constant"], name)
+                except ShapeError as error:
+                    raise LaunchError(str(error)) from None
             elif "componentInputParameter" in spec:
                 values[key] = self.parameters[spec["componentInputParameter"]]
             else:
@@ -355,10 +390,20 @@ class Launch:
 
     # Container tasks.
 
+    def caching(self, name: str) -> bool:
+        """The task's compiled caching, unless the launch overrides every task's."""
+        if self.enable_cache is not None:
+            return self.enable_cache
+        return bool(self.tasks[name].get("cachingOptions", {}).get("enableCache", False))
+
     def run_container(self, name: str, prefix: str, container: dict, inputs) -> tuple:
         component = self.components[self.tasks[name]["componentRef"]["name"]]
-        task_root = os.path.join(self.root, self.job_name, f"{name}_{uuid.uuid4().hex[:8]}")
-        output_file = os.path.join(task_root, "executor_output.json")
+        task_root = self.shape.task_root(name)
+        pod = os.path.join(self.pods_dir, f"{name}-{uuid.uuid4().hex[:8]}")
+        told = self.shape.output_file(task_root, "/" if self.image else pod)
+        # Where the launcher reads it: the pod's disk is the folder `pod`, mounted at / inside.
+        kubeflow_in_image = self.image and self.target == "kubeflow"
+        output_file = os.path.join(pod, told.lstrip("/")) if kubeflow_in_image else told
         os.makedirs(task_root, exist_ok=True)
         output_defs = component.get("outputDefinitions", {}).get("artifacts", {})
         outputs = {
@@ -366,32 +411,33 @@ class Launch:
                 self.store.new_artifact(
                     schema_title(spec["artifactType"]["instanceSchema"]),
                     spec["artifactType"]["instanceSchema"],
-                    os.path.join(task_root, key),
+                    self.shape.output_uri(task_root, key),
                     pipeline=self.pipeline_name,
                     job=self.job_name,
                     task=name,
+                    output_key=key,
                     contexts=[self.pipeline_name, self.job_name],
                 )
             ]
             for key, spec in sorted(output_defs.items())
         }
         parameters = self.parameter_values(name)
-        executor_input = self.executor_input(inputs, parameters, outputs, output_file)
+        executor_input = self.executor_input(inputs, parameters, outputs, told)
         log_file = os.path.join(self.log_dir, f"{name}.log")
+        mounts = {os.path.join(pod, "gcs"): "/gcs"} if kubeflow_in_image else {}
         check = container.get("lifecycle", {}).get("preCacheCheck")
         if check:  # TFX's ExampleGen driver: span, version and a fingerprint of the data
-            self.execute(check["command"], check.get("args", []), executor_input, log_file, prefix)
+            self.execute(
+                check["command"], check.get("args", []), executor_input, log_file, prefix, mounts
+            )
             driven = self.read_output(output_file)
             parameters.update(driven.get("parameterValues", {}))
             for key, listed in driven.get("artifacts", {}).items():
                 for artifact, written in zip(outputs.get(key, []), listed.get("artifacts", [])):
                     artifact["metadata"] = {**artifact["metadata"], **written.get("metadata", {})}
-            executor_input = self.executor_input(inputs, parameters, outputs, output_file)
+            executor_input = self.executor_input(inputs, parameters, outputs, told)
         cache_key = self.cache_key(name, inputs, parameters, output_defs)
-        caching = self.enable_cache and self.tasks[name].get("cachingOptions", {}).get(
-            "enableCache", False
-        )
-        hit = self.store.cached(cache_key) if caching else None
+        hit = self.store.cached(cache_key) if self.caching(name) else None
         if hit is not None:
             for artifacts in outputs.values():
                 for artifact in artifacts:
@@ -421,12 +467,19 @@ class Launch:
         self.write(f"{prefix} ...")
         try:
             self.execute(
-                container["command"], container.get("args", []), executor_input, log_file, prefix
+                container["command"],
+                container.get("args", []),
+                executor_input,
+                log_file,
+                prefix,
+                mounts,
             )
+            written = self.read_output(output_file).get("artifacts", {})
         except Exception:
             execution["state"] = "failed"
             raise
-        written = self.read_output(output_file).get("artifacts", {})
+        finally:
+            shutil.rmtree(pod, ignore_errors=True)  # the pod's own disk goes with it
         for key, listed in outputs.items():
             metadata = {}
             for artifact in written.get(key, {}).get("artifacts", [])[:1]:
@@ -441,14 +494,14 @@ class Launch:
             "inputs": {
                 "parameterValues": parameters,
                 "artifacts": {
-                    key: {"artifacts": [runtime_artifact(a) for a in listed]}
+                    key: {"artifacts": [self.shape.input_artifact(a, key) for a in listed]}
                     for key, listed in inputs.items()
                     if listed
                 },
             },
             "outputs": {
                 "artifacts": {
-                    key: {"artifacts": [runtime_artifact(a) for a in listed]}
+                    key: {"artifacts": [self.shape.output_artifact(a, key) for a in listed]}
                     for key, listed in outputs.items()
                 },
                 "outputFile": output_file,
@@ -472,21 +525,25 @@ class Launch:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def command_line(self, command: List[str], args: List[str], executor_input: dict) -> List[str]:
-        """The task's command line as it runs here: this interpreter for `python`, the
-        ExecutorInput for `{{$}}`, the local runner for Dataflow, and a Vertex AI training job's
-        client that runs its worker pools here (training_jobs.py)."""
+        """The task's command line as it runs here: the ExecutorInput for `{{$}}`, the local
+        runner for Dataflow, and a Vertex AI training job's client that sends its job to the
+        launch's job service (training_jobs.py, job_service.py)."""
         serialized = json.dumps(executor_input, sort_keys=True)
         line = [serialized if part == EXECUTOR_INPUT else part for part in [*command, *args]]
         if DATAFLOW in line:
             at = line.index(DATAFLOW)
             line[at : at + 1] = LOCAL_BEAM
-        if line and line[0] in ("python", "python3"):
-            line[0] = sys.executable
         if any(part.startswith(CLOUD_TRAINING) for part in line) and line[1:2] == ["-m"]:
-            line[1:1] = ["-m", "pipeline.launch.training_jobs"]
+            service = getattr(self, "jobs", None)
+            url = service.url if service else "http://127.0.0.1:0"
+            line[1:1] = ["-m", "pipeline.launch.training_jobs", "--service", url]
+        if not self.image:
+            line = LocalRunner.local(line)
         return line
 
-    def execute(self, command, args, executor_input, log_file: str, prefix: str) -> None:
+    def execute(
+        self, command, args, executor_input, log_file: str, prefix: str, mounts=None
+    ) -> None:
         """Runs one command line to its end, its output appended to `log_file`; the Trainer's
         progress lines are shown under the task's line; a failure raises with the log's end."""
         line = self.command_line(command, args, executor_input)
@@ -495,8 +552,9 @@ class Launch:
         stop = threading.Event()
         follower = threading.Thread(target=self.follow, args=(log_file, stop, prefix))
         follower.start()
+        self.jobs.log_file = log_file
         try:
-            code = self.processes.run(line, log_file)
+            code = self.runner.run(line, log_file, mounts=mounts)
         finally:
             stop.set()
             follower.join()
@@ -513,9 +571,8 @@ class Launch:
         """Shows the progress lines the task logs, and its elapsed time when it says nothing
         for PROGRESS_TICK_SECONDS."""
         started = said = time.monotonic()
-        shown: List[
-            str
-        ] = []  # the last lines shown: the replicas of a training job log the same ones
+        # The last lines shown: the replicas of a training job log the same ones.
+        shown: List[str] = []
         with open(log_file, errors="replace") as f:
             f.seek(0, os.SEEK_END)
             while not stop.wait(0.5):
@@ -537,82 +594,3 @@ class Launch:
             return {}
         with open(output_file) as f:
             return json.load(f)
-
-    # The summary.
-
-    def summary(self, failed) -> dict:
-        def metadata(task, key):
-            listed = self.outputs.get(task, {}).get(key, [])
-            return listed[0].get("metadata", {}) if listed else None
-
-        found: Dict[str, str] = {}  # output key -> the task that produced it
-        for task, keys in self.outputs.items():
-            for key in keys:
-                found.setdefault(key, task)
-        pushed = metadata(found.get("pushed_model"), "pushed_model") or {}
-        registered = metadata(found.get("registered_model"), "registered_model") or {}
-        blessing = metadata(found.get("blessing"), "blessing") or {}
-        evaluator = found.get("blessing", "")
-        baseline = None
-        for artifact in self.inputs.get(evaluator, {}).get("baseline_model", [])[:1]:
-            meta = artifact.get("metadata", {})
-            if meta.get("champion_found", 1):
-                baseline = {
-                    "artifact": artifact["name"],
-                    "uri": artifact["uri"],
-                    "version": meta.get("champion_version"),
-                    "source": meta.get("champion_source"),
-                }
-        evaluation = self.outputs.get(found.get("evaluation", ""), {}).get("evaluation", [])
-        metrics = {}
-        if evaluation and os.path.exists(evaluation[0]["uri"]):
-            metrics = quietly(overall_metrics_of, evaluation[0]["uri"])
-        report = metadata(found.get("report"), "report") or {}
-        model_run = self.outputs.get(found.get("model_run", ""), {}).get("model_run", [])
-        training = None
-        if model_run:
-            from pipeline.run_summary import training_length
-
-            training = training_length(model_run[0]["uri"])
-        return {
-            "status": "failed" if failed else "succeeded",
-            **({"error": f"task {failed[0]}: {failed[1]}"} if failed else {}),
-            "pipeline_name": self.pipeline_name,
-            "job": self.job_name,
-            "target": self.target,
-            "tasks": self.states,
-            "blessed": bool(blessing.get("blessed")) if blessing else None,
-            "metrics": metrics,
-            "pushed_model": pushed.get("pushed_destination") if pushed.get("pushed") else None,
-            "pushed_version": pushed.get("pushed_version") if pushed.get("pushed") else None,
-            "registered": (
-                {k: registered.get(k) for k in ("registry", "name", "version", "alias", "uri")}
-                if registered.get("registered")
-                else None
-            ),
-            "baseline_model": baseline,
-            "training": training,
-            "report": report.get("report_path"),
-            "notes": self.notes,
-            "logs": self.log_dir,
-        }
-
-
-def overall_metrics_of(evaluation_uri: str) -> dict:
-    from components.evaluation_results import overall_metrics
-
-    return overall_metrics(evaluation_uri)
-
-
-def quietly(function, *args):
-    """function(*args) with TensorFlow's Python warnings (deprecation notices inside TFMA's
-    readers) kept off the console."""
-    import logging
-
-    logger = logging.getLogger("tensorflow")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        return function(*args)
-    finally:
-        logger.setLevel(level)

@@ -1,9 +1,11 @@
 """Compiles a task's cloud job as `tfx-transformers compile` does, and launches it with
-`tfx-transformers launch` in its own process, as a user runs them."""
+`tfx-transformers launch` in its own process, as a user runs them; the registry is a real
+MLflow tracking server on loopback, as a team's would be (a cloud job refuses a local store)."""
 
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 from typing import Mapping, Optional
@@ -11,37 +13,52 @@ from typing import Mapping, Optional
 from pipeline.cloud import CloudConfig
 from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline
 from pipeline.options import PipelineOptions
+from tests.tracking_server import TrackingServer
 
-# The issue's job: a demo project and bucket, MLflow as the registry (its server: a local
-# SQLite store), the pipeline image by name only (launch never pulls it).
+# The issue's job: a demo project and bucket, MLflow as the registry, the pipeline image by
+# name only (launch --image names the image each task runs in).
 CLOUD = {
     "GOOGLE_CLOUD_PROJECT": "demo",
     "PIPELINE_ROOT": "gs://demo-bucket/root",
     "PIPELINE_IMAGE": "example/tfx-transformers:1",
     "MODEL_REGISTRY": "mlflow",
 }
+BUCKET = "demo-bucket"
+
+
+def tracking_server(folder: pathlib.Path) -> TrackingServer:
+    """`mlflow server` on loopback (a SQLite store, artifacts proxied by the server), started;
+    stop() it after."""
+    server = TrackingServer(f"sqlite:///{folder}/mlflow.db", str(folder / "artifacts"))
+    return server.start()
 
 
 def compile_job(
     root: pathlib.Path,
     task: str,
+    tracking_uri: str,
     environ: Optional[Mapping[str, str]] = None,
     target: str = "vertex",
     **options,
 ) -> pathlib.Path:
-    """The task's job compiled for `target` with CLOUD (and `environ`) and the registry's
-    store under `root`; the options of `compile` (tiny presets keep launches short)."""
-    environ = {
-        **CLOUD,
-        "MLFLOW_TRACKING_URI": f"sqlite:///{root}/mlflow/mlflow.db",
-        **(environ or {}),
-    }
-    (root / "mlflow").mkdir(parents=True, exist_ok=True)
-    cloud = CloudConfig.from_environment(environ)
+    """The task's job compiled for `target` with CLOUD (and `environ`), registering in the
+    tracking server at `tracking_uri`; the options of `compile` (tiny presets keep launches
+    short)."""
+    environ = {**CLOUD, "MLFLOW_TRACKING_URI": tracking_uri, **(environ or {})}
+    cloud = CloudConfig.from_environment(environ, target=target)
     pipeline = build_cloud_pipeline(PipelineOptions(task=task, **options), cloud)
     path = root / f"{pipeline.pipeline_info.pipeline_name}-{target}.json"
-    compile_pipeline(pipeline, cloud, str(path), target=target)
+    compile_pipeline(pipeline, cloud, str(path))
     return path
+
+
+def data_in_bucket(output: pathlib.Path, source: pathlib.Path, name: str) -> str:
+    """`source` copied into the launch's bucket (as `gsutil cp -r` would put it there); the
+    gs:// URI a job's data_dir takes for it."""
+    target = output / "gs" / BUCKET / "data" / name
+    if not target.exists():
+        shutil.copytree(source, target)
+    return f"gs://{BUCKET}/data/{name}"
 
 
 def launch(job: pathlib.Path, output: pathlib.Path, *args, env=None, check=True) -> dict:
@@ -62,9 +79,9 @@ def launch(job: pathlib.Path, output: pathlib.Path, *args, env=None, check=True)
     return summary
 
 
-def registered_versions(root: pathlib.Path, name: str) -> list:
-    """[(version, aliases)] of `name` in the registry under `root`."""
+def registered_versions(tracking_uri: str, name: str) -> list:
+    """[(version, aliases)] of `name` in the registry at `tracking_uri`."""
     from components.model_registry.backends import from_config, mlflow_config
 
-    registry = from_config(mlflow_config("", tracking_uri=f"sqlite:///{root}/mlflow/mlflow.db"))
+    registry = from_config(mlflow_config("", tracking_uri=tracking_uri))
     return [(row["version"], row["aliases"]) for row in registry.versions(name)]

@@ -1,13 +1,15 @@
-"""The other compiled jobs, launched here (`tfx-transformers launch`), each in its own process:
+"""The other compiled jobs, launched here (`tfx-transformers launch`), each in its own process,
+registering in a real MLflow tracking server on loopback:
 
-- the IMDB job with two Vertex AI training replicas (the chief and a worker: two local
-  processes with Vertex AI's CLUSTER_SPEC and TF_CONFIG, training with
-  MultiWorkerMirroredStrategy), launched twice, the second with a baseline;
 - the IMDB job compiled for a Kubeflow Pipelines 2 cluster outside Google Cloud (`--target
-  kubeflow`, VERTEX_TRAINING=0, BEAM_RUNNER=direct): no resolver, no pre-cache check; launched
-  twice, the second with a baseline;
-- translation and CIFAR-10, once each on their embedded data;
-- a Trainer killed with -9 mid-training, the job launched again: it resumes from its backup.
+  kubeflow`, VERTEX_TRAINING=0, BEAM_RUNNER=direct), inside the image, every task given its
+  inputs as that backend gives them (MLMD ids for names, no types, the executor output on the
+  pod's disk): its Trainer killed with -9 mid-training, the job launched again (every data step
+  runs again, into new folders, as on that backend) resumes from the backup; a third launch
+  registers version 2 with the first as its baseline;
+- translation and CIFAR-10, once each inside the image, on their embedded data;
+- the Vertex AI job with its Trainer in its own step, killed with -9 and launched again (in
+  this environment): its data steps come from the cache and it resumes.
 """
 
 import json
@@ -20,7 +22,14 @@ import time
 import pytest
 
 from pipeline.tasks import TASKS
-from tests.e2e.launch_util import compile_job, launch, registered_versions
+from tests.e2e.launch_util import (
+    compile_job,
+    data_in_bucket,
+    launch,
+    registered_versions,
+    tracking_server,
+)
+from tests.image_util import pipeline_image
 from trainer_module import faults
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -28,92 +37,22 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 IMDB = TASKS["imdb"].default_data_dir
 
 
-def twice(root, job):
-    """Two launches of `job` into one output, the second with other training arguments."""
-    first = launch(job, root / "out", "--param", f"data_dir={IMDB}")
-    second = launch(
-        job,
-        root / "out",
-        "--param",
-        f"data_dir={IMDB}",
-        "--param",
-        'train_args={"num_steps": 14}',
-    )
-    return first, second
+@pytest.fixture
+def server(tmp_path):
+    started = tracking_server(tmp_path / "server")
+    yield started
+    started.stop()
 
 
-def test_two_training_replicas_launched_twice(tmp_path):
-    job = compile_job(
-        tmp_path, "imdb", {"TRAINER_REPLICA_COUNT": "2"}, preset="tiny", train_steps=12
-    )
-    first, second = twice(tmp_path, job)
-    assert (first["registered"]["version"], first["baseline_model"]) == ("1", None)
-    assert second["baseline_model"]["version"] == "1"
-    assert second["registered"]["version"] == "2"
-    log = open(os.path.join(second["logs"], "Trainer.log")).read()
-    # The job's two replicas, each told its role by TF_CONFIG, trained together.
-    assert "worker pool 0: 1 x n1-standard-8 with 1 NVIDIA_TESLA_T4" in log
-    assert "worker pool 1: 1 x n1-standard-8 with 1 NVIDIA_TESLA_T4" in log
-    assert "Training as chief: MultiWorkerMirroredStrategyForKeras with 2 replicas" in log
-    assert "Training as worker 0: MultiWorkerMirroredStrategyForKeras with 2 replicas" in log
-
-
-def test_the_kubeflow_target_launched_twice(tmp_path):
-    environ = {"VERTEX_TRAINING": "0", "BEAM_RUNNER": "direct"}
-    job = compile_job(tmp_path, "imdb", environ, target="kubeflow", preset="tiny", train_steps=12)
-    first, second = twice(tmp_path, job)
-    assert first["target"] == second["target"] == "kubeflow"
-    assert first["status"] == second["status"] == "succeeded"
-    assert first["baseline_model"] is None
-    assert second["baseline_model"]["version"] == "1"
-    assert second["registered"]["version"] == "2"
-    # Without a driver's fingerprint the ExampleGen reads the data every time, and its new
-    # Examples (a new artifact name in every cache key after it) make every step run again.
-    assert {t["state"] for t in second["tasks"].values()} == {"succeeded"}
-    assert registered_versions(tmp_path, "imdb-text-encoder") == [("1", []), ("2", ["champion"])]
-
-
-@pytest.mark.parametrize(
-    "task, example_gen",
-    [("translation", "ParallelCorpusExampleGen"), ("cifar10", "ImageExampleGen")],
-)
-def test_translation_and_cifar10_jobs_launch_on_their_embedded_data(tmp_path, task, example_gen):
-    job = compile_job(tmp_path, task, preset="tiny", train_steps=8, blessing_threshold=0.0)
-    data = TASKS[task].default_data_dir
-    summary = launch(job, tmp_path / "out", "--param", f"data_dir={data}")
-    assert summary["tasks"][example_gen]["state"] == "succeeded"
-    assert summary["blessed"] is True
-    assert summary["registered"]["version"] == "1"
-    assert os.path.exists(os.path.join(summary["pushed_model"], "saved_model.pb"))
-
-
-def test_a_trainer_killed_mid_training_resumes_when_the_job_is_launched_again(tmp_path):
-    job = compile_job(
-        tmp_path,
-        "imdb",
-        {"VERTEX_TRAINING": "0"},
-        preset="tiny",
-        train_steps=40,
-        overrides={"evaluations": 4},
-    )
-    halt_file = tmp_path / "halted.json"
-    halting = {faults.HALT_AT: "trainer.backed_up", faults.HALT_FILE: str(halt_file)}
+def killed_in_training(job, output, halt_file, *args) -> dict:
+    """`launch JOB` with its Trainer halted once it has written a backup, then killed with -9
+    (a preempted machine); the launch's summary."""
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pipeline.cli",
-            "launch",
-            str(job),
-            "--output",
-            str(tmp_path / "out"),
-            "--param",
-            f"data_dir={IMDB}",
-        ],
+        [sys.executable, "-m", "pipeline.cli", "launch", str(job), "--output", str(output)]
+        + [str(a) for a in args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, **halting},
     )
     while not (halt_file.exists() and halt_file.stat().st_size):
         assert process.poll() is None, "the launch ended before its Trainer backed up"
@@ -125,8 +64,100 @@ def test_a_trainer_killed_mid_training_resumes_when_the_job_is_launched_again(tm
     assert process.returncode == 1
     assert killed["status"] == "failed" and killed["tasks"]["Trainer"]["state"] == "failed"
     assert killed["tasks"]["Pusher"]["state"] == "skipped"
+    return killed
 
-    resumed = launch(job, tmp_path / "out", "--param", f"data_dir={IMDB}")
+
+def halting_at_backup(halt_file) -> dict:
+    return {faults.HALT_AT: "trainer.backed_up", faults.HALT_FILE: str(halt_file)}
+
+
+def test_the_kubeflow_target_in_the_image_resumes_a_killed_trainer_and_compares_with_v1(
+    tmp_path, server
+):
+    image = pipeline_image()
+    environ = {"VERTEX_TRAINING": "0", "BEAM_RUNNER": "direct"}
+    job = compile_job(
+        tmp_path,
+        "imdb",
+        server.url,
+        environ,
+        target="kubeflow",
+        preset="tiny",
+        train_steps=40,
+        overrides={"evaluations": 4},
+    )
+    output = tmp_path / "out"
+    data = data_in_bucket(output, IMDB, "imdb")
+    common = ["--image", image, "--param", f"data_dir={data}"]
+    # The halt file in the bucket: the one folder a task in the image shares with this one.
+    halt_file = output / "gs" / "demo-bucket" / "halted.json"
+    env_args = [f"--env={k}={v}" for k, v in halting_at_backup(halt_file).items()]
+    killed_in_training(job, output, halt_file, *common, *env_args)
+
+    resumed = launch(job, output, *common)
+    assert resumed["target"] == "kubeflow"
+    # No driver, no cached ExampleGen: every step ran again, into new folders ...
+    assert {t["state"] for t in resumed["tasks"].values()} == {"succeeded"}
+    # ... and the Trainer found the backup by what it reads, not where it lies.
+    assert resumed["training"]["resumed_from_step"] >= 10  # at least one interval of 40 steps
+    assert resumed["training"]["train_steps"] == 40
+    assert resumed["baseline_model"] is None
+    assert resumed["registered"]["version"] == "1"
+    backups = output / "gs" / "demo-bucket" / "root" / "backup" / "imdb-text-encoder"
+    assert backups.is_dir() and not any(backups.iterdir())  # removed once exported
+    log = open(os.path.join(resumed["logs"], "StatisticsGen.log")).read()
+    assert "pipeline.kubeflow_entrypoint" in log  # the entrypoint that fills the input types
+
+    again = launch(job, output, *common, "--param", 'train_args={"num_steps": 12}')
+    assert again["training"]["resumed_from_step"] == 0  # other training: a fresh start
+    assert again["baseline_model"]["version"] == "1"
+    assert again["registered"]["version"] == "2"
+    assert registered_versions(server.url, "imdb-text-encoder") == [
+        ("1", []),
+        ("2", ["champion"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    "task, example_gen",
+    [("translation", "ParallelCorpusExampleGen"), ("cifar10", "ImageExampleGen")],
+)
+def test_translation_and_cifar10_jobs_launch_in_the_image_on_their_embedded_data(
+    tmp_path, server, task, example_gen
+):
+    image = pipeline_image()
+    job = compile_job(
+        tmp_path, task, server.url, preset="tiny", train_steps=8, blessing_threshold=0.0
+    )
+    output = tmp_path / "out"
+    data = data_in_bucket(output, TASKS[task].default_data_dir, task)
+    summary = launch(job, output, "--image", image, "--param", f"data_dir={data}")
+    assert summary["tasks"][example_gen]["state"] == "succeeded"
+    assert summary["blessed"] is True
+    assert summary["registered"]["version"] == "1"
+    assert os.path.exists(os.path.join(summary["pushed_model"], "saved_model.pb"))
+
+
+def test_a_trainer_killed_mid_training_resumes_when_the_job_is_launched_again(tmp_path, server):
+    job = compile_job(
+        tmp_path,
+        "imdb",
+        server.url,
+        {"VERTEX_TRAINING": "0"},
+        preset="tiny",
+        train_steps=40,
+        overrides={"evaluations": 4},
+    )
+    halt_file = tmp_path / "halted.json"
+    data = ["--param", f"data_dir={IMDB}"]
+    killed_in_training(
+        job,
+        tmp_path / "out",
+        halt_file,
+        *data,
+        *[f"--env={k}={v}" for k, v in halting_at_backup(halt_file).items()],
+    )
+    resumed = launch(job, tmp_path / "out", *data)
     assert resumed["tasks"]["Transform"]["state"] == "cached"
     assert resumed["tasks"]["Trainer"]["state"] == "succeeded"
     assert resumed["training"]["resumed_from_step"] >= 10  # at least one interval of 40 steps

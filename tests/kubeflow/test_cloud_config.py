@@ -44,7 +44,8 @@ def test_defaults_and_paths():
 
 def test_every_environment_variable_names_a_field():
     fields = set(CloudConfig.__dataclass_fields__)
-    assert set(ENVIRONMENT.values()) == fields
+    # The target is compile's flag, not a setting of the environment.
+    assert set(ENVIRONMENT.values()) == fields - {"target"}
 
 
 def test_cpu_only_training_has_no_accelerator():
@@ -64,7 +65,9 @@ def test_switches_read_as_booleans_and_numbers():
     "name, value, message",
     [
         ("PIPELINE_ROOT", "/local/dir", "must be a gs:// path"),
-        ("BEAM_RUNNER", "flink", "BEAM_RUNNER must be one of"),
+        ("BEAM_RUNNER", "samza", "BEAM_RUNNER must be one of"),
+        ("BEAM_RUNNER", "flink", "BEAM_RUNNER=flink needs BEAM_JOB_ENDPOINT"),
+        ("TRAINER_ACCELERATOR_TYPE", "NVIDIA_TESLA_T5", "not a Vertex AI accelerator type"),
         ("MODEL_REGISTRY", "sagemaker", "MODEL_REGISTRY must be one of"),
         ("TRAINER_REPLICA_COUNT", "0", "TRAINER_REPLICA_COUNT must be >= 1"),
     ],
@@ -72,3 +75,51 @@ def test_switches_read_as_booleans_and_numbers():
 def test_bad_settings_are_refused(name, value, message):
     with pytest.raises(ValueError, match=message):
         CloudConfig.from_environment({**REQUIRED, name: value})
+
+
+def test_a_trainer_in_its_own_step_gets_no_gpu_unless_asked():
+    # A Vertex AI training job's replicas get the default accelerator ...
+    vertex = CloudConfig.from_environment(REQUIRED)
+    assert vertex.worker_pool_specs()[0]["machine_spec"]["accelerator_type"] == "NVIDIA_TESLA_T4"
+    # ... a Trainer that trains in its own container, on either target, none unless asked.
+    for target in ("vertex", "kubeflow"):
+        cloud = CloudConfig.from_environment({**REQUIRED, "VERTEX_TRAINING": "0"}, target=target)
+        assert cloud.step_resources("trainer") is None
+    asked = CloudConfig.from_environment(
+        {**REQUIRED, "VERTEX_TRAINING": "0", "TRAINER_ACCELERATOR_TYPE": "nvidia.com/gpu"},
+        target="kubeflow",
+    )
+    accelerator = asked.step_resources("trainer").accelerator
+    assert (accelerator.resource_type, accelerator.resource_count) == ("nvidia.com/gpu", "1")
+
+
+def test_the_kubeflow_target_asks_for_an_accelerator_by_its_kubernetes_resource_name():
+    environ = {**REQUIRED, "VERTEX_TRAINING": "0", "TRAINER_ACCELERATOR_TYPE": "NVIDIA_TESLA_T4"}
+    with pytest.raises(ValueError, match="not a Kubernetes resource name.*nvidia.com/gpu"):
+        CloudConfig.from_environment(environ, target="kubeflow")
+    with pytest.raises(ValueError, match="not a Vertex AI accelerator type"):
+        CloudConfig.from_environment({**environ, "TRAINER_ACCELERATOR_TYPE": "nvidia.com/gpu"})
+
+
+@pytest.mark.parametrize(
+    "target, cpu, workers",
+    [("vertex", "", "0"), ("kubeflow", "", "1"), ("kubeflow", "6", "6"), ("vertex", "3.5", "4")],
+)
+def test_the_local_runner_in_a_step_has_one_worker_per_cpu_it_asks_for(target, cpu, workers):
+    environ = {**REQUIRED, "BEAM_RUNNER": "direct", "BEAM_STEP_CPU": cpu}
+    args = CloudConfig.from_environment(environ, target=target).beam_pipeline_args("p")
+    assert f"--direct_num_workers={workers}" in args
+
+
+@pytest.mark.parametrize(
+    "runner, beam_class", [("portable", "PortableRunner"), ("flink", "FlinkRunner")]
+)
+def test_a_portable_runner_sends_the_beam_steps_to_a_job_server(runner, beam_class):
+    environ = {**REQUIRED, "BEAM_RUNNER": runner, "BEAM_JOB_ENDPOINT": "beam-job-server:8099"}
+    assert CloudConfig.from_environment(environ).beam_pipeline_args("p") == [
+        f"--runner={beam_class}",
+        "--job_endpoint=beam-job-server:8099",
+        "--environment_type=EXTERNAL",
+        "--environment_config=localhost:50000",
+        "--sdk_container_image=img:1",
+    ]

@@ -37,11 +37,11 @@ EVERY_FAMILY = [(task, model) for task in sorted(TASKS) for model in TASKS[task]
 
 
 def compile_job(tmp_path, task, model=None, environ=ENVIRONMENT, target="vertex", **options):
-    cloud = CloudConfig.from_environment(environ)
+    cloud = CloudConfig.from_environment(environ, target=target)
     options.setdefault("data", TASKS[task].default_data_dir)
     pipeline = build_cloud_pipeline(PipelineOptions(task=task, model=model, **options), cloud)
     path = tmp_path / f"{pipeline.pipeline_info.pipeline_name}.json"
-    returned = compile_pipeline(pipeline, cloud, str(path), target=target)
+    returned = compile_pipeline(pipeline, cloud, str(path))
     job = json.loads(path.read_text())
     assert job == returned
     return job

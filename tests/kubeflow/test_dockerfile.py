@@ -27,8 +27,11 @@ def pin(package: str) -> str:
 def test_the_base_image_is_beams_sdk_for_the_locked_beam_and_the_projects_python():
     assert arg("BEAM_VERSION") == pin("apache-beam")
     python = re.search(r'requires-python = ">=(\d+\.\d+)', PYPROJECT).group(1)
-    assert f"FROM apache/beam_python{python}_sdk:${{BEAM_VERSION}}" in DOCKERFILE
+    assert arg("BASE_IMAGE") == f"apache/beam_python{python}_sdk:${{BEAM_VERSION}}"
+    assert "FROM ${BASE_IMAGE}" in DOCKERFILE
     assert 'ENTRYPOINT ["/opt/apache/beam/boot"]' in DOCKERFILE
+    # Its boot binary runs the SDK harness in the image's environment, not a venv of its own.
+    assert "RUN_PYTHON_SDK_IN_DEFAULT_ENVIRONMENT=1" in DOCKERFILE
 
 
 def pins(lock: str) -> dict:
@@ -49,7 +52,9 @@ def test_the_image_installs_exactly_the_runtime_lock_as_make_setup_installs_the_
     assert arg("UV_VERSION") == re.search(r"^UV_VERSION\s*:?=\s*(\S+)", MAKEFILE, re.M).group(1)
     installs = re.findall(r"uv pip install [^\n]*-r (\S+)", DOCKERFILE)
     assert installs == ["requirements/runtime-lock.txt"]
-    assert "--no-deps -r requirements/runtime-lock.txt" in DOCKERFILE
+    assert "--no-deps --compile-bytecode -r requirements/runtime-lock.txt" in DOCKERFILE
+    # The CUDA layer may add only TensorFlow's CUDA wheels: the lock constrains the rest.
+    assert '-c requirements/runtime-lock.txt "tensorflow[and-cuda]' in DOCKERFILE
     assert "--no-deps --compile-bytecode -r requirements/lock.txt" in MAKEFILE
     # The runtime lock pins every package it holds at the full lock's version.
     runtime, full = pins(RUNTIME_LOCK), pins(LOCK)
@@ -68,7 +73,7 @@ def test_the_runtime_lock_leaves_out_the_development_tools():
 
 def test_the_image_checks_its_packages_and_that_every_step_imports():
     assert "python scripts/pip_check.py requirements/overrides.txt" in DOCKERFILE
-    assert "tfx_transformers" in DOCKERFILE.split("python scripts/pip_check.py")[1]
+    assert "python -m pipeline.image_check" in DOCKERFILE.split("python scripts/pip_check.py")[1]
     # The check passes on this environment (the full set holds the runtime set).
     result = subprocess.run(
         [sys.executable, str(configs.REPO_ROOT / "scripts" / "pip_check.py")],

@@ -168,3 +168,26 @@ def test_a_compiled_job_file_is_what_compile_returns(tmp_path):
     job = compile_job(tmp_path, "cifar10", target="kubeflow")
     written = json.loads((tmp_path / "cifar10-vit.json").read_text())
     assert written == job
+
+
+@pytest.mark.parametrize("uri", ["sqlite:////tmp/mlflow.db", "file:///tmp/mlruns", "mlruns", ""])
+def test_a_cloud_job_refuses_a_registry_that_is_not_a_server(tmp_path, uri):
+    environ = {**ENVIRONMENT, "MODEL_REGISTRY": "mlflow", "MLFLOW_TRACKING_URI": uri}
+    with pytest.raises(ValueError, match="needs a tracking server.*http://HOST:5000"):
+        compile_job(tmp_path, "imdb", environ=environ)
+
+
+def test_the_kubeflow_target_runs_every_step_through_its_entrypoint(tmp_path):
+    # TRAINER_ACCELERATOR_TYPE unset: no GPU asked for.
+    environ = {k: v for k, v in ENVIRONMENT.items() if k != "TRAINER_ACCELERATOR_TYPE"}
+    environ.update(VERTEX_TRAINING="0", BEAM_RUNNER="direct")
+    job = compile_job(tmp_path, "imdb", environ=environ, target="kubeflow")
+    for name in tasks_of(job):
+        assert executor_args(job, name)["command"] == [
+            "python",
+            "-m",
+            "pipeline.kubeflow_entrypoint",
+        ], name
+    # The Trainer in its own step gets no GPU unless asked, and Beam one worker per CPU asked.
+    assert "resources" not in executor_args(job, "Trainer")
+    assert "--direct_num_workers=1" in executor_args(job, "Transform")["args"]

@@ -65,15 +65,13 @@ def test_a_task_command_line_as_it_runs_here(tmp_path):
     assert "--project=proj" in line and "--region=europe-west4" in line
     temp = next(a for a in line if a.startswith("--temp_location="))
     assert temp == f"--temp_location={tmp_path}/out/gs/bucket/tt/tmp/imdb-text-encoder"
-    # A Vertex AI training job's executor runs through the local job client.
+    # A Vertex AI training job's executor runs through the local job client, which sends
+    # the job to the launch's job service.
     trainer = launch.executor_of("Trainer")["container"]
     line = launch.command_line(trainer["command"], trainer["args"], {})
-    assert line[1:5] == [
-        "-m",
-        "pipeline.launch.training_jobs",
-        "-m",
-        "tfx.orchestration.kubeflow.v2.container.kubeflow_v2_run_executor",
-    ]
+    assert line[1:3] == ["-m", "pipeline.launch.training_jobs"]
+    assert line[3] == "--service" and line[4].startswith("http://127.0.0.1:")
+    assert line[5:7] == ["-m", "tfx.orchestration.kubeflow.v2.container.kubeflow_v2_run_executor"]
 
 
 def test_the_job_name_placeholder_is_filled_in_and_an_unknown_one_refused(tmp_path):

@@ -32,6 +32,44 @@ def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
     assert backup.backup_dir(other) != backup.backup_dir(Args)
 
 
+def write_records(path, records):
+    import tensorflow as tf
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions(compression_type="GZIP")) as writer:
+        for record in records:
+            writer.write(record)
+
+
+def test_the_key_reads_the_records_and_vocabularies_not_the_folders_they_are_in(tmp_path):
+    """A resubmitted Kubeflow job reruns its data steps into new folders (other shards, other
+    order): the same training finds the same backup; other records do not."""
+
+    def run_in(folder, train, vocabulary=b"the\nfilm\n"):
+        for number, shard in enumerate(train):
+            write_records(str(tmp_path / folder / "train" / f"part-{number}.gz"), shard)
+        write_records(str(tmp_path / folder / "eval" / "part-0.gz"), [b"e"])
+        assets = tmp_path / folder / "transform" / "transform_fn" / "assets"
+        assets.mkdir(parents=True)
+        (assets / "vocabulary").write_bytes(vocabulary)
+
+        class Args:
+            train_files = [str(tmp_path / folder / "train" / "*")]
+            eval_files = [str(tmp_path / folder / "eval" / "*")]
+            transform_output = str(tmp_path / folder / "transform")
+            train_steps, eval_steps, hyperparameters = 8, 1, None
+            model_run_dir = str(tmp_path / folder / "Trainer" / "model_run" / "1")
+            custom_config = {"preset": "tiny", "backup_root": str(tmp_path / "backups")}
+
+        return backup.backup_dir(Args)
+
+    first = run_in("run-1", [[b"a", b"b", b"c"]])
+    assert first.startswith(str(tmp_path / "backups"))
+    assert run_in("run-2", [[b"c"], [b"b", b"a"]]) == first
+    assert run_in("run-3", [[b"a", b"b", b"d"]]) != first
+    assert run_in("run-4", [[b"a", b"b", b"c"]], vocabulary=b"the\nmovie\n") != first
+
+
 @pytest.mark.slow
 def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
     tmp_path, monkeypatch, bert_run

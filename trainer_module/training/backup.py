@@ -14,6 +14,12 @@ the cached inputs) restores it and trains only the remaining intervals; any othe
 starts afresh. Only the chief writes it, every worker restores it, and the chief removes it once
 the model is exported. The training data (shuffled with a fixed seed) continues where the
 backed-up run was: the resumed run skips the batches already trained on (`finished_steps`).
+
+The key reads what the training reads, not where it lies: the records of each split (their
+count and an order-free digest of their bytes), the vocabularies and schema Transform wrote,
+the settings. A resubmitted job whose data steps run again (a Kubeflow Pipelines 2 backend
+serves no ExampleGen from its cache, so every step after it has new folders) finds the backup
+as long as the data and the settings are the same.
 """
 
 import hashlib
@@ -40,11 +46,12 @@ BACKUP_ROOT_KEY = "backup_root"
 def backup_dir(fn_args) -> str:
     """`<Trainer folder>/backup/<sha256 of what the training depends on>`, from the Trainer's
     model run directory `<Trainer folder>/model_run/<execution id>`; with a `backup_root` in
-    the custom_config (compiled jobs, whose Trainer folder is the job's), `<backup_root>/<sha>`."""
+    the custom_config (compiled jobs, whose Trainer folder is the job's), `<backup_root>/<sha>`.
+    What it depends on: the module docstring's last paragraph."""
     depends_on = {
-        "train_files": fn_args.train_files,
-        "eval_files": fn_args.eval_files,
-        "transform_output": fn_args.transform_output,
+        "train_files": records_digest(fn_args.train_files),
+        "eval_files": records_digest(fn_args.eval_files),
+        "transform_output": folder_digest(fn_args.transform_output, TRANSFORM_CONTENT),
         "train_steps": fn_args.train_steps,
         "eval_steps": fn_args.eval_steps,
         "custom_config": {
@@ -60,6 +67,46 @@ def backup_dir(fn_args) -> str:
         return os.path.join(root, key.hexdigest()[:24])
     trainer_dir = os.path.dirname(os.path.dirname(fn_args.model_run_dir.rstrip("/")))
     return os.path.join(trainer_dir, BACKUP_FOLDER, key.hexdigest()[:24])
+
+
+# What of Transform's output the training reads besides its examples: the vocabularies and
+# other assets, and the transformed schema (the graph's bytes differ from one trace to the next).
+TRANSFORM_CONTENT = ("transform_fn/assets", "transformed_metadata")
+
+
+def records_digest(file_patterns) -> dict:
+    """{"records", "sum", "xor"} of the TFRecord files `file_patterns` match: their count and
+    the wrapping sum and the xor of each record's 64-bit fingerprint, so that the same records
+    in another order or other shards give the same digest."""
+    files = sorted(f for pattern in file_patterns or () for f in tf.io.gfile.glob(pattern))
+    if not files:
+        return {"records": 0, "sum": 0, "xor": 0}
+    compression = "GZIP" if files[0].endswith(".gz") else None
+    hashes = tf.data.TFRecordDataset(files, compression_type=compression).map(
+        lambda record: tf.bitcast(tf.fingerprint([record])[0], tf.int64)
+    )
+    zero = tf.constant(0, tf.int64)
+    count, total, xor = hashes.reduce(
+        (zero, zero, zero),
+        lambda state, h: (state[0] + 1, state[1] + h, tf.bitwise.bitwise_xor(state[2], h)),
+    )
+    return {"records": int(count), "sum": int(total), "xor": int(xor)}
+
+
+def folder_digest(folder: str, parts) -> str:
+    """sha256 of the files under `folder`'s `parts` (their paths below `folder` and bytes)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        root = os.path.join(folder or "", part)
+        if not folder or not tf.io.gfile.isdir(root):
+            continue
+        for directory, _, names in sorted(tf.io.gfile.walk(root)):
+            for name in sorted(names):
+                path = os.path.join(directory, name)
+                digest.update(os.path.relpath(path, folder).encode() + b"\0")
+                with tf.io.gfile.GFile(path, "rb") as f:
+                    digest.update(f.read())
+    return digest.hexdigest()
 
 
 class Backup(keras.callbacks.BackupAndRestore):
