@@ -1,53 +1,61 @@
-"""The pipeline image the launch tests run jobs in (`make image`; TFXT_TEST_IMAGE names
-another): it must be in buildah's store here and built from this tree (its label holds the
-digest of what it was built from, scripts/image_source.py). Without buildah or the image, or
-with an image older than the code, the tests that need it skip, unless REQUIRE_IMAGE=1 (set by
-CI, which builds it first), which turns that into a failure."""
+"""Tiny image datasets the tests write themselves: CIFAR-10 binary batches and image folders."""
 
-import json
-import os
-import shutil
-import subprocess
-import sys
+import io
 
-import pytest
+import numpy as np
+from PIL import Image
 
-from pipeline import configs
-
-IMAGE = os.environ.get("TFXT_TEST_IMAGE", "localhost/tfx-transformers:dev")
-LABEL = "org.tfx-transformers.source"
+CLASSES = ["airplane", "automobile", "bird"]
 
 
-def image_labels(image: str) -> dict:
-    result = subprocess.run(
-        ["buildah", "inspect", "--type", "image", image], capture_output=True, text=True
+def cifar_record(label: int, pixels: np.ndarray) -> bytes:
+    """One binary-release record: the label byte, then the R, G and B planes (32x32 each)."""
+    return bytes([label]) + pixels.transpose(2, 0, 1).tobytes()
+
+
+def pattern(label: int, index: int, size: int = 32) -> np.ndarray:
+    """A (size, size, 3) uint8 image that differs by class and index (and is not symmetric)."""
+    rows, cols = np.mgrid[0:size, 0:size]
+    image = np.stack(
+        [(rows * 7 + index) % 256, (cols * 5 + 40 * label) % 256, np.full_like(rows, 80 * label)],
+        axis=-1,
     )
-    if result.returncode != 0:
-        return {}
-    config = json.loads(result.stdout).get("OCIv1", {}).get("config", {})
-    return config.get("Labels") or {"": "no labels"}
+    return image.astype(np.uint8)
 
 
-def tree_digest() -> str:
-    script = configs.REPO_ROOT / "scripts" / "image_source.py"
-    return subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, check=True
-    ).stdout.strip()
+def write_binary_release(directory, per_class: int = 4, classes=CLASSES, batches: int = 2):
+    """data_batch_1.bin ... and batches.meta.txt; returns {(batch name, index): (label, pixels)}."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "batches.meta.txt").write_text("".join(f"{c}\n" for c in classes) + "\n")
+    records = {}
+    for batch in range(1, batches + 1):
+        data = b""
+        for index in range(per_class * len(classes)):
+            label = index % len(classes)
+            pixels = pattern(label, index + 100 * batch)
+            records[(f"data_batch_{batch}.bin", index)] = (label, pixels)
+            data += cifar_record(label, pixels)
+        (directory / f"data_batch_{batch}.bin").write_bytes(data)
+    return records
 
 
-def pipeline_image() -> str:
-    """IMAGE, when it can run the tree's code; else a skip (a failure with REQUIRE_IMAGE=1)."""
-    problem = None
-    if not shutil.which("buildah"):
-        problem = "buildah is not installed (apt-get install buildah debootstrap)"
-    else:
-        labels = image_labels(IMAGE)
-        if not labels:
-            problem = f"no image {IMAGE} here: make image"
-        elif labels.get(LABEL) != tree_digest():
-            problem = f"{IMAGE} was built from other sources than this tree's: make image"
-    if problem:
-        if os.environ.get("REQUIRE_IMAGE") == "1":
-            pytest.fail(problem)
-        pytest.skip(problem)
-    return IMAGE
+def encode(pixels: np.ndarray, format: str = "PNG") -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format=format)
+    return buffer.getvalue()
+
+
+def write_folders(
+    root, splits=("train", "eval"), per_class: int = 3, classes=CLASSES, size: int = 32
+):
+    """<root>/<split>/<class>/<i>.png (JPEG for every third)."""
+    for split in splits:
+        for label, name in enumerate(classes):
+            folder = root / split / name
+            folder.mkdir(parents=True, exist_ok=True)
+            for index in range(per_class):
+                jpeg = index % 3 == 2
+                (folder / f"{index}.{'jpg' if jpeg else 'png'}").write_bytes(
+                    encode(pattern(label, index, size), "JPEG" if jpeg else "PNG")
+                )
+    return root

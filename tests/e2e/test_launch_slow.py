@@ -29,7 +29,7 @@ from tests.e2e.launch_util import (
     registered_versions,
     tracking_server,
 )
-from tests.image_util import pipeline_image
+from tests.pipeline_image import pipeline_image
 from trainer_module import faults
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
