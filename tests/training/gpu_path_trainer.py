@@ -4,7 +4,9 @@ of its own (logical devices are fixed before TensorFlow starts):
 - `mirrored`: two logical CPU devices stand in for two GPUs, and run_fn trains under
   MirroredStrategy over them (what distribution.strategy_for picks with two GPUs);
 - `mixed_float16`: the dtype policy `mixed_precision=auto` picks on a GPU (float16 compute,
-  float32 variables, loss scaling).
+  float32 variables, loss scaling);
+- `mirrored_float16`: both at once, what a worker with two GPUs and `mixed_precision=auto`
+  runs (the loss scale and the gradients' all-reduce inside one replica context).
 
 Each family trains, exports, and its export answers raw input; one JSON line per family says
 what ran: {"family", "strategy", "replicas", "policy", "optimizer", "variable_dtypes",
@@ -21,11 +23,11 @@ import sys
 
 import tensorflow as tf
 
-MODES = ("mirrored", "mixed_float16")
+MODES = ("mirrored", "mixed_float16", "mirrored_float16")
 
 
 def configure(mode: str) -> None:
-    if mode == "mirrored":
+    if mode.startswith("mirrored"):
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
@@ -60,7 +62,7 @@ def run(mode: str, family: str, work_dir: str) -> dict:
         os.path.join(work_dir, family),
         overrides=overrides,
         train_steps=4,
-        mixed_precision="mixed_float16" if mode == "mixed_float16" else "off",
+        mixed_precision="mixed_float16" if mode.endswith("float16") else "off",
         **extra,
     )
     strategy = result.model.distribute_strategy

@@ -33,12 +33,19 @@ def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
 
 
 def write_records(path, records):
+    """`records` (bytes) as tf.Examples of two features, the second shard's written with its
+    features in the other order (as another process may serialise them)."""
     import tensorflow as tf
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions(compression_type="GZIP")) as writer:
         for record in records:
-            writer.write(record)
+            names = ["text", "label"] if path.endswith("-0.gz") else ["label", "text"]
+            example = tf.train.Example()
+            for name in names:
+                value = record if name == "text" else b"1"
+                example.features.feature[name].bytes_list.value.append(value)
+            writer.write(example.SerializeToString())
 
 
 def test_the_key_reads_the_records_and_vocabularies_not_the_folders_they_are_in(tmp_path):
@@ -183,3 +190,39 @@ def test_each_interval_is_saved_whole_and_a_save_a_kill_interrupted_is_ignored(
     assert restore.resumed_from_step == 2 * 2  # two intervals of two batches
     assert int(model.optimizer.iterations.numpy()) == 4 * 2
     assert os.listdir(folder) == ["interval-000004"]  # the older and the interrupted removed
+
+
+def test_a_resumed_float16_training_restores_its_loss_scale(tmp_path):
+    """Under mixed_float16 the optimizer is Keras' LossScaleOptimizer, whose dynamic loss scale
+    is training state: a resumed run restores it with the step, rather than starting again at
+    2**15 and skipping steps it had already found the scale for."""
+    import keras
+    import numpy as np
+
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+
+        def build():
+            model = keras.Sequential(
+                [keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(2, dtype="float32")]
+            )
+            model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+            return model
+
+        x = np.random.default_rng(0).random((8, 4), "float32")
+        y = np.random.default_rng(1).random((8, 2), "float32")
+        model = build()
+        assert type(model.optimizer).__name__ == "LossScaleOptimizer"
+        saved = backup.Backup(str(tmp_path / "backup"))
+        model.fit(x, y, epochs=1, verbose=0, callbacks=[saved])  # the interval's backup
+        model.optimizer.dynamic_scale.assign(512.0)  # the scale this training had found
+        saved._save_model()
+
+        resumed = build()
+        restoring = backup.Backup(str(tmp_path / "backup"))
+        resumed.fit(x, y, epochs=1, verbose=0, callbacks=[restoring])
+        assert restoring.resumed_from_step == 1
+        assert float(resumed.optimizer.dynamic_scale) == 512.0
+    finally:
+        keras.mixed_precision.set_global_policy(previous)

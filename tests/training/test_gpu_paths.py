@@ -1,7 +1,8 @@
 """Training code as it runs on GPU workers, on this CPU, each family's real Trainer entry point
 in a process of its own (tests/training/gpu_path_trainer.py): under MirroredStrategy over two
-logical CPU devices (what two GPUs get), and under mixed_float16 (what `mixed_precision=auto`
-picks on a GPU). Each trains, exports, and its export answers raw input in float32.
+logical CPU devices (what two GPUs get), under mixed_float16 (what `mixed_precision=auto`
+picks on a GPU), and under both at once (a worker with two GPUs). Each trains, exports, and
+its export answers raw input in float32.
 
 What this does not show: CUDA kernels, NCCL all-reduce, float16 speed; those need a GPU."""
 
@@ -11,7 +12,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.slow  # a Trainer process per family and mode: about 3 minutes in all
+pytestmark = pytest.mark.slow  # a Trainer process per family and mode: about 4 minutes in all
 
 FAMILIES = ["text_encoder", "vit", "translator", "bert"]
 
@@ -36,9 +37,8 @@ def check_answer(line):
     assert abs(sum(probabilities) - 1.0) < 1e-4
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_each_family_trains_and_exports_under_mirrored_strategy_over_two_devices(tmp_path, family):
-    line = run_trainer("mirrored", tmp_path, family)[family]
+def test_the_text_encoder_trains_and_exports_under_mirrored_strategy_in_float32(tmp_path):
+    line = run_trainer("mirrored", tmp_path, "text_encoder")["text_encoder"]
     assert (line["strategy"], line["replicas"]) == ("MirroredStrategy", 2)
     assert line["policy"] == "float32"
     check_answer(line)
@@ -57,3 +57,15 @@ def test_each_family_trains_exports_and_answers_in_float32_under_mixed_float16(t
         assert line["optimizer"] == "LossScaleOptimizer", family  # float16 needs loss scaling
         assert line["variable_dtypes"] == ["float32"], family  # the variables stay float32
         check_answer(line)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_trains_under_mirrored_strategy_and_mixed_float16_at_once(tmp_path, family):
+    """What a worker with two GPUs and mixed_precision=auto runs: both replicas scale their
+    losses, the all-reduced gradients are unscaled, and the export answers in float32."""
+    line = run_trainer("mirrored_float16", tmp_path, family)[family]
+    assert (line["strategy"], line["replicas"]) == ("MirroredStrategy", 2)
+    assert line["policy"] == "mixed_float16"
+    assert line["optimizer"] == "LossScaleOptimizer"
+    assert line["variable_dtypes"] == ["float32"]
+    check_answer(line)

@@ -70,10 +70,12 @@ class MultiHeadAttention(keras.layers.Layer):
     def attend(self, query, keys, values, attention_mask=None, training=None):
         """Attention of `query` (B, Tq, D) over projected `keys`/`values` (B, H, Tk, Dk). A
         query (B, D) of one position per row gives an output (B, D), with no transposes."""
-        q = self._split_heads(self.query_dense(query))  # (B, H, Tq, Dk)
+        # Scaled by 1/sqrt(Dk) before the product, not after: under float16 (largest value
+        # 65,504) the product itself must stay in range.
+        q = self._split_heads(self.query_dense(query)) * (1.0 / math.sqrt(self.key_dim))
         scores = ops.matmul(q, ops.transpose(keys, (0, 1, 3, 2)))  # (B, H, Tq, Tk)
         # Masking and the softmax in float32 whatever the compute dtype (mixed precision).
-        scores = ops.cast(scores, "float32") / math.sqrt(self.key_dim)
+        scores = ops.cast(scores, "float32")
         if attention_mask is not None:
             mask = ops.expand_dims(ops.cast(attention_mask, "bool"), 1)  # (B, 1, Tq, Tk)
             scores = ops.where(mask, scores, MASKED_SCORE)

@@ -30,6 +30,7 @@ import tempfile
 import keras
 import tensorflow as tf
 from absl import logging
+from google.protobuf import message
 
 from trainer_module import compat, faults
 
@@ -75,22 +76,26 @@ TRANSFORM_CONTENT = ("transform_fn/assets", "transformed_metadata")
 
 
 def records_digest(file_patterns) -> dict:
-    """{"records", "sum", "xor"} of the TFRecord files `file_patterns` match: their count and
-    the wrapping sum and the xor of each record's 64-bit fingerprint, so that the same records
-    in another order or other shards give the same digest."""
+    """{"records", "sum", "xor"} of the tf.Example records in the TFRecord files
+    `file_patterns` match: their count and the wrapping sum and the xor of a 64-bit hash of
+    each record's canonical bytes (its features in name order: two processes may write the
+    same example's features in another order), so that the same records in another order or
+    other shards give the same digest. One pass over the data (about a second for 20,000
+    IMDB reviews)."""
     files = sorted(f for pattern in file_patterns or () for f in tf.io.gfile.glob(pattern))
-    if not files:
-        return {"records": 0, "sum": 0, "xor": 0}
-    compression = "GZIP" if files[0].endswith(".gz") else None
-    hashes = tf.data.TFRecordDataset(files, compression_type=compression).map(
-        lambda record: tf.bitcast(tf.fingerprint([record])[0], tf.int64)
-    )
-    zero = tf.constant(0, tf.int64)
-    count, total, xor = hashes.reduce(
-        (zero, zero, zero),
-        lambda state, h: (state[0] + 1, state[1] + h, tf.bitwise.bitwise_xor(state[2], h)),
-    )
-    return {"records": int(count), "sum": int(total), "xor": int(xor)}
+    count = total = xor = 0
+    if files:
+        compression = "GZIP" if files[0].endswith(".gz") else None
+        records = tf.data.TFRecordDataset(files, compression_type=compression)
+        for record in records.as_numpy_iterator():
+            try:
+                example = tf.train.Example.FromString(record)
+                canonical = example.SerializeToString(deterministic=True)
+            except message.DecodeError:  # not a tf.Example: its bytes as they are
+                canonical = record
+            value = int.from_bytes(hashlib.blake2b(canonical, digest_size=8).digest(), "little")
+            count, total, xor = count + 1, (total + value) % 2**64, xor ^ value
+    return {"records": count, "sum": total, "xor": xor}
 
 
 def folder_digest(folder: str, parts) -> str:
