@@ -10,8 +10,8 @@ pipeline/image_check.py) with its seconds, the seconds to import the stack in a 
 container against this environment's, and `pip check`. The CUDA layer (GPU=1: TensorFlow's
 CUDA wheels from PyPI) is not built here: its wheels are resolved against the runtime lock as
 the Dockerfile resolves them (`uv pip compile`), and their download sizes read from PyPI's
-JSON API, an estimate of what it adds (installed, the libraries are about as large again).
-Writes benchmarks/results/image/<name>.json.
+simple index (its JSON form, PEP 691 and 700): an estimate of what it adds (installed, the
+libraries are about as large again). Writes benchmarks/results/image/<name>.json.
 """
 
 import argparse
@@ -100,10 +100,21 @@ def cuda_wheels() -> list:
         package, version = line.strip().split("==")
         if package.lower() in locked:
             continue
-        with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/{version}/json") as answer:
-            files = json.load(answer)["urls"]
-        wheels = [f for f in files if "manylinux" in f["filename"] and "x86_64" in f["filename"]]
-        added.append((package, version, max((f["size"] for f in wheels), default=0)))
+        # The index's JSON page (PEP 691), with each file's size (PEP 700).
+        request = urllib.request.Request(
+            f"https://pypi.org/simple/{package}/",
+            headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+        )
+        with urllib.request.urlopen(request) as answer:
+            files = json.load(answer)["files"]
+        wheels = [
+            f
+            for f in files
+            if f"-{version}-" in f["filename"]
+            and "x86_64" in f["filename"]
+            and "manylinux" in f["filename"]
+        ]
+        added.append((package, version, max((f.get("size", 0) for f in wheels), default=0)))
     return added
 
 

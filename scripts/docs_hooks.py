@@ -14,6 +14,8 @@ In any page:
 - `{{ plot NAME }}`: a plot drawn from the results files (PLOTS below);
 - `{{ config_table FAMILY }}`: a model family's config fields, each with its comment, its
   default and its value in every preset that changes it.
+
+A Kubeflow Pipelines placeholder a page quotes (`{{$.pipeline_job_name}}`) is left as it is.
 """
 
 import glob
@@ -841,6 +843,8 @@ def expand(markdown: str, to_root: str = "") -> str:
     def replace(match) -> str:
         nonlocal roots
         text = match.group(1)
+        if text.startswith("$"):  # a KFP placeholder the page quotes ({{$.pipeline_job_name}})
+            return match.group(0)
         if text == "cli_reference":
             return cli_reference()
         if text == "cost_table":

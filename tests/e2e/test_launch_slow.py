@@ -166,3 +166,21 @@ def test_a_trainer_killed_mid_training_resumes_when_the_job_is_launched_again(tm
     # The backup lives outside the job's folder, and is removed once the model is exported.
     backups = tmp_path / "out" / "gs" / "demo-bucket" / "root" / "backup" / "imdb-text-encoder"
     assert backups.is_dir() and not any(backups.iterdir())
+
+
+def test_a_job_reading_a_folder_of_this_machine_fails_in_the_image_as_on_the_cloud(tmp_path):
+    """In the image a task sees only the image and the bucket: a data_dir on this machine's
+    disk (which a launch in this environment would read) is not there, and the ExampleGen
+    fails naming it, as it would in a cloud step."""
+    image = pipeline_image()
+    job = compile_job(
+        tmp_path, "translation", "", {"MODEL_REGISTRY": "none"}, preset="tiny", train_steps=8
+    )
+    data = TASKS["translation"].default_data_dir
+    failed = launch(
+        job, tmp_path / "out", "--image", image, "--param", f"data_dir={data}", check=False
+    )
+    assert failed["exit_code"] == 1
+    assert "is not in the bucket: a task in the image sees only the image" in failed["stderr"]
+    assert failed["tasks"]["ParallelCorpusExampleGen"]["state"] == "failed"
+    assert str(data) in failed["error"]

@@ -10,6 +10,7 @@ from tfx.utils import import_utils
 
 from pipeline.cloud import CloudConfig
 from pipeline.factory import create_inference_pipeline
+from pipeline.image_check import instance_schemas
 from pipeline.kubeflow_runner import JOB_NAME_PLACEHOLDER, compile_pipeline
 from pipeline.options import PipelineOptions
 from tests.kubeflow.test_compile import (
@@ -20,19 +21,6 @@ from tests.kubeflow.test_compile import (
     parameter,
     tasks_of,
 )
-
-
-def instance_schemas(value):
-    """Every instanceSchema string anywhere in a compiled job."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if key == "instanceSchema":
-                yield inner
-            else:
-                yield from instance_schemas(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from instance_schemas(inner)
 
 
 def check_every_type_imports(job) -> set:
