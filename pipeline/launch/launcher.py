@@ -49,6 +49,15 @@ PROGRESS_LINE = re.compile(r"progress\.py:\d+\] (.*)$")
 LOG_TAIL_LINES = 25
 
 
+def failure_reason(tail: List[str], code: int) -> str:
+    """The last Python exception line of a failed task's log tail (`FileNotFoundError: ...`;
+    buildah's own closing `Error: exit status 1` is not one), else its exit status."""
+    exception = re.compile(r"^[\w.]+(Error|Exception)\b")
+    return next(
+        (line.strip() for line in reversed(tail) if exception.match(line)), f"exit status {code}"
+    )
+
+
 class LaunchError(RuntimeError):
     """The job cannot be launched here (a task kind the target lacks, a cloud service)."""
 
@@ -560,11 +569,7 @@ class Launch:
             follower.join()
         if code != 0:
             with open(log_file, errors="replace") as f:
-                tail = f.readlines()[-LOG_TAIL_LINES:]
-            reason = next(
-                (t.strip() for t in reversed(tail) if re.match(r"^\w*(Error|Exception)\b", t)),
-                f"exit status {code}",
-            )
+                reason = failure_reason(f.readlines()[-LOG_TAIL_LINES:], code)
             raise RuntimeError(f"{reason} (its log: {log_file})")
 
     def follow(self, log_file: str, stop: threading.Event, prefix: str) -> None:

@@ -145,3 +145,16 @@ def test_a_resolver_task_answers_with_its_filter_over_recorded_artifacts(tmp_pat
     assert launch.resolve(model_query, {"input": found["model_blessing"]}) == {"model": [model]}
     # No blessing yet: nothing to fill the placeholder with, and nothing resolved.
     assert launch.resolve(model_query, {"input": []}) == {"model": []}
+
+
+def test_a_failed_task_is_reported_by_its_exception_not_the_runners_last_line():
+    tail = [
+        "Traceback (most recent call last):\n",
+        "FileNotFoundError: parallel corpus directory not found: /data/translation\n",
+        "subprocess exited with status 1\n",
+        "Error: exit status 1\n",  # buildah run's own
+    ]
+    assert launcher.failure_reason(tail, 1) == (
+        "FileNotFoundError: parallel corpus directory not found: /data/translation"
+    )
+    assert launcher.failure_reason(["Killed\n"], -9) == "exit status -9"
