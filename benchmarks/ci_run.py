@@ -5,7 +5,8 @@ of it within 45 minutes on the Zen 4; CI's own limit is 90).
 
 Clones this repository at REV into a temporary folder and runs each command of its `.ci/run`
 there in turn, as the script would (the same environment, `set -e`: it stops at the first that
-fails), timing each. Before it, the pipeline image's build cache is emptied (the dev image and
+fails), timing each, and the machine's speed before and after (benchmarks/test_suite.py's
+calibration: compare runs only at the same speed). Before it, the pipeline image's build cache is emptied (the dev image and
 its layers), as on a machine that has not built it; the Debian base stand-in is kept, as a
 machine keeps it while its recipe is unchanged (`--keep-image-cache`: keep the layers too).
 Writes benchmarks/results/ci/<name>.json.
@@ -63,6 +64,9 @@ def main(argv=None) -> None:
         empty_image_cache()
     with open(os.path.join(clone, ".ci", "run")) as f:
         commands = ci_commands(f.read())
+    from benchmarks.test_suite import machine_speed
+
+    before = machine_speed()  # the machine's speed now: runs at other speeds do not compare
     rows, failed = [], None
     started = time.monotonic()
     for command in commands:
@@ -76,6 +80,7 @@ def main(argv=None) -> None:
             failed = command
             break
     total = (time.monotonic() - started) / 60
+    after = machine_speed()
     report.save(
         "ci",
         args.name,
@@ -86,6 +91,10 @@ def main(argv=None) -> None:
                 "minutes": round(total, 2),
                 "steps": len(rows),
                 "failed": failed,
+                "calibration python before, seconds": before["python"],
+                "calibration matmul before, seconds": before["matmul"],
+                "calibration python after, seconds": after["python"],
+                "calibration matmul after, seconds": after["matmul"],
             },
             "references": [["CI against its budget", "minutes", BUDGET_MINUTES, "budget"]],
             "notes": [

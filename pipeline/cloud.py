@@ -231,10 +231,14 @@ class CloudConfig:
         step, on every core of its machine. Naming the image there too keeps TFX from building
         and staging an sdist of itself for every Beam step."""
         if self.beam_runner == "direct":
+            workers = self.direct_workers()
+            # One worker: in the step's own process (a worker process would only import the
+            # stack again); several, or one per core (0), in worker processes.
+            mode = "in_memory" if workers == 1 else "multi_processing"
             return [
                 f"--runner={configs.LOCAL_BEAM_RUNNER}",
-                "--direct_running_mode=multi_processing",
-                f"--direct_num_workers={self.direct_workers()}",
+                f"--direct_running_mode={mode}",
+                f"--direct_num_workers={workers}",
                 f"--sdk_container_image={self.image}",
             ]
         if self.beam_runner in PORTABLE_RUNNERS:

