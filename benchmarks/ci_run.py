@@ -6,9 +6,10 @@ of it within 45 minutes on the Zen 4; CI's own limit is 90).
 Clones this repository at REV into a temporary folder and runs each command of its `.ci/run`
 there in turn, as the script would (the same environment, `set -e`: it stops at the first that
 fails), timing each, and the machine's speed before and after (benchmarks/test_suite.py's
-calibration: compare runs only at the same speed). Before it, the pipeline image's build cache is emptied (the dev image and
-its layers), as on a machine that has not built it; the Debian base stand-in is kept, as a
-machine keeps it while its recipe is unchanged (`--keep-image-cache`: keep the layers too).
+calibration: compare runs only at the same speed). Before it, the pipeline image's build cache
+is emptied (the dev image and its layers), as on a machine that has not built it; the Debian
+base stand-in is kept, as a machine keeps it while its recipe is unchanged
+(`--keep-image-cache`: keep the layers too).
 Writes benchmarks/results/ci/<name>.json.
 """
 
