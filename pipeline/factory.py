@@ -326,7 +326,7 @@ def create_pipeline(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
         baseline_model=model_resolver.outputs["model"],
-        eval_config=task.blessing_eval_config(family, run.blessing_threshold),
+        eval_config=task.blessing_eval_config(family, run.blessing_threshold, run.classes),
         module_path=family.evaluator_module,
     ).with_id("Evaluator")
     # Copies a blessed model to a new version folder, never overwriting one.
@@ -376,7 +376,7 @@ def create_pipeline(
         )
         components.append(registry)
         artifacts["registered_model"] = registry.outputs["registered_model"]
-    card = task.model_card(family.name, run.preset, data_dir)
+    card = task.model_card(family.name, run.preset, data_dir, run.classes)
     if "distribution_validator" in data:
         artifacts["drift"] = data["distribution_validator"].outputs["anomalies"]
         card["drift_checks"] = task.drift_descriptions(run.drift_thresholds)

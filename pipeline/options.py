@@ -15,6 +15,7 @@ import re
 import shlex
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
+from components.reviews_example_gen.classes import format_classes, parse_classes
 from pipeline import configs
 from pipeline.configs import flag
 from pipeline.tasks import TASKS, Task, get_task
@@ -281,21 +282,57 @@ class PipelineOptions:
             and not _same_path(self.data, self.task_spec.default_data_dir)
         )
 
-    def model_config(self) -> PresetConfig:
-        """The family's preset with the overrides; raises on an unknown preset or field."""
-        return self.family.config(self.preset_name, self.overrides)
+    def model_config(self, classes: Sequence[str] = ()) -> PresetConfig:
+        """The family's preset with the overrides (and what `classes` set: model_overrides);
+        raises on an unknown preset or field."""
+        return self.family.config(self.preset_name, self.model_overrides(classes))
+
+    def data_classes(self, reading: Mapping[str, str]) -> Tuple[str, ...]:
+        """A classifier task's classes, in label order: the `classes` data option, else read
+        from --data (or the embedded corpus) now, where it is a local folder; else the task's
+        usual classes. () for tasks whose model fixes its outputs (translation) or reads them
+        in the Trainer (images)."""
+        task = self.task_spec
+        if task.read_classes is None:
+            return ()
+        given = parse_classes(reading.get("classes", ""))
+        if given:
+            return given
+        data = self.data or task.default_data_dir
+        folder = os.path.dirname(data.split("{SPAN}")[0]) if "{SPAN}" in data else data
+        if "://" in data or not os.path.isdir(folder or "."):
+            return task.default_classes
+        return task.read_classes(data)
+
+    def model_overrides(self, classes: Sequence[str] = ()) -> Dict[str, Any]:
+        """The overrides with what the data's `classes` set first: the head's num_classes and,
+        on more than two classes, no n-gram path (its naive-Bayes ratios are binary), unless
+        --set gives either."""
+        config: Any = self.family.config(self.preset_name)
+        fitted: Dict[str, Any] = {}
+        if classes and getattr(config, "num_classes", len(classes)) != len(classes):
+            fitted["num_classes"] = len(classes)
+            if len(classes) > 2 and hasattr(config, "ngram_buckets") and config.ngram_buckets:
+                fitted["ngram_buckets"] = 0
+        return {**fitted, **self.overrides}
 
     def resolve(self) -> "ResolvedRun":
         """The options checked, once, into the plain values the factory consumes; raises
         ValueError naming the first setting that cannot work."""
         task, family = self.task_spec, self.family
+        reading = task.reading_options(self.data_options)
+        classes = self.data_classes(reading)
+        if classes:
+            reading["classes"] = format_classes(classes)
         resolved = ResolvedRun(
             options=self,
             task=task,
             family=family,
             preset=self.preset_name,
-            model_config=self.model_config(),
-            reading=task.reading_options(self.data_options),
+            model_config=self.model_config(classes),
+            overrides=self.model_overrides(classes),
+            classes=classes,
+            reading=reading,
             drift_thresholds=task.drift_thresholds(dict(self.drift_thresholds)),
             blessing_threshold=task.gate.check(
                 task.gate.default if self.blessing_threshold is None else self.blessing_threshold
@@ -446,6 +483,8 @@ class ResolvedRun:
     family: ModelFamily
     preset: str  # the family's preset (its default when none was named)
     model_config: PresetConfig  # the preset with the overrides
+    overrides: Mapping[str, Any]  # --set's, with what the data's classes set (model_overrides)
+    classes: Tuple[str, ...]  # a text classifier's, in label order (data_classes); else ()
     reading: Mapping[str, str]  # the ExampleGen's data options
     drift_thresholds: Mapping[str, float]  # every drift check's threshold
     blessing_threshold: float  # the lower bound on the task's gating metric
@@ -477,7 +516,7 @@ class ResolvedRun:
                 task=task.name,
                 model=self.family.name,
                 preset=self.preset,
-                overrides=options.overrides,
+                overrides=self.overrides,
                 seed=configs.TRAINING_SEED,
                 mixed_precision=options.mixed_precision,
                 epochs=epochs,

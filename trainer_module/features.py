@@ -5,10 +5,12 @@ are named in its own preprocessing.py."""
 
 # Raw reviews (components/reviews_example_gen).
 TEXT = "text"
-LABEL = "label"  # 0 = negative, 1 = positive; also the transformed label of every classifier
+LABEL = "label"  # the class's index (IMDB: 0 = negative, 1 = positive); also the transformed
+# label of every classifier
+LABEL_NAME = "label_name"  # the class's name (components/reviews_example_gen/classes.py)
 RATING = "rating"  # the reviewer's 1-10 score (aclImdb file names); -1 when unknown (CSV)
 REVIEW_ID = "id"
-LABEL_NAMES = ("negative", "positive")  # by label
+LABEL_NAMES = ("negative", "positive")  # IMDB's classes, by label
 # The split of texts without labels that pretraining reads (the reviews ExampleGen's, when a run
 # pretrains; the unlabeled ExampleGen's for bulk inference); their label is NO_LABEL.
 UNLABELED_SPLIT = "unlabeled"

@@ -7,6 +7,7 @@ import functools
 import logging
 import logging.config
 import os
+import re
 import tempfile
 from typing import Callable, List, Optional, Tuple, TypeVar
 
@@ -30,6 +31,12 @@ REQUEST_RETRIES = "2"
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
+
+
+def mlflow_metric_key(name: str) -> str:
+    """A TFMA metric name as MLflow takes it (no parentheses or "="):
+    `f1_score (class_id=0)` -> `f1_score/class_id:0`."""
+    return re.sub(r" \((\w+)=([^)]*)\)", r"/\1:\2", name)
 
 
 class RegistryUnavailable(RuntimeError):
@@ -231,7 +238,7 @@ class MlflowRegistry:
         run_id = run.info.run_id
         for key, value in sorted(metrics.items()):
             if value is not None:
-                self.client.log_metric(run_id, key, value)
+                self.client.log_metric(run_id, mlflow_metric_key(key), value)
         self.client.log_param(run_id, SAVED_MODEL_TAG, tags[SAVED_MODEL_TAG])
         faults.point("registry.uploading")
         try:

@@ -1,17 +1,19 @@
-"""Reads reviews into tf.Examples: `text`, `label` (0/1), `rating` and `id`; and when a run
-pretrains, the layout's texts without labels into the `unlabeled` split (label NO_LABEL).
+"""Reads labelled texts into tf.Examples: `text`, `label` (the class's index), `label_name`,
+`rating` and `id`; and when a run pretrains, the layout's texts without labels into the
+`unlabeled` split (label NO_LABEL). The classes and their order are classes.py's.
 
 Bad input stops the run with an error that names the file: a missing or unknown label folder,
-a file name that is not ID_RATING.txt, a rating outside 1-10 or on the wrong side of its
-folder, an empty review, bytes that are not UTF-8 (no silent repair: a wrongly decoded review
-is a silently wrong training example), a CSV row without text or with an unknown label.
+an IMDB file name that is not ID_RATING.txt, a rating outside 1-10 or on the wrong side of its
+folder, an empty text, bytes that are not UTF-8 (no silent repair: a wrongly decoded review
+is a silently wrong training example), a CSV row without text or with a label that is not one
+of the classes.
 """
 
 import csv
 import io
 import os
 import re
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Sequence
 
 import apache_beam as beam
 import tensorflow as tf
@@ -21,6 +23,15 @@ from tfx.types import standard_component_specs
 
 from components import file_io
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
+from components.reviews_example_gen.classes import (
+    BINARY,
+    detect_classes,
+    format_classes,
+    label_folders,
+    label_index,
+    lookup_label,
+    parse_classes,
+)
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError, detect_layout
 from components.seeded_split import split_by_seeded_hash
 from components.text_profile import text_profile
@@ -31,9 +42,7 @@ from components.unlabeled_example_gen.executor import (
 )
 from trainer_module import features
 
-LABEL_FOLDERS = {"neg": 0, "pos": 1}
-SKIPPED_FOLDERS = {"unsup"}  # aclImdb's unlabelled reviews
-CSV_LABELS = {"0": 0, "1": 1, "neg": 0, "pos": 1, "negative": 0, "positive": 1}
+IMDB_FOLDERS = ("neg", "pos")  # aclImdb's folders of BINARY's classes
 FILE_NAME = re.compile(r"^(?P<id>\d+)_(?P<rating>\d+)\.txt$")
 UNKNOWN_RATING = -1
 
@@ -50,13 +59,18 @@ def decode_text(path: str, data: bytes) -> str:
     return text.lstrip("\ufeff")
 
 
-def make_example(text: str, label: int, rating: int, review_id: str) -> tf.train.Example:
+def make_example(
+    text: str, label: int, label_name: str, rating: int, review_id: str
+) -> tf.train.Example:
     feature = tf.train.Feature
     return tf.train.Example(
         features=tf.train.Features(
             feature={
                 features.TEXT: feature(bytes_list=tf.train.BytesList(value=[text.encode("utf-8")])),
                 features.LABEL: feature(int64_list=tf.train.Int64List(value=[label])),
+                features.LABEL_NAME: feature(
+                    bytes_list=tf.train.BytesList(value=[label_name.encode("utf-8")])
+                ),
                 features.RATING: feature(int64_list=tf.train.Int64List(value=[rating])),
                 features.REVIEW_ID: feature(
                     bytes_list=tf.train.BytesList(value=[review_id.encode("utf-8")])
@@ -67,54 +81,58 @@ def make_example(text: str, label: int, rating: int, review_id: str) -> tf.train
     )
 
 
-def list_aclimdb_files(root: str, split_pattern: str) -> List[str]:
-    """The review files of one split folder (`train/*/*.txt` -> `root/train`), checked."""
+def list_aclimdb_files(root: str, split_pattern: str, classes: Sequence[str] = BINARY) -> List[str]:
+    """The text files of one split folder (`train/*/*.txt` -> `root/train`), checked: a
+    folder per class, each holding .txt files."""
     split_dir = os.path.join(root, split_pattern.split("/")[0])
     if not fileio.isdir(split_dir):
         raise FileNotFoundError(f"review split folder not found: {split_dir}")
-    files = []
-    for folder in sorted(file_io.listdir(split_dir)):
-        folder = folder.rstrip("/")
+    index, files = label_index(classes), []
+    for folder in label_folders(split_dir):
         path = os.path.join(split_dir, folder)
-        if not fileio.isdir(path):
-            continue  # aclImdb keeps urls_*.txt and *.feat files beside the label folders
-        if folder in SKIPPED_FOLDERS:
-            logging.info("Skipping unlabelled reviews in %s", path)
-            continue
-        if folder not in LABEL_FOLDERS:
+        if lookup_label(index, folder) is None:
             raise ReviewDataError(
-                f"{path}: unknown label folder '{folder}'; expected {sorted(LABEL_FOLDERS)}"
+                f"{path}: unknown label folder '{folder}'; the classes are {list(classes)}"
             )
         found = sorted(file_io.glob(os.path.join(path, "*.txt")))
         if not found:
             raise ReviewDataError(f"{path}: label folder has no .txt reviews")
         files.extend(found)
-    missing = [f for f in LABEL_FOLDERS if not fileio.isdir(os.path.join(split_dir, f))]
+    present = {lookup_label(index, folder) for folder in label_folders(split_dir)}
+    folders = IMDB_FOLDERS if tuple(classes) == BINARY else classes
+    missing = [name for i, name in enumerate(folders) if i not in present]
     if missing:
         raise ReviewDataError(f"{split_dir}: missing label folder(s) {missing}")
     return files
 
 
-def read_aclimdb_review(path: str, root: str) -> tf.train.Example:
+def read_aclimdb_review(path: str, root: str, classes: Sequence[str] = BINARY) -> tf.train.Example:
+    """One text file of the folder layout. IMDB's (classes BINARY) are named ID_RATING.txt,
+    their rating on the side of their folder; others may be named anything (a name of that
+    form still gives the rating)."""
     folder = os.path.basename(os.path.dirname(path))
+    label = lookup_label(label_index(classes), folder)
+    assert label is not None  # list_aclimdb_files checked the folders
     match = FILE_NAME.match(os.path.basename(path))
-    if not match:
+    binary = tuple(classes) == BINARY
+    if binary and not match:
         raise ReviewDataError(f"{path}: file name is not ID_RATING.txt (for example 123_8.txt)")
-    label, rating = LABEL_FOLDERS[folder], int(match["rating"])
-    if not 1 <= rating <= 10:
+    rating = int(match["rating"]) if match else UNKNOWN_RATING
+    if match and not 1 <= rating <= 10:
         raise ReviewDataError(f"{path}: rating {rating} is outside 1-10")
-    if (rating > 5) != bool(label):
+    if binary and (rating > 5) != bool(label):
         raise ReviewDataError(f"{path}: rating {rating} contradicts its folder '{folder}'")
     with fileio.open(path, "rb") as f:
         text = decode_text(path, f.read())
     if not text.strip():
         raise ReviewDataError(f"{path}: empty review")
     review_id = os.path.relpath(path, root)[: -len(".txt")]  # e.g. train/pos/123_8
-    return make_example(text, label, rating, review_id)
+    return make_example(text, label, classes[label], rating, review_id)
 
 
-def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
+def read_csv_reviews(path: str, classes: Sequence[str] = BINARY) -> Iterator[tf.train.Example]:
     """Rows of a `text,label[,rating][,id]` CSV file (quoted fields may span lines)."""
+    index = label_index(classes)
     with fileio.open(path, "rb") as f:
         content = decode_text(path, f.read())
     reader = csv.DictReader(io.StringIO(content, newline=""))
@@ -129,12 +147,13 @@ def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
     rows = 0
     for row in _csv_rows(reader, path):
         where = f"{path}:{reader.line_num}"
-        text, label = row["text"] or "", (row["label"] or "").strip().lower()
+        text, label = row["text"] or "", lookup_label(index, row["label"] or "")
         if not text.strip():
             raise ReviewDataError(f"{where}: empty review")
-        if label not in CSV_LABELS:
+        if label is None:
             raise ReviewDataError(
-                f"{where}: unknown label {row['label']!r}; expected one of {sorted(CSV_LABELS)}"
+                f"{where}: unknown label {row['label']!r}; the classes are {list(classes)}"
+                + ("" if (row["label"] or "").strip() else " (the label is empty)")
             )
         rating = (row.get("rating") or "").strip()
         if rating and not rating.lstrip("-").isdigit():
@@ -142,7 +161,7 @@ def read_csv_reviews(path: str) -> Iterator[tf.train.Example]:
         review_id = (row.get("id") or "").strip() or f"{os.path.basename(path)}:{reader.line_num}"
         rows += 1
         yield make_example(
-            text, CSV_LABELS[label], int(rating) if rating else UNKNOWN_RATING, review_id
+            text, label, classes[label], int(rating) if rating else UNKNOWN_RATING, review_id
         )
     if not rows:
         raise ReviewDataError(f"{path}: CSV file has no reviews")
@@ -181,7 +200,7 @@ def read_unlabeled(path: str, root: str) -> Iterator[tf.train.Example]:
             if not text.strip():
                 raise ReviewDataError(f"{path}: {input_id}: empty text")
             review_id = f"{folder}/{input_id}"
-            yield make_example(text, features.NO_LABEL, UNKNOWN_RATING, review_id)
+            yield make_example(text, features.NO_LABEL, "", UNKNOWN_RATING, review_id)
     except UnlabeledDataError as error:
         raise ReviewDataError(str(error)) from None
 
@@ -201,19 +220,21 @@ def _ReviewsToExample(
 ) -> beam.pvalue.PCollection:
     # Only the pattern enters the Beam graph: the workers list, read and check the files.
     root = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+    options = read_options(exec_properties)
+    classes = parse_classes(options["classes"])
     pattern = pipeline | "Pattern" >> beam.Create([split_pattern])
-    if read_options(exec_properties)["format"] == ACLIMDB:
+    if options["format"] == ACLIMDB:
         return (
             pattern
-            | "ListFiles" >> beam.FlatMap(lambda p: list_aclimdb_files(root, p))
+            | "ListFiles" >> beam.FlatMap(lambda p: list_aclimdb_files(root, p, classes))
             | "Spread" >> beam.Reshuffle()
-            | "ReadReviews" >> beam.Map(read_aclimdb_review, root=root)
+            | "ReadReviews" >> beam.Map(read_aclimdb_review, root=root, classes=classes)
         )
     return (
         pattern
         | "ListFiles" >> beam.FlatMap(lambda p: list_csv_files(os.path.join(root, p)))
         | "Spread" >> beam.Reshuffle()
-        | "ReadRows" >> beam.FlatMap(read_csv_reviews)
+        | "ReadRows" >> beam.FlatMap(read_csv_reviews, classes=classes)
     )
 
 
@@ -221,12 +242,19 @@ class Executor(LayoutExecutor):
     """Reviews -> tf.Examples, with a seeded hash split when the data has no split of its own."""
 
     def detect_layout(self, data_dir: str, options: dict):
+        self._classes = parse_classes(options.get("classes", "")) or detect_classes(data_dir)
         return detect_layout(
             data_dir, int(options["eval_percent"]), bool(options.get("unlabeled", False))
         )
 
     def layout_options(self, layout) -> dict:
-        return {"format": layout.format, "unlabeled_folder": layout.unlabeled}
+        """The layout's format and unlabelled folder, and the classes: as the pipeline was
+        built with them, else read from this span (classes.detect_classes)."""
+        return {
+            "format": layout.format,
+            "unlabeled_folder": layout.unlabeled,
+            "classes": format_classes(self._classes),
+        }
 
     def GetInputSourceToExamplePTransform(self):  # a beam.ptransform_fn
         return _ReviewsToExample

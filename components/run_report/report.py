@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from components import evaluation_results as evaluation
 from components.run_report import attention, curves, data
+from components.run_report import evaluation_plots as plots
 from components.run_report.artifacts import ArtifactRef
 from components.run_report.page import badge, document, escape, image, number, section, table
 from trainer_module.training.history import HISTORY_FILE
@@ -211,7 +212,33 @@ def model_card(refs, card, history, parameters, statistics, metrics, anomalies) 
     )
 
 
-def evaluation_section(refs, metrics) -> str:
+def evaluation_plots(uri: str, class_names) -> list:
+    """The confusion matrix and the calibration TFMA computed, drawn (those it computed)."""
+    parts = []
+    counts = plots.confusion_matrix(uri)
+    if counts is not None:
+        parts += [
+            "<h3>Confusion matrix</h3>",
+            image(
+                plots.plot_confusion(counts, class_names),
+                "confusion matrix: actual class by row, predicted by column",
+                "plot confusion-matrix",
+            ),
+        ]
+    calibration = plots.calibration(uri)
+    if calibration:
+        parts += [
+            "<h3>Calibration</h3>",
+            image(
+                plots.plot_calibration(calibration, class_names),
+                "calibration: observed fraction against predicted probability",
+                "plot calibration",
+            ),
+        ]
+    return parts
+
+
+def evaluation_section(refs, metrics, class_names=()) -> str:
     if "evaluation" not in refs:
         return section("evaluation", "Evaluation", "<p>No evaluation in this run.</p>")
     uri = refs["evaluation"].uri
@@ -275,6 +302,7 @@ def evaluation_section(refs, metrics) -> str:
                 ["slice"] + names, slice_rows, "metrics-slices", numeric=range(1, len(names) + 1)
             ),
         ]
+    parts += evaluation_plots(uri, list(class_names))
     return section("evaluation", "Evaluation (TFMA)", *parts)
 
 
@@ -460,7 +488,7 @@ def build_report(
             metrics,
             anomalies,
         ),
-        evaluation_section(refs, metrics),
+        evaluation_section(refs, metrics, card.get("classes") or history.get("class_names") or ()),
         curves_section(refs),
         attention_section(model, refs),
         data_section(

@@ -4,7 +4,7 @@ its model card."""
 
 import dataclasses
 import os
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import tensorflow_model_analysis as tfma
 from tensorflow_metadata.proto.v0 import path_pb2, schema_pb2
@@ -38,6 +38,14 @@ class Gate:
     default: float  # the default lower bound
     low: float  # the range a bound may take
     high: float
+    # A classifier task's metric on more than two classes (the task's eval_config says which).
+    multiclass_metric: Optional[str] = None
+
+    def metric_for(self, classes: Sequence[str] = ()) -> str:
+        """The gating metric on data of `classes` (none: the task's usual data)."""
+        if len(classes) > 2 and self.multiclass_metric:
+            return self.multiclass_metric
+        return self.metric
 
     def check(self, bound: float) -> float:
         if not self.low <= bound <= self.high:
@@ -128,9 +136,9 @@ class Task:
     example_gen: Callable[..., BaseComponent]
     model_kind: str  # trainer_module.family: TEXT_CLASSIFIER, TRANSLATOR, IMAGE_CLASSIFIER
     default_model: str  # a family of that kind
-    # (The lower bound on the gating metric, the model family) -> the TFMA EvalConfig; a
-    # family's own TFMA metrics are in its evaluator module.
-    eval_config: Callable[[float, ModelFamily], tfma.EvalConfig]
+    # (The lower bound on the gating metric, the model family, the data's classes) -> the TFMA
+    # EvalConfig; a family's own TFMA metrics are in its evaluator module.
+    eval_config: Callable[[float, ModelFamily, Sequence[str]], tfma.EvalConfig]
     gate: Gate
     default_train_steps: int  # on the embedded corpus: a run of about a minute
     default_eval_steps: int
@@ -157,6 +165,10 @@ class Task:
     limitations: Tuple[str, ...] = ()
     embedded: Optional[Corpus] = None  # the embedded corpus (default_data_dir)
     corpora: Tuple[Corpus, ...] = ()  # public data sets, recognised by their files
+    # A classifier whose classes are the data's: data folder -> the class names in label
+    # order, read when the pipeline is built (its EvalConfig and model head fit them).
+    read_classes: Optional[Callable[[str], Tuple[str, ...]]] = None
+    default_classes: Tuple[str, ...] = ()  # when the data cannot be read then
 
     @property
     def model_families(self) -> Dict[str, ModelFamily]:
@@ -197,13 +209,12 @@ class Task:
         }
 
     def blessing_eval_config(
-        self, family: ModelFamily, bound: Optional[float] = None
+        self, family: ModelFamily, bound: Optional[float] = None, classes: Sequence[str] = ()
     ) -> tfma.EvalConfig:
-        """The EvalConfig of `family`'s model with the gate at `bound` (default: the task's),
-        range-checked."""
-        return self.eval_config(
-            self.gate.check(self.gate.default if bound is None else bound), family
-        )
+        """The EvalConfig of `family`'s model on data of `classes` (none: the task's usual
+        data) with the gate at `bound` (default: the task's), range-checked."""
+        bound = self.gate.check(self.gate.default if bound is None else bound)
+        return self.eval_config(bound, family, tuple(classes) or self.default_classes)
 
     def drift_thresholds(self, given: Optional[Mapping[str, float]] = None) -> Dict[str, float]:
         """Feature -> threshold: the task's defaults with `given` applied; a feature the task
@@ -263,11 +274,23 @@ class Task:
             return self.embedded
         return next((c for c in self.corpora if c.recognises(data_dir)), None)
 
-    def model_card(self, model: str, preset: Optional[str] = None, data_dir: Any = None) -> dict:
+    def model_card(
+        self,
+        model: str,
+        preset: Optional[str] = None,
+        data_dir: Any = None,
+        classes: Sequence[str] = (),
+    ) -> dict:
         """What the run report's model card says about this task trained with `model` on
-        `data_dir` (None, or a runtime parameter: the job's data folder): the data set's own
-        intended use and caveats when the task knows it, else the data's folder's."""
+        `data_dir` (None, or a runtime parameter: the job's data folder) of `classes` (none:
+        the task's usual): the data set's own intended use and caveats when the task knows it,
+        else the data's folder's."""
         corpus = self.corpus_of(data_dir)
+        classes = tuple(classes)
+        purpose = self.purpose
+        if classes and classes != self.default_classes:
+            corpus = None  # not the corpus the task knows, whatever its files
+            purpose = f"text classification into {len(classes)} classes ({', '.join(classes)})"
         if corpus is not None:
             data, intended_use = corpus.name, corpus.intended_use
             limitations = corpus.limitations
@@ -275,7 +298,7 @@ class Task:
             data = data_dir if isinstance(data_dir, str) and data_dir else "the job's data folder"
             nouns = self.examples_noun
             intended_use = (
-                f"{self.purpose[:1].upper()}{self.purpose[1:]}, for {nouns} like those in "
+                f"{purpose[:1].upper()}{purpose[1:]}, for {nouns} like those in "
                 f"{data}, as this pipeline trained it. Check it on {nouns} from where it will "
                 "be used before relying on it; not for decisions about people."
             )
@@ -289,10 +312,11 @@ class Task:
             "task": self.name,
             "model": model,
             "preset": preset or self.model_family(model).default_preset,
-            "description": f"{self.purpose[:1].upper()}{self.purpose[1:]}, trained on {data}",
+            "description": f"{purpose[:1].upper()}{purpose[1:]}, trained on {data}",
             "data": data,
             "corpus": corpus is not None,
             "intended_use": intended_use,
             "limitations": [*limitations, *self.limitations],
-            "gating_metric": self.gate.metric,
+            "gating_metric": self.gate.metric_for(classes),
+            **({"classes": list(classes)} if classes else {}),
         }

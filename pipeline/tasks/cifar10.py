@@ -2,6 +2,7 @@
 raw JPEG/PNG bytes."""
 
 import os
+from typing import Sequence
 
 import tensorflow_model_analysis as tfma
 
@@ -34,7 +35,9 @@ def example_gen(data_dir, image_size: str, spans: int = 1) -> ImageExampleGen:
     )
 
 
-def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
+def eval_config(
+    min_accuracy: float, family: ModelFamily, classes: Sequence[str] = ()
+) -> tfma.EvalConfig:
     """Accuracy, top-3 accuracy and the confusion matrix, overall and per class (label_name).
 
     The blessing gates on accuracy over the whole eval split (value, and no worse than the

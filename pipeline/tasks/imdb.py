@@ -1,8 +1,11 @@
-"""IMDB sentiment: reviews -> positive/negative."""
+"""IMDB sentiment: reviews -> positive/negative; and any labelled texts -> their classes."""
+
+from typing import Sequence
 
 import tensorflow_model_analysis as tfma
 
 from components.reviews_example_gen import ReviewsExampleGen
+from components.reviews_example_gen.classes import detect_classes, parse_classes
 from pipeline import configs
 from pipeline.tasks.base import (
     Corpus,
@@ -14,29 +17,43 @@ from pipeline.tasks.base import (
     text_drift_checks,
 )
 from trainer_module import features
-from trainer_module.family import TEXT_CLASSIFIER, ModelFamily
+from trainer_module.family import TEXT_CLASSIFIER, ModelFamily, Option
 
-# Well above chance, below what a trained model reaches on both corpora.
-GATE = Gate("binary_accuracy", "accuracy, a fraction from 0 to 1", default=0.6, low=0.0, high=1.0)
+# Well above chance on two classes, below what a trained model reaches on both corpora.
+GATE = Gate(
+    "binary_accuracy",
+    "accuracy, a fraction from 0 to 1",
+    default=0.6,
+    low=0.0,
+    high=1.0,
+    multiclass_metric="sparse_categorical_accuracy",
+)
 
 
-def example_gen(data_dir: str, spans: int = 1, unlabeled: bool = False):
-    """ReviewsExampleGen; `unlabeled` (a run that pretrains) reads the unlabelled texts too."""
+def example_gen(data_dir: str, spans: int = 1, unlabeled: bool = False, classes: str = ""):
+    """ReviewsExampleGen; `unlabeled` (a run that pretrains) reads the unlabelled texts too;
+    `classes` (comma-separated, in label order) are the data's, as the pipeline read them."""
     return ReviewsExampleGen(
         data_dir,
         eval_percent=configs.EVAL_PERCENT,
         split_seed=configs.SPLIT_SEED,
         spans=spans,
         unlabeled=unlabeled,
+        classes=parse_classes(classes),
     )
 
 
-def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
-    """Binary metrics on P(positive), sliced by review length and rating.
+def eval_config(
+    min_accuracy: float, family: ModelFamily, classes: Sequence[str] = features.LABEL_NAMES
+) -> tfma.EvalConfig:
+    """On two classes, binary metrics on P(class 1); on more, multiclass_eval_config's. Sliced
+    by text length and rating (and on more classes by class).
 
     The blessing gates on accuracy over the whole eval split; the slices are reported, not
     gated (a handful of reviews with one rating must not block a model).
     """
+    if len(classes) > 2:
+        return multiclass_eval_config(min_accuracy, len(classes))
     metric = tfma.MetricConfig
     return tfma.EvalConfig(
         model_specs=[
@@ -72,6 +89,56 @@ def eval_config(min_accuracy: float, family: ModelFamily) -> tfma.EvalConfig:
     )
 
 
+def multiclass_eval_config(min_accuracy: float, num_classes: int) -> tfma.EvalConfig:
+    """Accuracy (gated), the confusion matrix, and each class's precision, recall, F1 and
+    calibration (binarized by class id; the first three macro-averaged too), on the served
+    probabilities."""
+    metric = tfma.MetricConfig
+    return tfma.EvalConfig(
+        model_specs=[
+            tfma.ModelSpec(
+                signature_name="serving_default",
+                label_key=features.LABEL,
+                prediction_key="probabilities",
+                preprocessing_function_names=["transform_features"],
+            )
+        ],
+        slicing_specs=[
+            tfma.SlicingSpec(),
+            tfma.SlicingSpec(feature_keys=[features.LENGTH_BUCKET]),
+            tfma.SlicingSpec(feature_keys=[features.RATING]),
+        ],
+        metrics_specs=[
+            tfma.MetricsSpec(
+                metrics=[
+                    metric(class_name="ExampleCount"),
+                    metric(
+                        class_name="SparseCategoricalAccuracy",
+                        per_slice_thresholds=overall_gate(min_accuracy),
+                    ),
+                    metric(class_name="MultiClassConfusionMatrixPlot"),
+                ]
+            ),
+            tfma.MetricsSpec(
+                binarize=tfma.BinarizationOptions(class_ids={"values": list(range(num_classes))}),
+                # Each class counts the same in the averages (TFMA's macro average).
+                aggregate=tfma.AggregationOptions(
+                    macro_average=True, class_weights=dict.fromkeys(range(num_classes), 1.0)
+                ),
+                metrics=[
+                    metric(class_name="Precision"),
+                    metric(class_name="Recall"),
+                    metric(class_name="F1Score"),
+                ],
+            ),
+            tfma.MetricsSpec(  # not averaged: TFMA aggregates no plots
+                binarize=tfma.BinarizationOptions(class_ids={"values": list(range(num_classes))}),
+                metrics=[metric(class_name="CalibrationPlot")],
+            ),
+        ],
+    )
+
+
 TASK = Task(
     name="imdb",
     description="IMDB movie-review sentiment (aclImdb layout or text,label CSV)",
@@ -93,6 +160,17 @@ TASK = Task(
         *text_drift_checks(features.TEXT_WORDS, features.TEXT_TOKENS, "review"),
     ),
     purpose="binary sentiment (positive or negative)",
+    read_classes=detect_classes,
+    default_classes=features.LABEL_NAMES,
+    data_options=(
+        Option(
+            "classes",
+            default="",
+            help="the class names in label order, comma-separated (default: read from the "
+            "data when the pipeline is built; give them where it cannot be read then, such as "
+            "gs:// data compiled on a laptop)",
+        ),
+    ),
     examples_noun="texts",
     limitations=(
         "Texts longer than the preset's max_length are truncated (head and tail kept); the "

@@ -3,6 +3,7 @@
 import gzip
 import json
 import os
+from typing import Sequence
 
 import tensorflow_model_analysis as tfma
 
@@ -33,7 +34,9 @@ def example_gen(data_dir: str, source_lang: str, target_lang: str, spans: int = 
     )
 
 
-def eval_config(min_bleu: float, family: ModelFamily) -> tfma.EvalConfig:
+def eval_config(
+    min_bleu: float, family: ModelFamily, classes: Sequence[str] = ()
+) -> tfma.EvalConfig:
     """BLEU of the served model's decoded `translation` against the raw `reference`: cased
     with sacreBLEU's 13a tokenization (`bleu`), and lower-cased and tokenized as the word
     vocabulary is (`bleu_lowercase_tokenized`); teacher-forced token accuracy; overall and by

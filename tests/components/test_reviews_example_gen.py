@@ -4,6 +4,7 @@ import pytest
 
 from components.dataset_example_gen import as_exec_properties
 from components.reviews_example_gen import ReviewsExampleGen
+from components.reviews_example_gen.classes import BINARY
 from components.reviews_example_gen.layout import ReviewDataError
 from tests.components.example_gen_util import (
     assert_graph_does_not_grow,
@@ -148,9 +149,11 @@ def test_the_layout_found_at_run_time_is_recorded_on_the_artifact(aclimdb_dir, t
     assert examples.split_names == '["train", "eval"]'
 
 
-def expect_error(data_dir, tmp_path, pattern):
+def expect_error(data_dir, tmp_path, pattern, classes=BINARY):
+    """The run fails with `pattern`, given the classes as the pipeline gives them (BINARY:
+    IMDB's; () for none, so that the ExampleGen reads them from the data)."""
     with pytest.raises(Exception, match=pattern):
-        run_executor(ReviewsExampleGen(str(data_dir)), tmp_path / "out")
+        run_executor(ReviewsExampleGen(str(data_dir), classes=classes), tmp_path / "out")
 
 
 def test_unknown_label_folder_names_the_folder(aclimdb_dir, tmp_path):
@@ -184,6 +187,7 @@ def test_missing_or_empty_label_folder(aclimdb_dir, tmp_path):
     expect_error(aclimdb_dir, tmp_path, r"train/neg: label folder has no \.txt reviews")
     (aclimdb_dir / "aclImdb" / "train" / "neg").rmdir()
     expect_error(aclimdb_dir, tmp_path, re.escape("missing label folder(s) ['neg']"))
+    expect_error(aclimdb_dir, tmp_path, re.escape("missing label folder(s) ['neg']"), ())
 
 
 @pytest.mark.parametrize(
@@ -310,3 +314,75 @@ def test_without_the_driver_the_executor_resolves_the_newest_span_itself(tmp_pat
     assert examples.get_int_custom_property("span") == 2
     assert examples.get_string_custom_property("input_fingerprint").startswith("split:span")
     assert resolved_without_driver(resolved, []) is resolved
+
+
+def write_tickets(folder, rows):
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["text,label"] + [f'"{text}",{label}' for text, label in rows]
+    (folder / "tickets.csv").write_text("\n".join(lines) + "\n", "utf-8")
+    return folder
+
+
+TICKETS = [(f"ticket {i} about {q}", q) for i, q in enumerate(["shipping", "billing", "login"] * 8)]
+
+
+def test_a_csv_of_any_string_labels_is_read_into_sorted_classes_with_their_names(tmp_path):
+    data = write_tickets(tmp_path / "tickets", TICKETS)
+    splits = run_executor(ReviewsExampleGen(str(data), eval_percent=25), tmp_path / "out")
+    rows = [e for split in splits.values() for e in split]
+    assert len(rows) == 24
+    labels = {(value(e, "label_name"), value(e, "label")) for e in rows}
+    assert labels == {("billing", 0), ("login", 1), ("shipping", 2)}
+    assert resolve_layout(ReviewsExampleGen(str(data)))["custom_config"].count("billing,login")
+
+
+def test_integer_labels_keep_their_numeric_order_and_names(tmp_path):
+    stars = [(f"{n} stars from me {i}", n) for i in range(3) for n in (10, 2, 1, 5)]
+    data = write_tickets(tmp_path / "stars", stars)
+    splits = run_executor(ReviewsExampleGen(str(data), eval_percent=25), tmp_path / "out")
+    labels = {(value(e, "label_name"), value(e, "label")) for s in splits.values() for e in s}
+    assert labels == {("1", 0), ("2", 1), ("5", 2), ("10", 3)}
+
+
+def test_label_folders_of_any_names_are_classes_and_their_files_any_names(tmp_path):
+    for split in ("train", "test"):
+        for topic in ("sport", "politics", "science"):
+            folder = tmp_path / "news" / split / topic
+            folder.mkdir(parents=True)
+            (folder / "story.txt").write_text(f"a {split} story on {topic}", "utf-8")
+            (folder / "7_9.txt").write_text(f"another {topic} story", "utf-8")
+    splits = run_executor(ReviewsExampleGen(str(tmp_path / "news")), tmp_path / "out")
+    assert len(splits["train"]) == len(splits["eval"]) == 6
+    by_id = {value(e, "id"): e for e in splits["train"]}
+    story = by_id["train/science/story"]
+    assert (value(story, "label"), value(story, "label_name"), value(story, "rating")) == (
+        1,
+        "science",
+        -1,
+    )
+    assert value(by_id["train/sport/7_9"], "rating") == 9  # a rating-shaped name keeps it
+
+
+def test_imdb_keeps_its_labels_and_names_the_classes_negative_and_positive(aclimdb_dir, tmp_path):
+    splits = run_executor(ReviewsExampleGen(str(aclimdb_dir)), tmp_path / "out")
+    pairs = {(value(e, "label"), value(e, "label_name")) for e in splits["train"]}
+    assert pairs == {(0, "negative"), (1, "positive")}
+
+
+def test_a_label_outside_the_built_classes_names_file_line_and_classes(tmp_path):
+    data = write_tickets(tmp_path / "tickets", TICKETS + [("a new kind of ticket", "refund")])
+    expect_error(
+        data,
+        tmp_path,
+        r"tickets\.csv:26: unknown label 'refund'; the classes are "
+        r"\['billing', 'login', 'shipping'\]",
+        ("billing", "login", "shipping"),
+    )
+
+
+def test_one_class_or_no_label_column_is_refused_naming_the_file(tmp_path):
+    data = write_tickets(tmp_path / "one", [(f"text {i}", "spam") for i in range(6)])
+    expect_error(data, tmp_path, r"tickets\.csv: 1 distinct label\(s\) \['spam'\]", ())
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / "texts.csv").write_text("text\nhello\n", "utf-8")
+    expect_error(tmp_path / "none", tmp_path, r"texts\.csv: CSV header must name 'text' and", ())

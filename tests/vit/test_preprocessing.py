@@ -7,6 +7,7 @@ from PIL import Image
 
 from lab.local_transform import analyze_and_transform
 from tests.conftest import image_spec
+from trainer_module.preprocessing.classes import class_names
 from trainer_module.vit import preprocessing as image
 
 
@@ -44,7 +45,7 @@ def test_normalizes_each_channel_with_training_mean_and_std(dark_and_light):
     np.testing.assert_allclose(second[..., 0], 1.0, atol=1e-3)
     np.testing.assert_allclose(first[..., 1], 0.0, atol=1e-3)  # zero variance: no NaN
     assert [row["label"] for row in transformed] == [0, 1]
-    assert image.class_names(output) == ["dark", "light"]
+    assert class_names(output) == ["dark", "light"]
 
 
 def test_serving_layer_resizes_any_size_and_format_with_the_training_statistics(dark_and_light):
@@ -66,4 +67,4 @@ def test_class_names_refuse_a_label_with_two_names(tmp_path):
     ]
     _, output = transform(rows, tmp_path)
     with pytest.raises(ValueError, match="label 0 has two names"):
-        image.class_names(output)
+        class_names(output)

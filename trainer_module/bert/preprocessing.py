@@ -18,6 +18,7 @@ import tensorflow_transform as tft
 
 from trainer_module import features
 from trainer_module.bert.checkpoint import load_tokenizer
+from trainer_module.preprocessing.classes import record_classes
 from trainer_module.preprocessing.ngrams import wide_path_features
 from trainer_module.preprocessing.text import (
     as_vector,
@@ -94,4 +95,5 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
     if features.LABEL in inputs:
         outputs[features.LABEL] = tf.cast(as_vector(inputs[features.LABEL]), tf.int64)
     outputs.update(wide_path_features(words, outputs.get(features.LABEL), custom_config))
+    record_classes(inputs, outputs.get(features.LABEL))
     return outputs

@@ -2,6 +2,8 @@
 (trainer_module/serving/classifier.py). Its tokenizer runs tensorflow-text ops, so a client
 imports tensorflow_text (or trainer_module.serving.custom_ops) before loading it."""
 
+from typing import Sequence
+
 import keras
 import tensorflow as tf
 import tensorflow_transform as tft
@@ -45,14 +47,16 @@ def export(
     tf_transform_output: tft.TFTransformOutput,
     export_dir: str,
     length_multiple: int = 0,
+    label_names: Sequence[str] = features.LABEL_NAMES,
 ) -> None:
-    """The SavedModel, each request's padding trimmed (trim_padding) to `length_multiple`."""
+    """The SavedModel answering with `label_names` (by label), each request's padding trimmed
+    (trim_padding) to `length_multiple`."""
     export_classifier(
         model,
         tf_transform_output,
         export_dir,
         model_inputs=lambda transformed: trim_padding(bert_inputs(transformed), length_multiple),
-        label_names=features.LABEL_NAMES,
+        label_names=label_names,
         raw_feature=features.TEXT,
         raw_signature=CLASSIFY_TEXT,
     )

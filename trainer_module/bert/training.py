@@ -113,10 +113,19 @@ class BertPrepared(TextClassifierPrepared):
         return dataclasses.replace(fitted, pretraining=pretrained)
 
     def describe(self, model) -> dict:
-        return {"padded_lengths": padded_lengths(self.datasets(False, 1), self.config)}
+        return {
+            **super().describe(model),
+            "padded_lengths": padded_lengths(self.datasets(False, 1), self.config),
+        }
 
     def export(self, model, serving_model_dir) -> None:
-        export(model, self.tf_transform_output, serving_model_dir, self.config.length_multiple)
+        export(
+            model,
+            self.tf_transform_output,
+            serving_model_dir,
+            self.config.length_multiple,
+            self.class_names,
+        )
 
 
 def prepare(run: TrainerRun) -> BertPrepared:

@@ -12,6 +12,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import faults, features
+from trainer_module.preprocessing.classes import record_classes
 from trainer_module.preprocessing.ngrams import wide_path_features
 from trainer_module.preprocessing.text import as_vector, review_length_bucket, tokenize, truncate
 from trainer_module.text_encoder.config import NUM_OOV_BUCKETS, PAD_ID
@@ -42,6 +43,7 @@ def preprocessing_fn(inputs: Mapping[str, tf.Tensor], custom_config: Mapping[str
         outputs[features.LABEL] = tf.cast(as_vector(inputs[features.LABEL]), tf.int64)
     # The n-gram analyzer comes before the vocabulary's (ngrams.ngram_features says why).
     outputs.update(wide_path_features(tokens, outputs.get(features.LABEL), custom_config))
+    record_classes(inputs, outputs.get(features.LABEL))
     ids = tft.compute_and_apply_vocabulary(
         tokens,
         top_k=int(custom_config["vocab_size"]),

@@ -1,6 +1,8 @@
 """Exports the text encoder: `classify_text(text)`, `attention(text)` and the classifier
 signatures (trainer_module/serving/classifier.py)."""
 
+from typing import Sequence
+
 import tensorflow as tf
 import tensorflow_transform as tft
 
@@ -52,14 +54,18 @@ def encoder_attention(model: TextEncoderClassifier, tf_transform_output: tft.TFT
 
 
 def export(
-    model: TextEncoderClassifier, tf_transform_output: tft.TFTransformOutput, export_dir: str
+    model: TextEncoderClassifier,
+    tf_transform_output: tft.TFTransformOutput,
+    export_dir: str,
+    label_names: Sequence[str] = features.LABEL_NAMES,
 ) -> None:
+    """The SavedModel answering with `label_names` (by label), with the attention signature."""
     export_classifier(
         model,
         tf_transform_output,
         export_dir,
         model_inputs=model_inputs,
-        label_names=features.LABEL_NAMES,
+        label_names=label_names,
         raw_feature=features.TEXT,
         raw_signature=CLASSIFY_TEXT,
         attention=encoder_attention(model, tf_transform_output),

@@ -25,7 +25,7 @@ class TextEncoderPrepared(TextClassifierPrepared):
         return pretraining(model, self.pretraining_batches)
 
     def export(self, model, serving_model_dir):
-        export(model, self.tf_transform_output, serving_model_dir)
+        export(model, self.tf_transform_output, serving_model_dir, self.class_names)
 
 
 def prepare(run: TrainerRun) -> TextEncoderPrepared:

@@ -11,14 +11,16 @@ The slice is chosen by a hash of each review's first n-gram ids (preprocessing/n
 import dataclasses
 import math
 import time
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from trainer_module import features
 from trainer_module.layers.ngram import NgramLogit
+from trainer_module.preprocessing.classes import recorded_class_names
 from trainer_module.preprocessing.ngrams import held_out, ngram_ratios
 from trainer_module.training.inputs import Prepared, feature_batches, make_dataset
 from trainer_module.training.progress import Progress
@@ -54,6 +56,7 @@ class TextClassifierPrepared(Prepared):
 
     model_inputs: Callable[[dict], Any]  # Transform's features -> the model's inputs
     ngram_ratios: Optional[np.ndarray]  # the wide path's (preprocessing/ngrams.py), or None
+    class_names: Sequence[str]  # by label: Transform's (text_classes), the export's names
 
     token_ids: ClassVar[str]  # the family's transformed token ids, which pretraining reads
 
@@ -64,6 +67,7 @@ class TextClassifierPrepared(Prepared):
             run, tf_transform_output, model_inputs, config, False, files=run.eval_files
         )
         ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
+        names = text_classes(tf_transform_output, config.num_classes)
         if holds_out(config, run.custom_config["train_examples"]):
             # The deep path trains outside the held-out slice.
             train = split(train, config.holdout_percent, config.batch_size, holdout=False)
@@ -75,8 +79,12 @@ class TextClassifierPrepared(Prepared):
             evaluation=evaluation,
             model_inputs=model_inputs,
             ngram_ratios=ratios,
+            class_names=names,
             **fields,
         )
+
+    def describe(self, model) -> dict:
+        return {"class_names": list(self.class_names)}
 
     @property
     def pretrain_epochs(self) -> float:
@@ -118,6 +126,20 @@ class TextClassifierPrepared(Prepared):
             run.custom_config["train_examples"],
             self.ngram_ratios,
         )
+
+
+def text_classes(tf_transform_output, num_classes: int) -> Sequence[str]:
+    """The class names Transform recorded (IMDB's when it recorded none); raises when their
+    number is not the config's `num_classes`, which the pipeline set from the data when it
+    was built (its EvalConfig and the n-gram path depend on it)."""
+    names = recorded_class_names(tf_transform_output) or list(features.LABEL_NAMES)
+    if len(names) != num_classes:
+        raise ValueError(
+            f"the training data holds {len(names)} classes {names}, the model was configured "
+            f"for num_classes={num_classes}: build the pipeline again from this data (run or "
+            "compile reads its classes), or give --set num_classes to match"
+        )
+    return names
 
 
 def holds_out(config, train_examples: int) -> bool:

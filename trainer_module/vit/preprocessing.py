@@ -10,9 +10,9 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from trainer_module import features
+from trainer_module.preprocessing.classes import class_vocabulary
 
 PIXELS = "pixels"  # float32 (B, S, S, 3), per-channel normalized: the model's input
-CLASS_VOCABULARY = "class_names"  # tf.Transform vocabulary of "<label>:<label_name>" entries
 EPSILON = 1e-6
 
 
@@ -41,15 +41,6 @@ def normalize(images: tf.Tensor) -> tf.Tensor:
     return (images - mean) / tf.sqrt(variance + EPSILON)
 
 
-def class_vocabulary(labels: tf.Tensor, label_names: tf.Tensor) -> None:
-    """Writes the vocabulary of "<label>:<label_name>" pairs the trainer reads class names from
-    (the served model answers with names; a label with two names is caught there)."""
-    pairs = tf.strings.join(
-        [tf.strings.as_string(tf.reshape(labels, [-1])), ":", tf.reshape(label_names, [-1])]
-    )
-    tft.vocabulary(pairs, vocab_filename=CLASS_VOCABULARY)
-
-
 @tf.autograph.experimental.do_not_convert  # TF ops alone (trainer_module/preprocessing)
 def preprocessing_fn(inputs, custom_config):
     """Raw image features -> {pixels (B, S, S, 3), label (B,)}; S = custom_config["image_size"]
@@ -58,17 +49,3 @@ def preprocessing_fn(inputs, custom_config):
     labels = tf.reshape(inputs[features.IMAGE_LABEL], [-1])
     class_vocabulary(labels, inputs[features.IMAGE_LABEL_NAME])
     return {PIXELS: normalize(images), features.LABEL: labels}
-
-
-def class_names(tf_transform_output: tft.TFTransformOutput) -> list:
-    """The class names by label, from the vocabulary Transform wrote; raises if a label has two
-    names or a label between 0 and the largest is missing."""
-    names: dict[int, str] = {}
-    for entry in tf_transform_output.vocabulary_by_name(CLASS_VOCABULARY):
-        label, name = entry.decode("utf-8").split(":", 1)
-        if names.setdefault(int(label), name) != name:
-            raise ValueError(f"label {label} has two names: {names[int(label)]!r} and {name!r}")
-    missing = sorted(set(range(max(names) + 1)) - set(names))
-    if missing:
-        raise ValueError(f"no training images for labels {missing} (classes {names})")
-    return [names[label] for label in range(len(names))]

@@ -17,13 +17,14 @@ from absl import logging
 from tfx_bsl.public import tfxio
 
 from trainer_module import features
+from trainer_module.preprocessing.classes import class_names
 from trainer_module.training.inputs import Prepared, TrainerRun, start_run
 from trainer_module.training.run_fn import trainer_entry_point, tuner_entry_point
 from trainer_module.vit import FAMILY
 from trainer_module.vit.augment import mix_batch
 from trainer_module.vit.config import VitConfig
 from trainer_module.vit.model import WHITENING_IMAGES, build_model
-from trainer_module.vit.preprocessing import PIXELS, class_names
+from trainer_module.vit.preprocessing import PIXELS
 from trainer_module.vit.serving import export
 
 SHUFFLE_BUFFER = 50_000  # the whole of CIFAR-10's training split: ~600 MB of float pixels
