@@ -4,16 +4,19 @@ query a pushed model.
   tfx-transformers run --task imdb [--model text_encoder] [--data DIR] [--output DIR] [--tune] ...
   tfx-transformers compile --task imdb [--tune] [--output-file PATH]   (Vertex AI / Kubeflow)
   tfx-transformers launch PIPELINE_JOB.json --output DIR [--param NAME=VALUE]   (try it here)
-  tfx-transformers submit PIPELINE_JOB.json [--engine vertex|kubeflow] [--param NAME=VALUE]
+  tfx-transformers submit PIPELINE_JOB.json [--target vertex|kubeflow] [--param NAME=VALUE]
   tfx-transformers infer --task imdb --data DIR [--output DIR]   (BulkInferrer; JSON lines)
   tfx-transformers predict --saved-model PATH TEXT...
   tfx-transformers predict --saved-model PATH --image FILE...
   tfx-transformers predict --saved-model PATH --input FILE.jsonl|-   (one answer per input line)
-  tfx-transformers report [--output DIR] [--pipeline NAME] [--run RUN_ID] [--regenerate]
+  tfx-transformers report [--output DIR] [--pipeline-name NAME] [--run RUN_ID] [--regenerate]
+  tfx-transformers runs [--output DIR] [--pipeline-name NAME]   (a JSON line per run)
   tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
                             promote NAME VERSION [--alias A] [--force] |
                             copy --to TRACKING_URI [--name NAME]
-  tfx-transformers serve [--output DIR] [--name NAME] [--alias A | --version V] [--port P]
+  tfx-transformers predict --saved-model models:/NAME@ALIAS TEXT...   (a registered version)
+  tfx-transformers serve [models:/NAME@ALIAS] [--output DIR] [--name NAME] [--alias A |
+                         --version V] [--port P]
                          [--max-request-mb M] [--max-rows N] [--timeout S]
 """
 
@@ -27,6 +30,16 @@ from components.model_registry.version import CHAMPION
 from pipeline import configs
 from pipeline.cloud import ENGINES, TARGETS, CloudConfig
 from trainer_module.serving import contract
+
+
+def package_version() -> str:
+    """The installed distribution's version (pyproject.toml's)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tfx-transformers")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
 def parse_parameter(text: str):
@@ -44,7 +57,8 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     # The flags several commands share, declared once.
     local_run = argparse.ArgumentParser(add_help=False)  # run, infer: a pipeline run here
     local_run.add_argument("--verbose", action="store_true", help="show TFX's INFO log")
@@ -142,8 +156,15 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
 
     submit = commands.add_parser("submit", help="start a run of a compiled pipeline")
     submit.add_argument("template", help="the compiled PipelineJob JSON")
-    submit.add_argument("--engine", choices=ENGINES, default="vertex")
-    submit.add_argument("--host", help="with --engine kubeflow: the KFP API endpoint")
+    submit.add_argument(
+        "--target",
+        "--engine",  # its earlier name, kept as an alias
+        dest="engine",
+        choices=ENGINES,
+        default="vertex",
+        help="where the job runs, as `compile --target` names it (default: %(default)s)",
+    )
+    submit.add_argument("--host", help="with --target kubeflow: the KFP API endpoint")
     submit.add_argument(
         "--param",
         dest="parameters",
@@ -158,7 +179,7 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     )
     submit.add_argument(
         "--namespace",
-        help="with --engine kubeflow: your profile's namespace on a multi-user cluster",
+        help="with --target kubeflow: your profile's namespace on a multi-user cluster",
     )
     add_cache_arguments(submit)
 
@@ -189,7 +210,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     which_model.add_argument(
         "--saved-model",
         metavar="PATH",
-        help="a SavedModel folder, or a folder of numbered versions (the newest is used)",
+        help="a SavedModel folder, a folder of numbered versions (the newest is used), or a "
+        "registered version: models:/NAME@ALIAS or models:/NAME/VERSION (in the registry "
+        "`registry` reads: MLFLOW_TRACKING_URI, else the local one under --output)",
     )
     which_model.add_argument(
         "--model",
@@ -213,6 +236,13 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "line, streamed; a bad line gets an error line naming it",
     )
     predict.add_argument("--batch-size", type=int, default=32, help="lines per model call")
+    predict.add_argument(
+        "--output",
+        default=configs.DEFAULT_OUTPUT_DIR,
+        metavar="DIR",
+        help="with a models:/ URI: the run command's output directory, whose local registry "
+        "it reads (default: %(default)s)",
+    )
     predict.add_argument("texts", nargs="*", metavar="TEXT")
 
     report = commands.add_parser(
@@ -221,7 +251,10 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         help="print the path of the latest run report, or rebuild one from MLMD",
     )
     report.add_argument(
-        "--pipeline",
+        "--pipeline-name",
+        "--pipeline",  # its earlier name, kept as an alias
+        dest="pipeline",
+        metavar="NAME",
         help="e.g. imdb-text-encoder (default: the newest report "
         "of any pipeline; required with --run/--regenerate "
         "when the output holds several)",
@@ -236,6 +269,15 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         action="store_true",
         help="rebuild the report from MLMD (default: the newest run) into "
         "<output>/reports/<pipeline>/<run id>.html",
+    )
+
+    runs = commands.add_parser(
+        "runs",
+        parents=[output_dir],
+        help="list the pipelines' runs recorded in ML Metadata, oldest first: a JSON line each",
+    )
+    runs.add_argument(
+        "--pipeline-name", metavar="NAME", help="one pipeline's (default: every pipeline's)"
     )
 
     registry = commands.add_parser(
@@ -286,6 +328,12 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "serve",
         parents=[output_dir],
         help="serve a registered model over HTTP (POST /invocations) with MLflow's scoring server",
+    )
+    serve.add_argument(
+        "model_uri",
+        nargs="?",
+        metavar="models:/NAME@ALIAS|models:/NAME/VERSION",
+        help="the registered version to serve (instead of --name with --alias or --version)",
     )
     serve.add_argument(
         "--name",
@@ -516,6 +564,14 @@ def command_predict(args) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.saved_model and args.saved_model.startswith("models:/"):
+        from pipeline.serve import registered_saved_model
+
+        try:
+            args.saved_model = registered_saved_model(args.output, args.saved_model)
+        except Exception as error:  # MLflow's errors name the model and alias
+            print(f"error: {str(error).strip()}", file=sys.stderr)
+            return 2
     if args.input:
         return _predict_file(args, load_model, predict_lines)
     try:
@@ -606,11 +662,46 @@ def command_registry(args) -> int:
     return 0
 
 
+def command_runs(args) -> int:
+    """A JSON line per run: id, pipeline, status, blessing, gating metrics, pushed version."""
+    from pipeline import reports, run_summary
+
+    names = [args.pipeline_name] if args.pipeline_name else reports.pipeline_names(args.output)
+    for name in names:
+        metadata_path = configs.output_paths(args.output, name)["metadata_path"]
+        if not os.path.exists(metadata_path):
+            print(f"error: no pipeline {name!r} under {args.output}", file=sys.stderr)
+            return 2
+        store = reports.open_store(metadata_path)
+        for run in run_summary.pipeline_runs(store, name):
+            summary = run_summary.summarize(metadata_path, name, run.name)
+            registered = summary.get("registered") or {}
+            print(
+                json.dumps(
+                    {
+                        "run_id": run.name,
+                        "pipeline_name": name,
+                        "status": run_summary.run_status(summary),
+                        "blessed": summary["blessed"],
+                        "metrics": {  # overall; per-class ones are in the run's summary
+                            k: v for k, v in summary["metrics"].items() if " (" not in k
+                        },
+                        "pushed_version": summary["pushed_version"],
+                        "registered": registered.get("uri"),
+                    }
+                )
+            )
+    return 0
+
+
 def command_serve(args) -> int:
     """Prints what it serves (one JSON line), then becomes MLflow's server until stopped."""
-    from pipeline.serve import serving
+    from pipeline.serve import parse_model_uri, serving
 
     try:
+        if args.model_uri:
+            args.name, alias, args.version = parse_model_uri(args.model_uri)
+            args.alias = alias or args.alias
         found = serving(
             args.output,
             args.name,
@@ -637,9 +728,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     # here; set TF_CPP_MIN_LOG_LEVEL=0 to see them.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(
-        pipeline_options=bool({"run", "compile", "infer"} & set(argv[:1]))
-    ).parse_args(argv)
+    parser = build_parser(pipeline_options=bool({"run", "compile", "infer"} & set(argv[:1])))
+    args = parser.parse_args(argv)
+    if args.command is None:  # a bare `tfx-transformers`: what it can do, not an error
+        parser.print_help()
+        return 0
     commands = {
         "run": command_run,
         "compile": command_compile,
@@ -649,6 +742,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "predict": command_predict,
         "report": command_report,
         "registry": command_registry,
+        "runs": command_runs,
         "serve": command_serve,
     }
     return commands[args.command](args)

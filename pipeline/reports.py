@@ -21,11 +21,11 @@ RESOLVER_NODE = "latest_blessed_model_resolver"  # its `model` output is the bas
 REPORTS_DIR = "reports"  # <output>/reports/<pipeline>/<run id>.html: regenerated reports
 
 
-def _store(metadata_path: str) -> mlmd.MetadataStore:
+def open_store(metadata_path: str) -> mlmd.MetadataStore:
     return mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
 
 
-def _pipeline_names(output_dir: str) -> list:
+def pipeline_names(output_dir: str) -> list:
     pattern = os.path.join(os.path.abspath(output_dir), "metadata", "*", "metadata.sqlite")
     return sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(pattern))
 
@@ -38,11 +38,11 @@ def report_path(artifact) -> str:
 def latest_report(output_dir: str, pipeline_name: Optional[str] = None) -> Optional[str]:
     """The newest report page a run wrote under `output_dir` (of `pipeline_name`, if given)."""
     newest = None
-    for name in [pipeline_name] if pipeline_name else _pipeline_names(output_dir):
+    for name in [pipeline_name] if pipeline_name else pipeline_names(output_dir):
         path = configs.output_paths(output_dir, name)["metadata_path"]
         if not os.path.exists(path):
             continue
-        for artifact in _store(path).get_artifacts_by_type(RunReportArtifact.TYPE_NAME):
+        for artifact in open_store(path).get_artifacts_by_type(RunReportArtifact.TYPE_NAME):
             if newest is None or (artifact.create_time_since_epoch, artifact.id) > newest[0]:
                 newest = ((artifact.create_time_since_epoch, artifact.id), report_path(artifact))
     return newest[1] if newest else None
@@ -90,7 +90,7 @@ def regenerate(
     <output>/reports/<pipeline>/<run id>.html; returns the path. `pipeline_name` may be left
     out when the output directory holds one pipeline."""
     if pipeline_name is None:
-        names = _pipeline_names(output_dir)
+        names = pipeline_names(output_dir)
         if len(names) != 1:
             raise ValueError(
                 f"name the pipeline (--pipeline); {output_dir} holds {', '.join(names) or 'none'}"
@@ -100,9 +100,9 @@ def regenerate(
     if not os.path.exists(metadata_path):
         raise FileNotFoundError(
             f"no pipeline {pipeline_name!r} under {output_dir} "
-            f"(known: {', '.join(_pipeline_names(output_dir)) or 'none'})"
+            f"(known: {', '.join(pipeline_names(output_dir)) or 'none'})"
         )
-    store = _store(metadata_path)
+    store = open_store(metadata_path)
     if run_id:
         run = store.get_context_by_type_and_name("pipeline_run", run_id)
         if run is None:

@@ -2,7 +2,7 @@
 
 import json
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
@@ -29,19 +29,36 @@ def node_id(store: mlmd.MetadataStore, execution_id: int, pipeline_name: str) ->
     return f"execution-{execution_id}"
 
 
-def latest_run(
+def pipeline_runs(
     store: mlmd.MetadataStore, pipeline_name: str
-) -> Optional[metadata_store_pb2.Context]:
+) -> List[metadata_store_pb2.Context]:
+    """The pipeline's run contexts, oldest first."""
     pipeline = store.get_context_by_type_and_name("pipeline", pipeline_name)
     if pipeline is None:
-        return None
+        return []
     ours = {e.id for e in store.get_executions_by_context(pipeline.id)}
     runs = [
         c
         for c in store.get_contexts_by_type("pipeline_run")
         if any(e.id in ours for e in store.get_executions_by_context(c.id))
     ]
-    return max(runs, key=lambda c: (c.create_time_since_epoch, c.id), default=None)
+    return sorted(runs, key=lambda c: (c.create_time_since_epoch, c.id))
+
+
+def latest_run(
+    store: mlmd.MetadataStore, pipeline_name: str
+) -> Optional[metadata_store_pb2.Context]:
+    runs = pipeline_runs(store, pipeline_name)
+    return runs[-1] if runs else None
+
+
+def run_status(summary: dict) -> str:
+    """failed (a component failed), succeeded (every component ran or was cached), else
+    incomplete (running, or stopped before its last component)."""
+    states = {c["state"] for c in summary["components"].values()}
+    if "failed" in states:
+        return "failed"
+    return "succeeded" if states and states <= {"complete", "cached"} else "incomplete"
 
 
 def outputs(store: mlmd.MetadataStore, execution_id: int) -> dict:
@@ -66,11 +83,15 @@ def _property(artifact, name):
     return getattr(value, value.WhichOneof("value"))
 
 
-def summarize(metadata: str, pipeline_name: str) -> dict:
-    """The summary of the newest run of `pipeline_name` recorded in the MLMD store `metadata`
-    (a SQLite file or a mysql:// URI: configs.metadata_connection)."""
+def summarize(metadata: str, pipeline_name: str, run_id: Optional[str] = None) -> dict:
+    """The summary of the run `run_id` (default: the newest) of `pipeline_name` recorded in
+    the MLMD store `metadata` (a SQLite file or a mysql:// URI: configs.metadata_connection)."""
     store = mlmd.MetadataStore(configs.metadata_connection(metadata))
-    run = latest_run(store, pipeline_name)
+    run = (
+        store.get_context_by_type_and_name("pipeline_run", run_id)
+        if run_id
+        else latest_run(store, pipeline_name)
+    )
     summary: Dict[str, Any] = {
         "pipeline_name": pipeline_name,
         "run_id": run.name if run else None,

@@ -5,8 +5,9 @@ the request limits of pipeline/serving_app.py."""
 
 import dataclasses
 import os
+import re
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from components.model_registry.backends import TRACKING_URI_ENV, existing_mlflow_config, from_config
 from pipeline import configs, serving_app
@@ -35,6 +36,32 @@ class Serving:
             # per core).
             "threads_per_op": int(self.env.get("TF_NUM_INTRAOP_THREADS", 0)),
         }
+
+
+MODEL_URI = re.compile(r"^models:/(?P<name>[^/@]+)(?:@(?P<alias>[^/@]+)|/(?P<version>\d+))$")
+
+
+def parse_model_uri(uri: str) -> Tuple[str, Optional[str], Optional[str]]:
+    """`models:/NAME@ALIAS` or `models:/NAME/VERSION` (MLflow's) -> (name, alias, version)."""
+    match = MODEL_URI.match(uri)
+    if not match:
+        raise ValueError(
+            f"{uri!r} is not a registered model's URI: models:/NAME@ALIAS or models:/NAME/VERSION"
+        )
+    return match["name"], match["alias"], match["version"]
+
+
+def registered_saved_model(output: str, uri: str) -> str:
+    """The pushed SavedModel folder of the version `uri` names, in the registry `serve`
+    reads (MLFLOW_TRACKING_URI, else the local one under `output`)."""
+    name, alias, version = parse_model_uri(uri)
+    registry = from_config(existing_mlflow_config(configs.output_paths(output, "")["registry_dir"]))
+    pick_name(registry, name)
+    found = registry.show(name, version) if version else registry.by_alias(name, alias)
+    path = found.get("saved_model", "")
+    if not path:
+        raise FileNotFoundError(f"{uri}: version {found['version']} names no pushed SavedModel")
+    return path
 
 
 def pick_name(registry, name: Optional[str]) -> str:

@@ -26,6 +26,7 @@ IMAGE = "image"  # encoded PNG or JPEG bytes
 IMAGE_LABEL = "label"  # int, the index of label_name in the dataset's class list
 IMAGE_LABEL_NAME = "label_name"
 IMAGE_ID = "id"  # <batch file>:<record> or <split>/<class>/<file>
+IMAGE_WIDTH, IMAGE_HEIGHT = "image_width", "image_height"  # as read, before Transform resizes
 
 # Every ExampleGen writes a stable per-example id (the seeded hash split reads it).
 EXAMPLE_ID = "id"

@@ -10,14 +10,13 @@ from components.image_example_gen import executor
 
 
 class ImageExampleGen(FileBasedExampleGen):
-    """Reads the CIFAR-10 binary release, folders of images or TFRecords of tf.Example (see
-    layout.detect_layout).
+    """Reads the CIFAR-10 binary release, folders of images, `path,label` CSV files or
+    TFRecords of tf.Example (see layout.detect_layout); images of any size.
 
     Args:
         data_dir: the dataset directory; a string (a `{SPAN}` in it reads the latest span:
             components/dataset_example_gen.py) or a runtime parameter; not read until the
             component runs.
-        image_size: the side every image must have (CIFAR-10: 32).
         eval_percent: share of images held out for `eval` when the data has no eval split.
         split_seed: seed of that hash split.
         spans: with a `{SPAN}`: read the newest span and the spans before it, this many in
@@ -29,13 +28,8 @@ class ImageExampleGen(FileBasedExampleGen):
     def __init__(
         self,
         data_dir,
-        image_size: int = 32,
         eval_percent: int = 10,
         split_seed: int = 42,
         spans: int = 1,
     ):
-        super().__init__(
-            **example_gen_arguments(
-                data_dir, eval_percent, split_seed, spans, image_size=image_size
-            )
-        )
+        super().__init__(**example_gen_arguments(data_dir, eval_percent, split_seed, spans))

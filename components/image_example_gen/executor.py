@@ -1,12 +1,13 @@
 """Reads images into tf.Examples: `image` (PNG or JPEG bytes), `label` (int), `label_name`, `id`.
 
 The CIFAR-10 binary release's records (1 label byte, then 3,072 pixel bytes: the red, green and
-blue planes, each 32x32 row-major) are written out as PNG. Bad input stops the run with an
-error naming the file: a truncated record (file and byte offset), a label byte outside the
-class list, an image that does not decode, an image that is not image_size x image_size
-(rejected, not resized: in a dataset of fixed-size images it is a sign of mixed-in data;
-serving resizes any image), a class folder not in the class list, an empty class folder, a
-TFRecord that does not hold tf.Examples with `image`, `label` and `label_name` (file and record).
+blue planes, each 32x32 row-major) are written out as PNG. Images of any size and aspect are
+read as they are (Transform resizes them to image_size; their widths and heights are written
+beside them, `image_width` and `image_height`, for the data's statistics). Bad input stops the
+run with an error naming the file: a truncated record (file and byte offset), a label byte
+outside the class list, an image that does not decode as PNG or JPEG, a class folder not in
+the class list, an empty class folder, a CSV row whose label is not a class, a TFRecord that
+does not hold tf.Examples with `image`, `label` and `label_name` (file and record).
 """
 
 import io
@@ -25,10 +26,12 @@ from components import file_io
 from components.dataset_example_gen import LayoutExecutor, read_options, read_split_configs
 from components.image_example_gen.layout import (
     BINARY,
+    CSV,
     IMAGE_SUFFIXES,
     TFRECORDS,
     ImageDataError,
     detect_layout,
+    read_csv_rows,
 )
 from components.seeded_split import split_by_seeded_hash
 from trainer_module import features
@@ -38,18 +41,25 @@ RECORD_BYTES = 1 + 3 * CIFAR_SIDE * CIFAR_SIDE  # 3,073
 
 
 def make_example(image: bytes, label: int, label_name: str, image_id: str) -> tf.train.Example:
+    """The example of one checked image (`check_image`), with its width and height."""
+
     def text(value: bytes) -> tf.train.Feature:
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 
+    def number(value: int) -> tf.train.Feature:
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+
+    with Image.open(io.BytesIO(image)) as opened:  # reads the header only
+        width, height = opened.size
     return tf.train.Example(
         features=tf.train.Features(
             feature={
                 features.IMAGE: text(image),
-                features.IMAGE_LABEL: tf.train.Feature(
-                    int64_list=tf.train.Int64List(value=[label])
-                ),
+                features.IMAGE_LABEL: number(label),
                 features.IMAGE_LABEL_NAME: text(label_name.encode("utf-8")),
                 features.IMAGE_ID: text(image_id.encode("utf-8")),
+                features.IMAGE_WIDTH: number(width),
+                features.IMAGE_HEIGHT: number(height),
             }
         )
     )
@@ -92,18 +102,21 @@ def read_binary_batch(path: str, class_names: List[str]) -> Iterator[Tuple[bytes
             )  # rows x cols x RGB
 
 
-def check_image(path: str, data: bytes, image_size: int) -> None:
-    """Raises ImageDataError unless `data` decodes to an image_size x image_size image."""
+DECODED_FORMATS = ("PNG", "JPEG")  # what the served model's graph decodes (tf.io.decode_image)
+
+
+def check_image(path: str, data: bytes) -> None:
+    """Raises ImageDataError unless `data` decodes whole as a PNG or JPEG image (of any size:
+    Transform resizes it)."""
     try:
         with Image.open(io.BytesIO(data)) as image:
             image.load()
-            size = image.size
+            kind = image.format
     except Exception as error:  # PIL raises many types for a bad file
         raise ImageDataError(f"{path}: not a readable image ({error})") from None
-    if size != (image_size, image_size):
+    if kind not in DECODED_FORMATS:
         raise ImageDataError(
-            f"{path}: image is {size[0]}x{size[1]}, expected {image_size}x{image_size}; "
-            "resize the dataset's images or set the image_size data option"
+            f"{path}: a {kind} image; convert it to PNG or JPEG, the formats the model decodes"
         )
 
 
@@ -141,15 +154,29 @@ def list_folder_split(
             yield path, label
 
 
-def read_image(
-    path_and_label: Tuple[str, int], root: str, image_size: int
-) -> Tuple[bytes, int, str]:
+def read_image(path_and_label: Tuple[str, int], root: str) -> Tuple[bytes, int, str]:
     """(image bytes, label, id) of one image file, checked."""
     path, label = path_and_label
+    if not fileio.exists(path):
+        raise ImageDataError(f"{path}: no such image file")
     with fileio.open(path, "rb") as f:
         data = f.read()
-    check_image(path, data, image_size)
+    check_image(path, data)
     return data, label, os.path.relpath(path, root)
+
+
+def list_csv_split(root: str, pattern: str, class_names: List[str]) -> Iterator[Tuple[str, int]]:
+    """(path, label) of each row of the split's `path,label` CSV files, labels checked."""
+    files = sorted(file_io.glob(os.path.join(root, pattern)))
+    if not files:
+        raise ImageDataError(f"no CSV files match {os.path.join(root, pattern)}")
+    for csv_path in files:
+        for path, label, line in read_csv_rows(csv_path):
+            if label not in class_names:
+                raise ImageDataError(
+                    f"{csv_path}:{line}: unknown label {label!r}; the classes are {class_names}"
+                )
+            yield path, class_names.index(label)
 
 
 def list_files(pattern: str) -> List[str]:
@@ -219,13 +246,13 @@ class Executor(LayoutExecutor):
                     | f"ReadBatches{split.name}" >> beam.FlatMap(read_binary_batch, class_names)
                 )
             else:
+                lister = list_csv_split if options["format"] == CSV else list_folder_split
                 rows = (
                     pattern
                     | f"List{split.name}"
-                    >> beam.FlatMap(lambda p: list_folder_split(root, p, class_names))
+                    >> beam.FlatMap(lambda p, lister=lister: lister(root, p, class_names))
                     | f"Spread{split.name}" >> beam.Reshuffle()
-                    | f"ReadImages{split.name}"
-                    >> beam.Map(read_image, root, int(options["image_size"]))
+                    | f"ReadImages{split.name}" >> beam.Map(read_image, root)
                 )
             splits[split.name] = rows | f"ToExample{split.name}" >> beam.MapTuple(
                 lambda image, label, image_id: make_example(

@@ -7,11 +7,18 @@
   when present, else from the train split's folders.
 - TFRecords of tf.Example (`image`, `label`, `label_name`): `train/` (+ `eval/`) folders of
   `*.tfrecord*` files, or such files directly in the directory (all of them `train`).
+- CSV files with a `path,label` header, each path relative to the CSV's folder (or absolute):
+  `train.csv` + `test.csv` (or `eval.csv`) keep their split, any other `*.csv` are split by
+  seeded hash; the class names are `classes.txt`'s when present, else the labels sorted.
+Images may be of any size and aspect (Transform resizes them); only what does not decode as a
+PNG or JPEG image is refused, by file.
 `test_batch.bin` is not read: it is the test set, held back from training and model selection.
 The Python-pickle release is refused (unpickling a downloaded file can run arbitrary code).
 """
 
+import csv
 import dataclasses
+import io
 import os
 from typing import List
 
@@ -25,6 +32,8 @@ from components.seeded_split import SPLIT_NAMES, hash_split_config
 BINARY = "cifar10_binary"
 FOLDERS = "image_folders"
 TFRECORDS = "tfrecords"
+CSV = "image_csv"
+CSV_COLUMNS = ("path", "label")
 TFRECORD_SUFFIXES = (".tfrecord", ".tfrecord.gz", ".tfrecords", ".tfrecords.gz")
 BINARY_SUBDIR = "cifar-10-batches-bin"
 BINARY_PATTERN = "data_batch_*.bin"
@@ -150,6 +159,9 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
     if records:
         input_config, output_config = _split_input(records, eval_percent)
         return ImageLayout(data_dir, TFRECORDS, [], input_config, output_config)
+    csv_files = [n for n in names if n.endswith(".csv")]
+    if csv_files:
+        return _csv_layout(data_dir, names, csv_files, eval_percent)
     folders = [n for n in names if _is_dir(data_dir, n) and not n.startswith((".", "_"))]
     splits = {SPLIT_NAMES[n]: n for n in folders if n in SPLIT_NAMES}
     if not splits:
@@ -170,3 +182,57 @@ def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
             raise ImageDataError(f"{train_dir}: no class folders")
     input_config, output_config = _split_input(splits, eval_percent)
     return ImageLayout(data_dir, FOLDERS, class_names, input_config, output_config)
+
+
+def read_csv_rows(path: str) -> List[tuple]:
+    """(image path, label, line) of each row of a `path,label` CSV file, checked; image paths
+    relative to the CSV's folder are made absolute."""
+    with fileio.open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8").lstrip("\ufeff")
+    except UnicodeDecodeError as error:
+        raise ImageDataError(f"{path}: not UTF-8 text at byte {error.start}") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if reader.fieldnames is None or not set(CSV_COLUMNS) <= set(reader.fieldnames):
+        raise ImageDataError(
+            f"{path}: CSV header must name 'path' and 'label' columns, found {reader.fieldnames}"
+        )
+    rows = []
+    try:
+        for row in reader:
+            image, label = (row["path"] or "").strip(), (row["label"] or "").strip()
+            where = f"{path}:{reader.line_num}"
+            if not image or not label:
+                raise ImageDataError(f"{where}: a row needs a path and a label")
+            if "://" not in image and not os.path.isabs(image):
+                image = os.path.join(os.path.dirname(path), image)
+            rows.append((image, label, reader.line_num))
+    except csv.Error as error:
+        raise ImageDataError(f"{path}:{reader.line_num}: not readable as CSV ({error})") from None
+    if not rows:
+        raise ImageDataError(f"{path}: CSV file has no images")
+    return rows
+
+
+def _csv_layout(data_dir: str, names: List[str], csv_files: List[str], eval_percent: int):
+    given = {n[: -len(".csv")]: n for n in csv_files}
+    splits = {SPLIT_NAMES[n]: f for n, f in given.items() if n in SPLIT_NAMES}
+    if "train" not in splits:
+        splits = {"train": "*.csv"}
+    if CLASSES_FILE in names:
+        class_names = read_class_names(os.path.join(data_dir, CLASSES_FILE))
+    else:
+        labels = {
+            label
+            for name in csv_files
+            for _, label, _ in read_csv_rows(os.path.join(data_dir, name))
+        }
+        if len(labels) < 2:
+            raise ImageDataError(
+                f"{data_dir}: the CSV files name {len(labels)} label(s) {sorted(labels)}; a "
+                "classifier needs two or more classes"
+            )
+        class_names = sorted(labels)
+    input_config, output_config = _split_input(splits, eval_percent)
+    return ImageLayout(data_dir, CSV, class_names, input_config, output_config)

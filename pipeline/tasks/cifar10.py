@@ -1,4 +1,4 @@
-"""CIFAR-10 (or any folder of labelled images): images -> a Vision Transformer that classifies
+"""CIFAR-10 (or any labelled images, of any size): images -> a Vision Transformer that classifies
 raw JPEG/PNG bytes."""
 
 import os
@@ -10,7 +10,7 @@ from components.image_example_gen import ImageExampleGen
 from pipeline import configs
 from pipeline.tasks.base import Corpus, DriftCheck, Gate, Task, overall_gate
 from trainer_module import features
-from trainer_module.family import IMAGE_CLASSIFIER, ModelFamily, Option
+from trainer_module.family import IMAGE_CLASSIFIER, ModelFamily
 
 # Chance is 0.1; the embedded shapes reach 0.95 with the defaults.
 GATE = Gate(
@@ -23,12 +23,11 @@ GATE = Gate(
 EVAL_PERCENT = 10  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 validation
 
 
-def example_gen(data_dir, image_size: str, spans: int = 1) -> ImageExampleGen:
-    """ImageExampleGen: the CIFAR-10 binary release, image folders or TFRecords of tf.Example
-    (already `image`, `label`, `label_name`), found when it runs."""
+def example_gen(data_dir, spans: int = 1) -> ImageExampleGen:
+    """ImageExampleGen: the CIFAR-10 binary release, image folders, `path,label` CSV files or
+    TFRecords of tf.Example (already `image`, `label`, `label_name`), found when it runs."""
     return ImageExampleGen(
         data_dir,
-        image_size=int(image_size),
         eval_percent=EVAL_PERCENT,
         split_seed=configs.SPLIT_SEED,
         spans=spans,
@@ -109,20 +108,13 @@ TASK = Task(
     # AVX512-BF16 cores in mixed bfloat16.
     default_epochs=25.0,
     recipe_preset="hybrid_airbench",
-    data_options=(
-        Option(
-            "image_size",
-            type=int,
-            default=32,
-            help="the side every dataset image must have (pixels)",
-        ),
-    ),
     # A span whose label shares moved this far from the champion's data stops the run.
     drift_checks=(DriftCheck("label", "label balance (images per class)", threshold=0.1),),
     purpose="image classification into the data's classes",
     examples_noun="images",
     limitations=(
-        "Images of other sizes are resized at serving; photos unlike the training set's "
+        "Every image is resized (squashed, not cropped) to the model's square image_size; "
+        "photos unlike the training set's "
         "(other classes, framing, resolution) get confident wrong answers.",
         "Every image is assigned one of the known classes; there is no 'none' class.",
         "Accuracy differs per class: see the label_name slices.",

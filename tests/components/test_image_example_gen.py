@@ -115,8 +115,10 @@ def test_classes_txt_fixes_the_label_order(tmp_path):
             r"train/bird/0.png: not a readable image",
         ),
         (
-            lambda root: (root / "train" / "bird" / "1.png").write_bytes(encode(pattern(2, 1, 24))),
-            r"train/bird/1.png: image is 24x24, expected 32x32",
+            lambda root: (root / "train" / "bird" / "1.png").write_bytes(
+                encode(pattern(2, 1), format="WEBP")
+            ),
+            r"train/bird/1.png: a WEBP image; convert it to PNG or JPEG",
         ),
         (
             lambda root: (root / "eval" / "horse").mkdir()
@@ -206,3 +208,61 @@ def test_a_tfrecord_without_the_image_features_names_the_file(tmp_path):
         r"bytes 'image' \(it has \['text'\]\)",
     ):
         run(tmp_path / "data", tmp_path)
+
+
+def mixed_sizes(root, split, sizes):
+    """<root>/<split>/<class>/: an image per (width, height) in `sizes`, PNG and JPEG, RGB, grey
+    and RGBA."""
+    for label, name in enumerate(("cat", "dog")):
+        folder = root / split / name
+        folder.mkdir(parents=True)
+        for index, (width, height) in enumerate(sizes):
+            image = pattern(label, index, max(width, height))[:height, :width]
+            mode = ("RGB", "L", "RGBA")[index % 3]
+            converted = Image.fromarray(image).convert(mode)
+            buffer = io.BytesIO()
+            converted.save(buffer, format="JPEG" if mode == "L" else "PNG")
+            (folder / f"{index}.{'jpg' if mode == 'L' else 'png'}").write_bytes(buffer.getvalue())
+
+
+def test_images_of_any_size_aspect_and_mode_are_read_with_their_sizes(tmp_path):
+    sizes = [(32, 32), (640, 480), (17, 211)]
+    mixed_sizes(tmp_path / "photos", "train", sizes)
+    mixed_sizes(tmp_path / "photos", "val", sizes[:1])
+    splits = run(tmp_path / "photos", tmp_path)
+    assert len(splits["train"]) == 6 and len(splits["eval"]) == 2
+    met = {(value(e, "image_width"), value(e, "image_height")) for e in splits["train"]}
+    assert met == set(sizes)
+    assert {value(e, "label_name") for e in splits["train"]} == {"cat", "dog"}
+
+
+def test_a_path_label_csv_reads_images_relative_to_it_with_the_labels_as_classes(tmp_path):
+    root = write_folders(tmp_path / "data", splits=("pictures",), per_class=2)
+    rows = [f"pictures/{name}/{index}.png,{name}" for name in CLASSES for index in range(2)] + [
+        f"{root}/pictures/{CLASSES[0]}/0.png,{CLASSES[0]}"
+    ]  # an absolute path too
+    (root / "images.csv").write_text("path,label\n" + "\n".join(rows) + "\n", "utf-8")
+    layout = resolve_layout(ImageExampleGen(str(root)))
+    assert '"format": "image_csv"' in layout["custom_config"].replace("\\", "")
+    splits = run(root, tmp_path, eval_percent=50)
+    examples = [e for split in splits.values() for e in split]
+    assert len(examples) == 2 * len(CLASSES) + 1
+    assert {value(e, "label_name"): value(e, "label") for e in examples} == {
+        name: i for i, name in enumerate(sorted(CLASSES))
+    }
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ("pictures/bird/0.png,bird\nnowhere.png,bird\n", r"nowhere\.png: no such image file"),
+        ("pictures/bird/0.png,bird\npictures/bird/1.png,\n", r"images\.csv:3: a row needs"),
+        ("pictures/bird/0.png,bird\n", r"name 1 label\(s\) \['bird'\]; a classifier needs"),
+    ],
+)
+def test_a_bad_csv_row_is_refused_naming_the_file(tmp_path, rows, message):
+    root = write_folders(tmp_path / "data", splits=("pictures",), per_class=2)
+    extra = "pictures/cat/0.png,cat\n" if "nowhere" in rows or ",\n" in rows else ""
+    (root / "images.csv").write_text("path,label\n" + rows + extra, "utf-8")
+    with pytest.raises(ImageDataError, match=message):
+        run(root, tmp_path, eval_percent=50)

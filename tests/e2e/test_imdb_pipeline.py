@@ -121,6 +121,36 @@ def test_predict_answers_with_the_newest_pushed_version(imdb_run):
     assert rows[0]["model"] == imdb_run.summary["pushed_model"]
 
 
+def test_predict_answers_with_a_registered_version_by_alias_or_number(imdb_run):
+    name = imdb_run.summary["pipeline_name"]
+    output = imdb_run.summary["pushed_model"].split("/serving_model/")[0]
+    for uri in (f"models:/{name}@champion", f"models:/{name}/1"):
+        (row,) = run_cli("predict", "--output", output, "--saved-model", uri, "Loved it").lines
+        assert row["model"] == imdb_run.summary["pushed_model"] and row["label"] == "positive"
+    missing = run_cli(
+        "predict", "--output", output, "--saved-model", f"models:/{name}@nobody", "x", check=False
+    )
+    assert missing.code == 2 and "nobody" in missing.stderr
+
+
+def test_runs_lists_the_run_with_its_status_blessing_metrics_and_version(imdb_run):
+    output = imdb_run.summary["pushed_model"].split("/serving_model/")[0]
+    name = imdb_run.summary["pipeline_name"]
+    rows = run_cli("runs", "--output", output, "--pipeline-name", name).lines
+    mine = [r for r in rows if r["run_id"] == imdb_run.summary["run_id"]]
+    assert mine == [
+        {
+            "run_id": imdb_run.summary["run_id"],
+            "pipeline_name": name,
+            "status": "succeeded",
+            "blessed": True,
+            "metrics": imdb_run.summary["metrics"],
+            "pushed_version": imdb_run.summary["pushed_version"],
+            "registered": f"models:/{name}/1",
+        }
+    ]
+
+
 def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(imdb_run, tmp_path):
     texts = ["a wonderful film, I loved it", "Café — awful, boring mess"]
     lines = [

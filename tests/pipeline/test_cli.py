@@ -141,3 +141,40 @@ def test_resolve_model_dir_picks_the_newest_complete_version(tmp_path):
     assert resolve_model_dir(str(tmp_path / "9")) == str(tmp_path / "9")
     with pytest.raises(FileNotFoundError):
         resolve_model_dir(str(tmp_path / "missing"))
+
+
+def test_version_and_a_bare_command_print_and_exit_0(capsys):
+    from pipeline import cli
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith("tfx-transformers 0.")
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: tfx-transformers") and "runs" in out and "predict" in out
+
+
+def test_submit_takes_target_as_compile_does_and_report_pipeline_name():
+    from pipeline.cli import build_parser
+
+    parser = build_parser(pipeline_options=False)
+    for flag in ("--target", "--engine"):
+        assert parser.parse_args(["submit", "job.json", flag, "kubeflow"]).engine == "kubeflow"
+    for flag in ("--pipeline-name", "--pipeline"):
+        assert parser.parse_args(["report", flag, "imdb-bert"]).pipeline == "imdb-bert"
+
+
+@pytest.mark.parametrize(
+    "uri, parsed",
+    [
+        ("models:/imdb-text-encoder@champion", ("imdb-text-encoder", "champion", None)),
+        ("models:/shop/12", ("shop", None, "12")),
+    ],
+)
+def test_a_registered_models_uri_names_its_version_or_alias(uri, parsed):
+    from pipeline.serve import parse_model_uri
+
+    assert parse_model_uri(uri) == parsed
+    with pytest.raises(ValueError, match="models:/NAME@ALIAS or models:/NAME/VERSION"):
+        parse_model_uri(uri + "/extra")

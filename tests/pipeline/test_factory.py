@@ -316,7 +316,7 @@ def test_cifar10_task_wires_image_example_gen_vit_and_multiclass_metrics(tmp_pat
     # Built with the data folder and the options; the layout is found when it runs.
     example_gen = nodes["ImageExampleGen"].exec_properties
     options = json.loads(example_gen["custom_config"])["custom_config"]["value"]
-    assert options == {"split_seed": 42, "eval_percent": 10, "image_size": 32}
+    assert options == {"split_seed": 42, "eval_percent": 10}
     resolved = resolve_layout(nodes["ImageExampleGen"])
     options = json.loads(resolved["custom_config"])["custom_config"]["value"]
     assert options["format"] == "cifar10_binary"

@@ -114,10 +114,10 @@ def test_every_option_has_a_flag_and_a_variable():
             assert field.name in flags, field.name
     # The tasks' data options and the families' options are generated from their declarations.
     assert {"source_lang", "target_lang", "image_size", "bert_preset"} <= flags
-    assert parse("--task", "cifar10", "--image-size", "16").data_options == {"image_size": 16}
+    assert parse("--task", "cifar10", "--image-size", "16").overrides == {"image_size": 16}
     assert PipelineOptions.from_environment(
         {"TFXT_TASK": "cifar10", "TFXT_IMAGE_SIZE": "16"}
-    ).data_options == {"image_size": 16}
+    ).overrides == {"image_size": 16}
 
 
 def test_unset_and_empty_variables_keep_the_defaults():
