@@ -452,6 +452,9 @@ def _run_locally(args, build, summarize=None) -> int:
         print(f"full log: {paths['log_dir']}", file=sys.stderr)
         print(json.dumps({"status": "failed", "pipeline_name": name, "error": message}))
         return 1
+    if getattr(options, "dry_run", False):
+        print(json.dumps({"status": "planned", "dry_run": True, **summary}))
+        return 0
     print(json.dumps({"status": "succeeded", **summary}))
     return 0
 

@@ -50,14 +50,18 @@ LABELED_SPLITS = ("train", "eval")  # the ExampleGens' splits with labels
 
 
 def data_components(
-    run: ResolvedRun, data_dir, lineage_resolvers: bool = True, cost: Optional[dict] = None
+    run: ResolvedRun,
+    data_dir,
+    lineage_resolvers: bool = True,
+    cost: Optional[dict] = None,
+    with_transform: bool = True,
 ) -> dict:
     """The data half of the pipeline, up to and including Transform, by role, in order:
     example_gen, with `run.spans` above 1 window_example_gen (the training window),
     statistics_gen, schema_gen (or ImportSchemaGen), example_validator, with
     `lineage_resolvers` and a task that checks drift baseline_statistics (a resolver) and
     distribution_validator, then anomalies_gate, with `cost` (cost_plan) cost_estimate, and
-    transform. benchmarks/scaling.py runs it alone."""
+    (unless not `with_transform`: a dry run) transform. benchmarks/scaling.py runs it alone."""
     task, family = run.task, run.family
     # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits;
     # with pretraining, the data's unlabelled texts too, into a third split (UNLABELED_SPLIT)
@@ -112,6 +116,25 @@ def data_components(
     anomalies_gate = AnomaliesGate(
         anomalies=example_validator.outputs["anomalies"], drift=drift_anomalies
     )
+    estimate = {}
+    if cost is not None:
+        # Says what the run will train and for about how long, once StatisticsGen has counted
+        # the data; Transform waits on it.
+        estimate["cost_estimate"] = CostEstimate(
+            statistics=statistics_gen.outputs["statistics"], plan=json.dumps(cost)
+        )
+    components = {
+        "example_gen": example_gen,
+        **window,
+        "statistics_gen": statistics_gen,
+        "schema_gen": schema_gen,
+        "example_validator": example_validator,
+        **drift_components,
+        "anomalies_gate": anomalies_gate,
+        **estimate,
+    }
+    if not with_transform:  # a dry run: nothing after the data's checks and the plan
+        return components
     # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
     transform = Transform(
         examples=training_reader.outputs["examples"],
@@ -128,26 +151,13 @@ def data_components(
         # them again (and the transformed data's) at the cost of time and memory.
         disable_statistics=True,
     )
-    transform.add_upstream_node(anomalies_gate)
-    estimate = {}
-    if cost is not None:
-        # Says what the run will train and for about how long, once StatisticsGen has counted
-        # the data; Transform waits on it.
-        estimate["cost_estimate"] = CostEstimate(
-            statistics=statistics_gen.outputs["statistics"], plan=json.dumps(cost)
-        )
-        transform.add_upstream_node(estimate["cost_estimate"])
-    return {
-        "example_gen": example_gen,
-        **window,
-        "statistics_gen": statistics_gen,
-        "schema_gen": schema_gen,
-        "example_validator": example_validator,
-        **drift_components,
-        "anomalies_gate": anomalies_gate,
-        **estimate,
-        "transform": transform,
-    }
+    for gate in (anomalies_gate, *estimate.values()):  # Transform waits on both
+        transform.add_upstream_node(gate)
+    return {**components, "transform": transform}
+
+
+# Overrides that leave a training step's cost as measured (the head's size, the seed).
+COST_NEUTRAL_FIELDS = ("num_classes", "seed")
 
 
 def cost_plan(run: ResolvedRun, settings) -> dict:
@@ -164,6 +174,14 @@ def cost_plan(run: ResolvedRun, settings) -> dict:
         "pretrain_objective": getattr(run.model_config, "pretrain_objective", "masked"),
         "spans": run.spans,
         "rows": measured_speeds(run.task.name, run.family.name, run.preset),
+        "classes": list(run.classes),  # a classifier's, as read from the data
+        # What the run's model changes from the measured preset (the projection warns).
+        "changed": [
+            f"{field}={value}"
+            for field, value in sorted(run.overrides.items())
+            if getattr(run.family.config(run.preset), field, value) != value
+            and field not in COST_NEUTRAL_FIELDS
+        ],
     }
 
 
@@ -192,6 +210,7 @@ def create_pipeline(
     run_id: Optional[str] = None,
     backup_root: Optional[str] = None,
     estimate_cost: bool = False,
+    dry_run: bool = False,
 ) -> Pipeline:
     """Builds the pipeline `run` describes (PipelineOptions.resolve: task, model family,
     preset and overrides, steps, threshold, schema, tuning).
@@ -260,7 +279,18 @@ def create_pipeline(
         data_dir,
         lineage_resolvers=lineage_resolvers,
         cost=cost_plan(run, settings) if estimate_cost else None,
+        with_transform=not dry_run,
     )
+    if dry_run:
+        # Reads, counts and checks the data and says the plan (CostEstimate); trains nothing.
+        return Pipeline(
+            pipeline_name=run.name,
+            pipeline_root=pipeline_root,
+            components=list(data.values()),
+            enable_cache=run.enable_cache,
+            metadata_connection_config=metadata_connection_config,
+            beam_pipeline_args=list(beam_pipeline_args),
+        )
     example_gen, statistics_gen, schema_gen, transform = (
         data["example_gen"],
         data["statistics_gen"],

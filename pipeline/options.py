@@ -190,6 +190,13 @@ class PipelineOptions:
         "off, or a Keras policy name (" + ", ".join(precision.POLICIES) + ")",
     )
     no_cache: bool = _field(False, "rerun every component", flag)
+    dry_run: bool = _field(
+        False,
+        "read, count and check the data, print the plan and the projected minutes, and stop "
+        "before Transform (nothing is trained or pushed)",
+        flag,
+        local=True,
+    )
     # Local runs only.
     output: str = _field(
         configs.DEFAULT_OUTPUT_DIR,

@@ -85,6 +85,7 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
             mlflow_config(paths["registry_dir"]) if options.registry == "mlflow" else None
         ),
         estimate_cost=True,
+        dry_run=options.dry_run,
     )
     check_data(pipeline)
     return pipeline, paths

@@ -58,6 +58,7 @@ def CostEstimate(
         batch_size=settings["batch_size"],
         gpus=len(tf.config.list_physical_devices("GPU")),
         time_budget_minutes=settings.get("time_budget_minutes"),
+        changed=settings.get("changed", ()),
     )
     lines = estimate.plan_lines(
         projected, settings, unlabeled=split_examples(statistics, UNLABELED_SPLIT)

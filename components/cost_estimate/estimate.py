@@ -41,6 +41,7 @@ class Estimate:
     projected_minutes: Optional[float]  # None: no measured speed applies
     training_minutes: Optional[float]
     basis: str  # where the speed comes from, or why there is no projection
+    warnings: Tuple[str, ...] = ()  # why the projection may be far off
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -55,15 +56,25 @@ def project(
     here: Optional[dict] = None,
     gpus: int = 0,
     time_budget_minutes: Optional[float] = None,
+    changed: Sequence[str] = (),
 ) -> Estimate:
     """The projection for `train_steps` steps of `batch_size` over `train_examples` on
-    machine `here` (default: this one), from the measured `rows`."""
+    machine `here` (default: this one), from the measured `rows`; `changed`: the settings
+    (`field=value`) in which the run's model differs from the measured preset's."""
     here = here or machine.this_machine()
     epochs = train_steps * batch_size / max(1, train_examples)
+    warnings = list(projection_warnings(rows, here, changed)) if rows and not gpus else []
 
     def estimate(minutes: Optional[float], training: Optional[float], basis: str) -> Estimate:
         return Estimate(
-            train_examples, train_steps, batch_size, round(epochs, 3), minutes, training, basis
+            train_examples,
+            train_steps,
+            batch_size,
+            round(epochs, 3),
+            minutes,
+            training,
+            basis,
+            tuple(warnings),
         )
 
     if gpus:
@@ -95,6 +106,25 @@ def project(
     )
 
 
+def projection_warnings(rows: Sequence[dict], here: dict, changed: Sequence[str]):
+    """Why the measured speeds may not hold for this run: settings that change a step's cost
+    from the measured preset's (a longer max_length, a wider d_model, another image_size), and
+    a CPU without the bfloat16 instructions every measured kind had (mixed precision then
+    runs in float32, or bfloat16 is emulated: several times slower)."""
+    if changed:
+        yield (
+            f"the run changes the measured preset ({', '.join(changed)}): its steps may cost "
+            "several times the projection's; a short run with --train-steps measures them"
+        )
+    measured_bf16 = all(r.get("machine", {}).get("bfloat16_flags") for r in rows)
+    same = any(machine.same_kind(r["machine"], here) for r in rows)
+    if not same and measured_bf16 and not here.get("bfloat16_flags"):
+        yield (
+            "this CPU has no bfloat16 instructions and every measured kind had them: training "
+            "may take several times the projection (a guess here, not a measurement)"
+        )
+
+
 def describe(estimate: Estimate, time_budget_minutes: Optional[float] = None) -> list:
     """The plan's lines, as the CLI shows them before Transform."""
     lines = [
@@ -113,14 +143,17 @@ def describe(estimate: Estimate, time_budget_minutes: Optional[float] = None) ->
             f"about {_minutes(estimate.projected_minutes)} on this machine, "
             f"{_minutes(estimate.training_minutes or 0.0)} of it training ({estimate.basis}); {cap}"
         )
+    lines += [f"warning: {warning}" for warning in estimate.warnings]
     return lines
 
 
 def plan_lines(estimate: Estimate, settings: dict, unlabeled: int = 0) -> list:
     """`describe`'s lines, and what the projection leaves out of the run's `settings`
-    (CostEstimate's plan): the older spans of a window, pretraining (over the training texts
-    and the `unlabeled` texts), the Tuner."""
+    (CostEstimate's plan): the classes read from the data, the older spans of a window,
+    pretraining (over the training texts and the `unlabeled` texts), the Tuner."""
     lines = describe(estimate, settings.get("time_budget_minutes"))
+    if settings.get("classes"):
+        lines.insert(1, f"{len(settings['classes'])} classes: {', '.join(settings['classes'])}")
     if settings.get("spans", 1) > 1:
         lines[0] += f" in the newest span; the window's other {settings['spans'] - 1} add theirs"
     if settings.get("pretrain_epochs"):

@@ -108,3 +108,29 @@ def test_the_plan_says_what_the_projection_leaves_out():
         "masked-token pretraining comes first: 50 steps (1 epochs of 3,200 texts: 1,600 "
         "training, 1,600 unlabelled), not projected"
     )
+
+
+def test_a_cpu_without_bfloat16_unlike_every_measured_kind_is_warned_about():
+    rows = [row(ZEN5, 60.0, 40.0, name="zen5"), row(ZEN4, 100.0, 80.0)]
+    laptop = {**AVX2, "bfloat16_flags": []}
+    (warning,) = project(rows, laptop).warnings
+    assert warning.startswith("this CPU has no bfloat16 instructions and every measured kind")
+    lines = estimate.describe(project(rows, laptop))
+    assert lines[-1] == f"warning: {warning}"
+    assert project(rows, {**AVX2, "bfloat16_flags": ["avx512_bf16"]}).warnings == ()
+    assert project(rows, {**ZEN4, "bfloat16_flags": []}).warnings == ()  # a measured kind
+
+
+def test_settings_that_change_the_measured_preset_are_warned_about():
+    rows = [row(ZEN4, 100.0, 80.0)]
+    here = {**ZEN4, "bfloat16_flags": ["avx512_bf16"]}
+    (warning,) = project(rows, here, changed=["max_length=512"]).warnings
+    assert warning.startswith("the run changes the measured preset (max_length=512)")
+    assert project(rows, here).warnings == ()
+    assert project([], here, changed=["max_length=512"]).warnings == ()  # no projection at all
+
+
+def test_the_plan_names_the_classes_read_from_the_data():
+    projected = project([row(ZEN4, 100.0, 80.0)], ZEN4)
+    lines = estimate.plan_lines(projected, {"classes": ["billing", "login", "refund"]})
+    assert lines[1] == "3 classes: billing, login, refund"
