@@ -11,6 +11,7 @@ query a pushed model.
   tfx-transformers predict --saved-model PATH --input FILE.jsonl|-   (one answer per input line)
   tfx-transformers report [--output DIR] [--pipeline-name NAME] [--run RUN_ID] [--regenerate]
   tfx-transformers runs [--output DIR] [--pipeline-name NAME]   (a JSON line per run)
+  tfx-transformers presets [--model FAMILY]   (each preset's fields: what --set takes)
   tfx-transformers registry list [--name NAME] | show NAME [VERSION | --alias A] |
                             promote NAME VERSION [--alias A] [--force] |
                             copy --to TRACKING_URI [--name NAME]
@@ -243,7 +244,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         help="with a models:/ URI: the run command's output directory, whose local registry "
         "it reads (default: %(default)s)",
     )
-    predict.add_argument("texts", nargs="*", metavar="TEXT")
+    predict.add_argument(
+        "texts", nargs="*", metavar="TEXT", help="texts to classify, or sentences to translate"
+    )
 
     report = commands.add_parser(
         "report",
@@ -271,6 +274,12 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "<output>/reports/<pipeline>/<run id>.html",
     )
 
+    presets = commands.add_parser(
+        "presets",
+        help="list the model families' presets and their fields (what --preset and --set take)",
+    )
+    presets.add_argument("--model", help="one family's, e.g. bert (default: every family's)")
+
     runs = commands.add_parser(
         "runs",
         parents=[output_dir],
@@ -295,21 +304,23 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         metavar="DIR",
         help=f"as `registry --output` (default: {configs.DEFAULT_OUTPUT_DIR})",
     )
-    actions = registry.add_subparsers(dest="action", required=True)
+    actions = registry.add_subparsers(
+        dest="action", required=True, help="list, show, promote or copy (ACTION --help)"
+    )
     listing = actions.add_parser(
         "list", parents=[output], help="every registered version, with metrics and aliases"
     )
     listing.add_argument("--name", help="one registered model, e.g. imdb-text-encoder")
     show = actions.add_parser("show", parents=[output], help="one version (default: the champion)")
-    show.add_argument("name")
-    show.add_argument("version", nargs="?")
-    show.add_argument("--alias", default=CHAMPION)
+    show.add_argument("name", help="the registered model, e.g. imdb-text-encoder")
+    show.add_argument("version", nargs="?", help="a version number (default: the alias's)")
+    show.add_argument("--alias", default=CHAMPION, help="default: %(default)s")
     promote = actions.add_parser(
         "promote", parents=[output], help="move an alias (default: champion) to a version"
     )
-    promote.add_argument("name")
-    promote.add_argument("version")
-    promote.add_argument("--alias", default=CHAMPION)
+    promote.add_argument("name", help="the registered model, e.g. imdb-text-encoder")
+    promote.add_argument("version", help="the version that takes the alias")
+    promote.add_argument("--alias", default=CHAMPION, help="default: %(default)s")
     promote.add_argument(
         "--force", action="store_true", help="also for a version the Evaluator did not bless"
     )
@@ -342,8 +353,14 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     which = serve.add_mutually_exclusive_group()
     which.add_argument("--alias", default=CHAMPION, help="default: %(default)s")
     which.add_argument("--version", help="a version number instead of the alias")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=5000)
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on; 0.0.0.0 for every interface (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--port", type=int, default=5000, help="the port to listen on (default: %(default)s)"
+    )
     serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     serve.add_argument(
         "--max-request-mb",
@@ -665,6 +682,29 @@ def command_registry(args) -> int:
     return 0
 
 
+def command_presets(args) -> int:
+    """A JSON line per preset: its family, its name, whether it is the default, its fields."""
+    import dataclasses
+
+    from trainer_module.families import FAMILIES, get_family
+
+    try:
+        families = [get_family(args.model)] if args.model else list(FAMILIES.values())
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for family in families:
+        for name, config in sorted(family.presets.items()):
+            row = {
+                "model": family.name,
+                "preset": name,
+                "default": name == family.default_preset,
+                "fields": dataclasses.asdict(config),
+            }
+            print(json.dumps(row, default=str))
+    return 0
+
+
 def command_runs(args) -> int:
     """A JSON line per run: id, pipeline, status, blessing, gating metrics, pushed version."""
     from pipeline import reports, run_summary
@@ -746,6 +786,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "report": command_report,
         "registry": command_registry,
         "runs": command_runs,
+        "presets": command_presets,
         "serve": command_serve,
     }
     return commands[args.command](args)

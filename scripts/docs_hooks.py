@@ -686,11 +686,12 @@ def cli_reference() -> str:
                 continue
             flags = ", ".join(f"`{o}`" for o in action.option_strings) or f"`{action.dest}`"
             default = action.default
-            if default is None and declared.get(action.dest) is not None:
+            if default is None and declared.get(action.dest) is not None and not action.required:
                 default = declared[action.dest]  # resolved from PipelineOptions' declaration
             # argparse's own expansion (%(default)s, %(default)g, %(choices)s ...)
             text = sub._get_formatter()._expand_help(action) if action.help else ""
-            rows.append([flags, text, cli_default(default, text)])
+            value = "required" if action.required else cli_default(default, text) or "none"
+            rows.append([flags, text or "(no help)", value])
         lines = [
             f"### `tfx-transformers {title}`",
             "",

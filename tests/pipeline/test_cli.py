@@ -178,3 +178,40 @@ def test_a_registered_models_uri_names_its_version_or_alias(uri, parsed):
     assert parse_model_uri(uri) == parsed
     with pytest.raises(ValueError, match="models:/NAME@ALIAS or models:/NAME/VERSION"):
         parse_model_uri(uri + "/extra")
+
+
+def test_presets_lists_each_familys_presets_with_their_fields(capsys):
+    import json
+
+    from pipeline import cli
+    from trainer_module.families import get_family
+
+    assert cli.main(["presets", "--model", "text_encoder"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    family = get_family("text_encoder")
+    assert sorted(r["preset"] for r in rows) == sorted(family.presets)
+    (default,) = [r for r in rows if r["default"]]
+    assert default["preset"] == family.default_preset
+    assert default["fields"]["num_classes"] == 2 and "d_model" in default["fields"]
+    assert cli.main(["presets", "--model", "nope"]) == 2
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import argparse
+
+    from pipeline.cli import build_parser
+
+    def commands(parser, prefix=""):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield f"{prefix}{name}", sub
+                    yield from commands(sub, f"{prefix}{name} ")
+
+    silent = [
+        f"{name} {action.option_strings or action.dest}"
+        for name, sub in commands(build_parser())
+        for action in sub._actions
+        if not action.help and not isinstance(action, argparse._HelpAction)
+    ]
+    assert silent == []
