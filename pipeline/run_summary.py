@@ -53,12 +53,15 @@ def latest_run(
 
 
 def run_status(summary: dict) -> str:
-    """failed (a component failed), succeeded (every component ran or was cached), else
-    incomplete (running, or stopped before its last component)."""
+    """failed (a component failed); planned (a dry run: every component of the data's half ran,
+    and no Transform); succeeded (every component ran or was cached); else incomplete
+    (running, or stopped before its last component)."""
     states = {c["state"] for c in summary["components"].values()}
     if "failed" in states:
         return "failed"
-    return "succeeded" if states and states <= {"complete", "cached"} else "incomplete"
+    if not states or not states <= {"complete", "cached"}:
+        return "incomplete"
+    return "succeeded" if "Transform" in summary["components"] else "planned"
 
 
 def outputs(store: mlmd.MetadataStore, execution_id: int) -> dict:

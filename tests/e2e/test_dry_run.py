@@ -33,3 +33,5 @@ def test_a_dry_run_plans_warns_and_stops_before_transform(tmp_path):
     assert "plan: 2 classes: negative, positive" in result.stderr
     assert "plan: warning: the run changes the measured preset (max_length=512)" in result.stderr
     assert not os.path.exists(tmp_path / "out" / "serving_model")
+    (listed,) = run_cli("runs", "--output", tmp_path / "out").lines
+    assert (listed["run_id"], listed["status"]) == (summary["run_id"], "planned")
