@@ -707,7 +707,11 @@ def command_presets(args) -> int:
 
 def command_runs(args) -> int:
     """A JSON line per run: id, pipeline, status, blessing, gating metrics, pushed version."""
+    import tensorflow as tf
+
     from pipeline import reports, run_summary
+
+    tf.get_logger().setLevel("ERROR")  # TFMA's reader warns of a deprecated TF call per file
 
     names = [args.pipeline_name] if args.pipeline_name else reports.pipeline_names(args.output)
     for name in names:
