@@ -46,21 +46,40 @@ def example_gen(data_dir: str, spans: int = 1, unlabeled: bool = False, classes:
 def eval_config(
     min_accuracy: float, family: ModelFamily, classes: Sequence[str] = features.LABEL_NAMES
 ) -> tfma.EvalConfig:
-    """On two classes, binary metrics on P(class 1); on more, multiclass_eval_config's. Sliced
-    by text length and rating (and on more classes by class).
+    """On two classes, binary metrics on P(class 1); on more, multiclass_metrics. Sliced by
+    text length and rating.
 
     The blessing gates on accuracy over the whole eval split; the slices are reported, not
     gated (a handful of reviews with one rating must not block a model).
     """
     if len(classes) > 2:
-        return multiclass_eval_config(min_accuracy, len(classes))
+        return _eval_config("probabilities", multiclass_metrics(min_accuracy, len(classes)))
     metric = tfma.MetricConfig
+    binary = tfma.MetricsSpec(
+        metrics=[
+            metric(class_name="ExampleCount"),
+            metric(class_name="BinaryAccuracy", per_slice_thresholds=overall_gate(min_accuracy)),
+            metric(class_name="AUC"),
+            metric(class_name="Precision"),
+            metric(class_name="Recall"),
+            metric(class_name="MeanLabel"),
+            metric(class_name="MeanPrediction"),
+            metric(class_name="Calibration"),
+            metric(class_name="CalibrationPlot"),
+        ]
+    )
+    return _eval_config("score", [binary])
+
+
+def _eval_config(prediction_key: str, metrics_specs: list) -> tfma.EvalConfig:
+    """The served model's `prediction_key` against the label, through Transform's graph,
+    overall and by text length and rating."""
     return tfma.EvalConfig(
         model_specs=[
             tfma.ModelSpec(
                 signature_name="serving_default",
                 label_key=features.LABEL,
-                prediction_key="score",
+                prediction_key=prediction_key,
                 preprocessing_function_names=["transform_features"],
             )
         ],
@@ -69,74 +88,43 @@ def eval_config(
             tfma.SlicingSpec(feature_keys=[features.LENGTH_BUCKET]),
             tfma.SlicingSpec(feature_keys=[features.RATING]),
         ],
-        metrics_specs=[
-            tfma.MetricsSpec(
-                metrics=[
-                    metric(class_name="ExampleCount"),
-                    metric(
-                        class_name="BinaryAccuracy", per_slice_thresholds=overall_gate(min_accuracy)
-                    ),
-                    metric(class_name="AUC"),
-                    metric(class_name="Precision"),
-                    metric(class_name="Recall"),
-                    metric(class_name="MeanLabel"),
-                    metric(class_name="MeanPrediction"),
-                    metric(class_name="Calibration"),
-                    metric(class_name="CalibrationPlot"),
-                ]
-            )
-        ],
+        metrics_specs=metrics_specs,
     )
 
 
-def multiclass_eval_config(min_accuracy: float, num_classes: int) -> tfma.EvalConfig:
+def multiclass_metrics(min_accuracy: float, num_classes: int) -> list:
     """Accuracy (gated), the confusion matrix, and each class's precision, recall, F1 and
     calibration (binarized by class id; the first three macro-averaged too), on the served
     probabilities."""
     metric = tfma.MetricConfig
-    return tfma.EvalConfig(
-        model_specs=[
-            tfma.ModelSpec(
-                signature_name="serving_default",
-                label_key=features.LABEL,
-                prediction_key="probabilities",
-                preprocessing_function_names=["transform_features"],
-            )
-        ],
-        slicing_specs=[
-            tfma.SlicingSpec(),
-            tfma.SlicingSpec(feature_keys=[features.LENGTH_BUCKET]),
-            tfma.SlicingSpec(feature_keys=[features.RATING]),
-        ],
-        metrics_specs=[
-            tfma.MetricsSpec(
-                metrics=[
-                    metric(class_name="ExampleCount"),
-                    metric(
-                        class_name="SparseCategoricalAccuracy",
-                        per_slice_thresholds=overall_gate(min_accuracy),
-                    ),
-                    metric(class_name="MultiClassConfusionMatrixPlot"),
-                ]
-            ),
-            tfma.MetricsSpec(
-                binarize=tfma.BinarizationOptions(class_ids={"values": list(range(num_classes))}),
-                # Each class counts the same in the averages (TFMA's macro average).
-                aggregate=tfma.AggregationOptions(
-                    macro_average=True, class_weights=dict.fromkeys(range(num_classes), 1.0)
+    by_class = tfma.BinarizationOptions(class_ids={"values": list(range(num_classes))})
+    return [
+        tfma.MetricsSpec(
+            metrics=[
+                metric(class_name="ExampleCount"),
+                metric(
+                    class_name="SparseCategoricalAccuracy",
+                    per_slice_thresholds=overall_gate(min_accuracy),
                 ),
-                metrics=[
-                    metric(class_name="Precision"),
-                    metric(class_name="Recall"),
-                    metric(class_name="F1Score"),
-                ],
+                metric(class_name="MultiClassConfusionMatrixPlot"),
+            ]
+        ),
+        tfma.MetricsSpec(
+            binarize=by_class,
+            # Each class counts the same in the averages (TFMA's macro average).
+            aggregate=tfma.AggregationOptions(
+                macro_average=True, class_weights=dict.fromkeys(range(num_classes), 1.0)
             ),
-            tfma.MetricsSpec(  # not averaged: TFMA aggregates no plots
-                binarize=tfma.BinarizationOptions(class_ids={"values": list(range(num_classes))}),
-                metrics=[metric(class_name="CalibrationPlot")],
-            ),
-        ],
-    )
+            metrics=[
+                metric(class_name="Precision"),
+                metric(class_name="Recall"),
+                metric(class_name="F1Score"),
+            ],
+        ),
+        tfma.MetricsSpec(  # not averaged: TFMA aggregates no plots
+            binarize=by_class, metrics=[metric(class_name="CalibrationPlot")]
+        ),
+    ]
 
 
 TASK = Task(
