@@ -25,8 +25,9 @@ from tfx.dsl.io import fileio
 
 from components import file_io
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError, detect_layout
+from trainer_module.features import LABEL_NAMES
 
-BINARY = ("negative", "positive")
+BINARY = LABEL_NAMES  # IMDB's two classes
 BINARY_ALIASES = {"0": 0, "1": 1, "neg": 0, "pos": 1, "negative": 0, "positive": 1}
 SKIPPED_FOLDERS = {"unsup"}  # aclImdb's unlabelled reviews
 SEPARATOR = ","  # between class names in the `classes` data option

@@ -10,6 +10,7 @@ of the classes.
 """
 
 import csv
+import dataclasses
 import io
 import os
 import re
@@ -87,8 +88,8 @@ def list_aclimdb_files(root: str, split_pattern: str, classes: Sequence[str] = B
     split_dir = os.path.join(root, split_pattern.split("/")[0])
     if not fileio.isdir(split_dir):
         raise FileNotFoundError(f"review split folder not found: {split_dir}")
-    index, files = label_index(classes), []
-    for folder in label_folders(split_dir):
+    index, files, folders = label_index(classes), [], label_folders(split_dir)
+    for folder in folders:
         path = os.path.join(split_dir, folder)
         if lookup_label(index, folder) is None:
             raise ReviewDataError(
@@ -98,9 +99,9 @@ def list_aclimdb_files(root: str, split_pattern: str, classes: Sequence[str] = B
         if not found:
             raise ReviewDataError(f"{path}: label folder has no .txt reviews")
         files.extend(found)
-    present = {lookup_label(index, folder) for folder in label_folders(split_dir)}
-    folders = IMDB_FOLDERS if tuple(classes) == BINARY else classes
-    missing = [name for i, name in enumerate(folders) if i not in present]
+    present = {lookup_label(index, folder) for folder in folders}
+    names = IMDB_FOLDERS if tuple(classes) == BINARY else classes
+    missing = [name for i, name in enumerate(names) if i not in present]
     if missing:
         raise ReviewDataError(f"{split_dir}: missing label folder(s) {missing}")
     return files
@@ -242,18 +243,19 @@ class Executor(LayoutExecutor):
     """Reviews -> tf.Examples, with a seeded hash split when the data has no split of its own."""
 
     def detect_layout(self, data_dir: str, options: dict):
-        self._classes = parse_classes(options.get("classes", "")) or detect_classes(data_dir)
-        return detect_layout(
+        """The layout, with its classes: as the pipeline was built with them, else read from
+        this span (classes.detect_classes)."""
+        layout = detect_layout(
             data_dir, int(options["eval_percent"]), bool(options.get("unlabeled", False))
         )
+        classes = parse_classes(options.get("classes", "")) or detect_classes(data_dir)
+        return dataclasses.replace(layout, classes=classes)
 
     def layout_options(self, layout) -> dict:
-        """The layout's format and unlabelled folder, and the classes: as the pipeline was
-        built with them, else read from this span (classes.detect_classes)."""
         return {
             "format": layout.format,
             "unlabeled_folder": layout.unlabeled,
-            "classes": format_classes(self._classes),
+            "classes": format_classes(layout.classes),
         }
 
     def GetInputSourceToExamplePTransform(self):  # a beam.ptransform_fn

@@ -2,6 +2,7 @@
 
 import dataclasses
 import os
+from typing import Tuple
 
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
@@ -30,6 +31,7 @@ class ReviewsLayout:
     input_config: example_gen_pb2.Input
     output_config: example_gen_pb2.Output
     unlabeled: str = ""  # with_unlabeled: the folder of texts without labels, under root
+    classes: Tuple[str, ...] = ()  # by label (classes.py), once the executor knows them
 
 
 def with_unlabeled(layout: ReviewsLayout) -> ReviewsLayout:
