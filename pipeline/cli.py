@@ -16,7 +16,7 @@ query a pushed model.
                             promote NAME VERSION [--alias A] [--force] |
                             copy --to TRACKING_URI [--name NAME]
   tfx-transformers predict --saved-model models:/NAME@ALIAS TEXT...   (a registered version)
-  tfx-transformers serve [models:/NAME@ALIAS] [--output DIR] [--name NAME] [--alias A |
+  tfx-transformers serve [models:/NAME@ALIAS | DIR] [--output DIR] [--name NAME] [--alias A |
                          --version V] [--port P]
                          [--max-request-mb M] [--max-rows N] [--timeout S]
 """
@@ -343,8 +343,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     serve.add_argument(
         "model_uri",
         nargs="?",
-        metavar="models:/NAME@ALIAS|models:/NAME/VERSION",
-        help="the registered version to serve (instead of --name with --alias or --version)",
+        metavar="models:/NAME@ALIAS|models:/NAME/VERSION|DIR",
+        help="the registered version to serve (instead of --name with --alias or --version), "
+        "or a model folder: a pushed SavedModel (serving_model/NAME/VERSION) or an MLflow Model",
     )
     serve.add_argument(
         "--name",
@@ -745,8 +746,9 @@ def command_serve(args) -> int:
     """Prints what it serves (one JSON line), then becomes MLflow's server until stopped."""
     from pipeline.serve import parse_model_uri, serving
 
+    folder = args.model_uri if args.model_uri and os.path.isdir(args.model_uri) else None
     try:
-        if args.model_uri:
+        if args.model_uri and not folder:
             args.name, alias, args.version = parse_model_uri(args.model_uri)
             args.alias = alias or args.alias
         found = serving(
@@ -761,6 +763,7 @@ def command_serve(args) -> int:
             max_rows=args.max_rows,
             timeout_seconds=args.timeout,
             threads_per_op=args.threads_per_op,
+            folder=folder,
         )
     except Exception as error:  # MLflow's errors name the model and alias
         print(f"error: {str(error).strip()}", file=sys.stderr)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 from components.reviews_example_gen.classes import format_classes, parse_classes
 from pipeline import configs
 from pipeline.configs import flag
-from pipeline.tasks import TASKS, Task, get_task
+from pipeline.tasks import TASKS, Task, get_task, task_name
 from trainer_module.families import FAMILIES
 from trainer_module.family import ModelFamily, Option, PresetConfig, PretrainingConfig
 from trainer_module.training import precision
@@ -74,7 +74,14 @@ def _field(default, help: str, parse: Callable = str, local: bool = False, metav
 class PipelineOptions:
     """What to run and how; where it runs (paths, Beam, the cloud) is the runners' business."""
 
-    task: str = _field("imdb", "a task the factory knows: " + ", ".join(sorted(TASKS)))
+    task: str = _field(
+        "imdb",
+        "a task the factory knows: "
+        + ", ".join(sorted(TASKS))
+        + "; or the alias text (texts in any classes: imdb) or images (images in any classes: "
+        "cifar10), each with the task's sample as its default data",
+        task_name,
+    )
     model: Optional[str] = _field(
         None, "the model family (default: the task's first): " + ", ".join(sorted(FAMILIES))
     )
@@ -225,6 +232,7 @@ class PipelineOptions:
     )
 
     def __post_init__(self):
+        object.__setattr__(self, "task", task_name(self.task))  # `text` is imdb, and so on
         object.__setattr__(self, "overrides", dict(self.overrides or {}))
         object.__setattr__(self, "data_options", dict(self.data_options or {}))
 

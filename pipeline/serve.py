@@ -1,12 +1,15 @@
-"""`tfx-transformers serve`: a registered model version behind MLflow's own scoring server
-(its FastAPI app under uvicorn, as `mlflow models serve` runs it), which answers
+"""`tfx-transformers serve`: a registered model version, or a model folder, behind MLflow's own
+scoring server (its FastAPI app under uvicorn, as `mlflow models serve` runs it), which answers
 `POST /invocations` with the pyfunc model of components/model_registry/pyfunc_model.py, within
 the request limits of pipeline/serving_app.py."""
 
 import dataclasses
+import hashlib
 import os
 import re
+import shutil
 import sys
+import tempfile
 from typing import Dict, List, Optional, Tuple
 
 from components.model_registry.backends import TRACKING_URI_ENV, existing_mlflow_config, from_config
@@ -24,13 +27,14 @@ class Serving:
     version: str
     url: str
     limits: Dict[str, int]
+    tracking_uri: Optional[str]  # the registry read; None for a folder
 
     def describe(self) -> dict:
         return {
             "model_uri": self.model_uri,
             "version": self.version,
             "url": self.url,
-            "tracking_uri": self.env[TRACKING_URI_ENV],
+            "tracking_uri": self.tracking_uri,
             "limits": self.limits,
             # TensorFlow's intra-op threads per worker, as the environment gives them (0: one
             # per core).
@@ -64,6 +68,43 @@ def registered_saved_model(output: str, uri: str) -> str:
     return path
 
 
+def packaged_folder(folder: str) -> Tuple[str, str]:
+    """(an MLflow Model folder, the folder it serves) for `folder`: `folder` itself when it is
+    one (it has an `MLmodel`, as a registered version's artifacts do); for a SavedModel
+    folder, or a folder of numbered versions (serving_model/NAME: its newest, as `predict`
+    takes), the MLflow Model that the registry would hold for it
+    (components/model_registry/mlflow_model.py), written once per SavedModel under the
+    temporary directory and reused while the SavedModel is unchanged."""
+    from components.model_registry import mlflow_model
+    from pipeline.predict import resolve_model_dir
+
+    if os.path.isfile(os.path.join(folder, "MLmodel")):
+        return os.path.abspath(folder), folder
+    try:
+        saved_model = resolve_model_dir(folder)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{folder}: not a model folder (a SavedModel, a folder of numbered SavedModel "
+            "versions, or an MLflow Model)"
+        ) from None
+    stat = os.stat(os.path.join(saved_model, "saved_model.pb"))
+    key = f"{os.path.realpath(saved_model)}|{stat.st_mtime_ns}|{stat.st_size}".encode()
+    packaged = os.path.join(
+        tempfile.gettempdir(), "tfx-transformers-serve", hashlib.sha256(key).hexdigest()[:16]
+    )
+    if not os.path.isfile(os.path.join(packaged, "MLmodel")):
+        os.makedirs(os.path.dirname(packaged), exist_ok=True)
+        partial = f"{packaged}.partial-{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+        mlflow_model.save(saved_model, partial)  # raises naming one without a raw signature
+        try:
+            os.rename(partial, packaged)  # whole, or not there: a killed packaging is redone
+        except OSError:  # another `serve` of the same SavedModel finished first
+            shutil.rmtree(partial, ignore_errors=True)
+    return packaged, saved_model
+
+
 def pick_name(registry, name: Optional[str]) -> str:
     """`name`, or the registry's only model."""
     names = sorted(registry.client.search_registered_models(), key=lambda m: m.name)
@@ -94,10 +135,12 @@ def serving(
     max_rows: int = contract.MAX_ROWS,
     timeout_seconds: int = contract.REQUEST_TIMEOUT_SECONDS,
     threads_per_op: int = 0,
+    folder: Optional[str] = None,
 ) -> Serving:
     """The server of `name`'s version `version`, else its `alias`, in the registry the
-    `registry` command reads (MLFLOW_TRACKING_URI, else the local one): uvicorn running
-    pipeline/serving_app.py (MLflow's scoring app) with the request limits.
+    `registry` command reads (MLFLOW_TRACKING_URI, else the local one), or of the model
+    `folder` (packaged_folder; no registry read): uvicorn running pipeline/serving_app.py
+    (MLflow's scoring app) with the request limits.
 
     threads_per_op: TensorFlow's intra-op threads in each worker (0: one per core). A request
     of one sentence or review runs many small ops that lose more to splitting across cores
@@ -112,10 +155,21 @@ def serving(
             raise ValueError(f"{limit} must be positive, not {value}")
     if threads_per_op < 0:
         raise ValueError(f"threads_per_op must be 0 (one per core) or more, not {threads_per_op}")
-    registry = from_config(existing_mlflow_config(configs.output_paths(output, "")["registry_dir"]))
-    name = pick_name(registry, name)
-    found = registry.show(name, version) if version else registry.by_alias(name, alias)
-    model_uri = f"models:/{name}/{version}" if version else f"models:/{name}@{alias}"
+    registry_env: Dict[str, str] = {}
+    if folder:
+        model_uri, served = packaged_folder(folder)
+        served_version = os.path.basename(os.path.normpath(served))
+    else:
+        registry = from_config(
+            existing_mlflow_config(configs.output_paths(output, "")["registry_dir"])
+        )
+        name = pick_name(registry, name)
+        found = registry.show(name, version) if version else registry.by_alias(name, alias)
+        model_uri = f"models:/{name}/{version}" if version else f"models:/{name}@{alias}"
+        served_version = found["version"]
+        registry_env[TRACKING_URI_ENV] = registry.tracking_uri
+        if registry.artifact_root:
+            registry_env[serving_app.ARTIFACT_ROOT] = registry.artifact_root
     argv = [
         sys.executable,
         "-m",
@@ -131,10 +185,9 @@ def serving(
     ]
     env = {
         **os.environ,
-        TRACKING_URI_ENV: registry.tracking_uri,
+        **registry_env,
         "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
         serving_app.MODEL_URI: model_uri,
-        **({serving_app.ARTIFACT_ROOT: registry.artifact_root} if registry.artifact_root else {}),
         serving_app.MAX_REQUEST_BYTES: str(max_request_bytes),
         contract.MAX_ROWS_VARIABLE: str(max_rows),
         serving_app.TIMEOUT: str(timeout_seconds),
@@ -150,4 +203,6 @@ def serving(
         "timeout_seconds": timeout_seconds,
     }
     url = f"http://{host}:{port}/invocations"
-    return Serving(argv, env, model_uri, found["version"], url, limits)
+    return Serving(
+        argv, env, model_uri, served_version, url, limits, registry_env.get(TRACKING_URI_ENV)
+    )

@@ -23,11 +23,14 @@ def test_bad_arguments_exit_with_usage_naming_the_problem(argv, message, capsys)
     assert message in capsys.readouterr().err
 
 
-def test_run_reports_an_unknown_task(tmp_path, capsys):
-    code = cli.main(["run", "--task", "nope", "--output", str(tmp_path)])
-    out, err = capsys.readouterr()
-    assert code == 2
-    assert "unknown task 'nope'; known tasks: ['cifar10', 'imdb', 'translation']" in err
+def test_run_reports_an_unknown_task_with_the_known_ones_and_their_aliases(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["run", "--task", "nope", "--output", str(tmp_path)])
+    assert stopped.value.code == 2  # argparse's usage error, before anything runs
+    assert (
+        "argument --task: unknown task 'nope'; known tasks: cifar10, imdb, translation "
+        "(or images for cifar10, text for imdb)" in capsys.readouterr().err
+    )
 
 
 def test_bert_preset_needs_the_bert_model(tmp_path, capsys):

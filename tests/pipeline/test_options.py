@@ -105,6 +105,17 @@ def test_a_run_on_other_data_is_named_after_it_and_the_embedded_corpus_keeps_the
     assert long == "x" * 50 + "-text-encoder" and len(long) == 63
 
 
+def test_the_text_and_images_aliases_are_the_imdb_and_cifar10_tasks_under_their_own_names():
+    assert parse("--task", "text") == parse("--task", "imdb")
+    assert parse("--task", "text", "--data", "/tickets").check().name == "tickets-text-encoder"
+    images = parse("--task", "images", "--data", "/photos")
+    assert images == PipelineOptions(task="cifar10", data="/photos")
+    assert images.check().name == "photos-vit"
+    assert PipelineOptions(task="images").name == "cifar10-vit"  # the embedded sample's name
+    with pytest.raises(ValueError, match=r"unknown task 'texts'.*text for imdb"):
+        PipelineOptions(task="texts")
+
+
 def test_every_option_has_a_flag_and_a_variable():
     parser = argparse.ArgumentParser()
     add_arguments(parser, local=True)

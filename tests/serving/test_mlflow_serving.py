@@ -129,12 +129,14 @@ OPTIONS = {
 
 @pytest.fixture(scope="module")
 def servers(registered):
-    """`tfx-transformers serve` for each task's champion, started together; {name: port} and
-    what each printed when it started."""
-    output, _, _ = registered
+    """`tfx-transformers serve` for each task's champion, started together (the image model's
+    from its SavedModel folder, not the registry); {name: port} and what each printed when it
+    started."""
+    output, _, exports = registered
     started = {}
     for name in ("imdb-text-encoder", "translation-translator", "cifar10-vit"):
         port = free_port()
+        which = [exports[name]] if name == "cifar10-vit" else ["--name", name]
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -143,8 +145,7 @@ def servers(registered):
                 "serve",
                 "--output",
                 output,
-                "--name",
-                name,
+                *which,
                 "--port",
                 str(port),
                 *OPTIONS.get(name, []),
@@ -159,7 +160,12 @@ def servers(registered):
     try:
         for key, (port, process) in started.items():
             described[key] = json.loads(process.stdout.readline())
-            assert described[key]["model_uri"] == f"models:/{key}@champion"
+            if key == "cifar10-vit":  # the folder, packaged as the registry would hold it
+                packaged = described[key]["model_uri"]
+                assert os.path.isfile(os.path.join(packaged, "MLmodel"))
+                assert described[key]["tracking_uri"] is None
+            else:
+                assert described[key]["model_uri"] == f"models:/{key}@champion"
             assert described[key]["url"] == f"http://127.0.0.1:{port}/invocations"
             deadline = time.time() + 240
             while True:
@@ -218,6 +224,28 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+def test_a_served_folder_is_packaged_once_and_a_folder_that_is_no_model_is_refused(
+    registered, tmp_path
+):
+    from pipeline.serve import packaged_folder
+
+    _, _, exports = registered
+    export = exports["cifar10-vit"]
+    packaged, served = packaged_folder(export)
+    assert served == export
+    written = os.stat(os.path.join(packaged, "MLmodel")).st_mtime_ns
+    assert packaged_folder(export) == (packaged, export)  # reused, not written again
+    assert os.stat(os.path.join(packaged, "MLmodel")).st_mtime_ns == written
+    assert packaged_folder(packaged) == (packaged, packaged)  # an MLflow Model serves as it is
+    versions = tmp_path / "versions"  # a folder of numbered versions: its newest
+    versions.mkdir()
+    os.symlink(export, versions / "7")
+    os.symlink(tmp_path, versions / "9")  # no SavedModel in it: not a version
+    assert packaged_folder(str(versions))[1] == str(versions / "7")
+    with pytest.raises(FileNotFoundError, match="not a model folder"):
+        packaged_folder(str(tmp_path / "versions" / "9"))
 
 
 @pytest.mark.parametrize(
