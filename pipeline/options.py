@@ -320,15 +320,12 @@ class PipelineOptions:
         return task.read_classes(data)
 
     def model_overrides(self, classes: Sequence[str] = ()) -> Dict[str, Any]:
-        """The overrides with what the data's `classes` set first: the head's num_classes and,
-        on more than two classes, no n-gram path (its naive-Bayes ratios are binary), unless
-        --set gives either."""
+        """The overrides with what the data's `classes` set first: the head's num_classes (and
+        with it the n-gram path's, one-vs-rest above two), unless --set gives it."""
         config: Any = self.family.config(self.preset_name)
         fitted: Dict[str, Any] = {}
         if classes and getattr(config, "num_classes", len(classes)) != len(classes):
             fitted["num_classes"] = len(classes)
-            if len(classes) > 2 and hasattr(config, "ngram_buckets") and config.ngram_buckets:
-                fitted["ngram_buckets"] = 0
         return {**fitted, **self.overrides}
 
     def resolve(self) -> "ResolvedRun":

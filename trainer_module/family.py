@@ -76,8 +76,8 @@ class PretrainingConfig:
 class WidePathConfig:
     """Mixed into a text classifier's config: the wide path (NBSVM, Wang and Manning, 2012), a
     logistic regression over each review's distinct hashed word n-grams scaled by their
-    naive-Bayes log-count ratios, beside the deep model; the served logit combines the two
-    (trainer_module/training/wide_path.py)."""
+    naive-Bayes log-count ratios (one-vs-rest above two classes), beside the deep model; the
+    served logits combine the two (trainer_module/training/wide_path.py)."""
 
     # Hashed buckets of the n-grams: IMDB's 20k training reviews hold 4.2 M distinct uni-, bi-
     # and trigrams, most seen once; 2^22 (32 MB of weights and ratios) keeps the collisions
@@ -95,12 +95,7 @@ class WidePathConfig:
     # probabilities stay calibrated.
     holdout_percent: int = 10
 
-    def check_wide_path(self, num_classes: int) -> None:
-        if self.ngram_buckets and num_classes != 2:
-            raise ValueError(
-                f"ngram_buckets needs two classes (naive-Bayes log-count ratios), "
-                f"not num_classes={num_classes}"
-            )
+    def check_wide_path(self) -> None:
         if self.ngram_buckets and not 0 < self.holdout_percent < 100:
             raise ValueError(
                 f"holdout_percent must be between 1 and 99, not {self.holdout_percent}"
@@ -108,13 +103,15 @@ class WidePathConfig:
         if self.ngram_order < 1:
             raise ValueError(f"ngram_order must be 1 or more, not {self.ngram_order}")
 
-    def wide_transform_config(self) -> dict:
-        """What the preprocessing_fn reads of the wide path from Transform's custom_config."""
+    def wide_transform_config(self, num_classes: int) -> dict:
+        """What the preprocessing_fn reads of the wide path from Transform's custom_config (the
+        classes only above two: the ratios are one-vs-rest then)."""
         return {
             "ngram_buckets": self.ngram_buckets,
             "ngram_order": self.ngram_order,
             "max_ngrams": self.max_ngrams,
             "holdout_percent": self.holdout_percent,
+            **({"num_classes": num_classes} if self.ngram_buckets and num_classes != 2 else {}),
         }
 
 

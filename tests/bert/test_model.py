@@ -103,8 +103,8 @@ def test_presets_reject_unknown_fields_and_bad_values():
         ValueError, match="truncation_head=31 must be between 0 and sequence_length - 2 = 30"
     ):
         get_preset("tiny", {"truncation_head": 31})
-    with pytest.raises(ValueError, match="two classes"):
-        get_preset("tiny", {"num_classes": 3})
+    with pytest.raises(ValueError, match="holdout_percent must be between 1 and 99"):
+        get_preset("tiny", {"num_classes": 3, "holdout_percent": 0})
 
 
 def sequence_inputs(batch_size: int = 2, length: int = 12) -> dict:

@@ -20,8 +20,31 @@ def test_ngram_logit_sums_ratio_times_coefficient_over_the_ids_plus_its_bias():
 def test_ngram_logit_refuses_ratios_of_another_size():
     layer = NgramLogit(4)
     layer.build((None, 3))
-    with pytest.raises(ValueError, match="4 buckets take 5 ratios, not \\(9,\\)"):
+    with pytest.raises(ValueError, match=r"4 buckets and 2 classes take ratios of shape \(5,\)"):
         layer.set_ratios(np.zeros(9))
+    three = NgramLogit(4, classes=3)
+    three.build((None, 3))
+    with pytest.raises(ValueError, match=r"shape \(5, 3\), not \(5,\)"):
+        three.set_ratios(np.zeros(5))
+
+
+def test_above_two_classes_each_class_has_its_own_regression_against_the_rest():
+    layer = NgramLogit(4, classes=3)
+    layer.build((None, 3))
+    ratios = np.arange(15, dtype="float32").reshape(5, 3) / 10
+    ratios[0] = 0  # padding
+    layer.set_ratios(ratios)
+    coefficients = np.linspace(-1, 1, 15, dtype="float32").reshape(5, 3)
+    layer.coefficients.assign(coefficients)
+    layer.bias.assign([0.1, 0.2, 0.3])
+    ids = np.array([[1, 2, 0], [4, 0, 0]])
+    out = ops.convert_to_numpy(layer(ids))
+    assert out.shape == (2, 3)
+    expected = [
+        (ratios[[1, 2]] * coefficients[[1, 2]]).sum(axis=0) + [0.1, 0.2, 0.3],
+        ratios[4] * coefficients[4] + [0.1, 0.2, 0.3],
+    ]
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
 
 
 def test_path_combination_starts_as_the_sum_and_applies_its_weights():
@@ -36,11 +59,22 @@ def test_path_combination_starts_as_the_sum_and_applies_its_weights():
     np.testing.assert_allclose(out[:, 1] - out[:, 0], [2 * 1.5 + 0.5 - 1, 2 * -2.0 + 0.25 - 1])
 
 
+def test_above_two_classes_the_combination_weighs_both_paths_logits_with_an_intercept_each():
+    combination = PathCombination(classes=3)
+    deep = np.array([[0.5, 2.0, -1.0]], "float32")
+    wide = np.array([[1.0, 0.5, 0.0]], "float32")
+    np.testing.assert_allclose(ops.convert_to_numpy(combination(deep, wide)), deep + wide)
+    combination.weighting.assign([2.0, 0.5, 0.1, 0.2, 0.3])
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(combination(deep, wide)), 2 * deep + 0.5 * wide + [0.1, 0.2, 0.3]
+    )
+
+
 class TinyWideAndDeep(WideAndDeep, keras.Model):
-    def __init__(self):
+    def __init__(self, classes=2):
         super().__init__()
-        self.head = keras.layers.Dense(2)
-        self.init_wide_path(8)
+        self.head = keras.layers.Dense(classes)
+        self.init_wide_path(8, classes)
 
     def call(self, inputs):
         return self.wide_and_deep(self.head(inputs["features"]), inputs)
@@ -62,6 +96,21 @@ def test_wide_and_deep_returns_each_path_while_training_and_the_combination_when
     np.testing.assert_allclose(ops.convert_to_numpy(model(inputs)), paths[:, 0], rtol=1e-6)
     with pytest.raises(ValueError, match="a dict with ngram_ids"):
         model({"features": inputs["features"]})
+
+
+def test_above_two_classes_the_paths_are_each_paths_logits_and_served_is_their_combination():
+    model = TinyWideAndDeep(classes=4)
+    inputs = {"features": np.ones((3, 4), "float32"), "ngram_ids": np.ones((3, 5), "int32")}
+    assert tuple(model(inputs).shape) == (3, 4)
+    model.ngram_logit.set_ratios(np.full((9, 4), 0.5))
+    model.ngram_logit.coefficients.assign(np.tile([1.0, 2.0, 0.0, -1.0], (9, 1)))
+    model.paths = True
+    paths = ops.convert_to_numpy(model(inputs))
+    assert paths.shape == (3, 3, 4)
+    np.testing.assert_allclose(paths[:, 2], [[2.5, 5.0, 0.0, -2.5]] * 3)  # 5 ids x 0.5 x w
+    np.testing.assert_allclose(paths[:, 0], paths[:, 1] + paths[:, 2], rtol=1e-6)
+    model.paths = False
+    np.testing.assert_allclose(ops.convert_to_numpy(model(inputs)), paths[:, 0], rtol=1e-6)
 
 
 def test_wide_and_deep_trains_the_deep_path_on_its_own_loss_and_reports_each_path():

@@ -30,16 +30,20 @@ def test_the_embedded_imdb_run_keeps_its_binary_recipe_and_metrics():
 
 
 @pytest.mark.parametrize("model", ["text_encoder", "bert"])
-def test_four_classes_set_the_head_turn_off_the_ngram_path_and_the_multiclass_metrics(
+def test_four_classes_set_the_head_the_one_vs_rest_ngram_path_and_the_multiclass_metrics(
     tmp_path, model
 ):
     run = PipelineOptions(task="imdb", model=model, data=tickets(tmp_path / "t")).resolve()
     assert run.classes == ("billing", "login", "refund", "shipping")
     assert run.reading["classes"] == "billing,login,refund,shipping"  # what the ExampleGen gets
-    assert run.overrides == {"num_classes": 4, "ngram_buckets": 0}
-    assert (run.model_config.num_classes, run.model_config.ngram_buckets) == (4, 0)
+    assert run.overrides == {"num_classes": 4}
+    preset = run.family.config(run.preset)
+    assert run.model_config == preset.replace(num_classes=4)  # the n-gram path kept
     trainer = run.trainer_settings(tmp_path / "t").custom_config
-    assert trainer["overrides"] == {"num_classes": 4, "ngram_buckets": 0}  # the Trainer's too
+    assert trainer["overrides"] == {"num_classes": 4}  # the Trainer's too
+    transform = run.family.transform_config(run.model_config)
+    assert transform["num_classes"] == 4  # Transform counts each class's n-grams
+    assert "num_classes" not in run.family.transform_config(preset)  # binary: as it was
     config = run.task.blessing_eval_config(run.family, 0.5, run.classes)
     (spec,) = config.model_specs
     assert (spec.label_key, spec.prediction_key) == ("label", "probabilities")
@@ -69,13 +73,12 @@ def test_the_classes_option_wins_and_unreadable_data_gets_the_tasks_classes(tmp_
     assert remote.classes == features.LABEL_NAMES
 
 
-def test_an_explicit_ngram_path_on_four_classes_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="ngram_buckets needs two classes"):
-        PipelineOptions(
-            task="imdb",
-            data=tickets(tmp_path / "t"),
-            overrides={"ngram_buckets": 1024},
-        ).resolve()
+def test_set_turns_the_ngram_path_off_on_four_classes(tmp_path):
+    run = PipelineOptions(
+        task="imdb", data=tickets(tmp_path / "t"), overrides={"ngram_buckets": 0}
+    ).resolve()
+    assert run.overrides == {"num_classes": 4, "ngram_buckets": 0}
+    assert "num_classes" not in run.family.transform_config(run.model_config)
 
 
 def test_a_single_class_csv_is_refused_when_the_pipeline_is_built(tmp_path):

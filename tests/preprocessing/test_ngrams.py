@@ -38,3 +38,18 @@ def test_naive_bayes_ratios_are_smoothed_log_count_ratios_with_padding_at_zero()
     p, q = np.array([4, 2, 1.0]), np.array([2, 1, 4.0])  # ids 1..3, smoothed
     expected = [0.0, *(np.log(p / p.sum()) - np.log(q / q.sum()))]
     np.testing.assert_allclose(naive_bayes_ratios(counts), expected, rtol=1e-6)
+
+
+def test_above_two_classes_each_class_gets_its_ratios_against_the_rest():
+    counts = np.array(
+        [
+            [9, 1, 0, 3],  # class 0: reviews holding ids 0..3
+            [9, 3, 1, 0],  # class 1
+            [9, 0, 2, 2],  # class 2
+        ]
+    )
+    ratios = naive_bayes_ratios(counts)
+    assert ratios.shape == (4, 3) and ratios.dtype == np.float32
+    np.testing.assert_array_equal(ratios[0], [0, 0, 0])  # padding
+    p, q = np.array([4, 2, 1.0]), np.array([2, 3, 6.0])  # class 1 against classes 0 and 2
+    np.testing.assert_allclose(ratios[1:, 1], np.log(p / p.sum()) - np.log(q / q.sum()), rtol=1e-6)

@@ -172,5 +172,5 @@ def test_the_wide_path_needs_its_inputs_and_ratios():
         TextEncoderClassifier(config)(np.ones((1, config.max_length), "int32"))
     with pytest.raises(ValueError, match="n-gram ratios"):
         build_model(config, train_steps=10)
-    with pytest.raises(ValueError, match="two classes"):
-        config.replace(num_classes=3)
+    with pytest.raises(ValueError, match=r"ratios of shape \(257, 3\), not \(257,\)"):
+        build_model(config.replace(num_classes=3), train_steps=10, ngram_ratios=np.zeros(257))

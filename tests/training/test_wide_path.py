@@ -8,9 +8,9 @@ from trainer_module.text_encoder.config import PRESETS
 from trainer_module.training import wide_path
 
 
-def rows_dataset(ngram_ids: np.ndarray, labels: np.ndarray, batch_size: int):
+def rows_dataset(ngram_ids: np.ndarray, labels: np.ndarray, batch_size: int, classes: int = 2):
     inputs = {"features": np.ones((len(labels), 4), "float32"), "ngram_ids": ngram_ids}
-    onehot = np.eye(2, dtype="float32")[labels]
+    onehot = np.eye(classes, dtype="float32")[labels]
     return tf.data.Dataset.from_tensor_slices((inputs, onehot)).batch(batch_size)
 
 
@@ -110,3 +110,76 @@ def test_a_handful_of_held_out_reviews_fits_no_combination():
     record = wide_path.fit_combination(model, rows_dataset(ids, np.arange(40) % 2, 8))
     assert record == {"holdout_examples": 40, "weights": [1.0, 1.0, 0.0]}
     np.testing.assert_allclose(model.combination.weighting.numpy(), [1.0, 1.0, 0.0])
+
+
+def test_the_softmax_regression_finds_the_optimum_and_keeps_both_weights_at_least_zero():
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 4, 3_000)
+    onehot = np.eye(4)[labels]
+    deep = 3 * onehot + rng.normal(0, 1.5, (3_000, 4))
+    wide = 2 * onehot + rng.normal(0, 2.0, (3_000, 4)) + [0.5, 0, 0, -0.5]
+    weights = wide_path.softmax_regression(deep, wide, labels, l2=1e-6)
+    # The softmax regression on the two paths' logits, weights tied across classes, unpenalized:
+    # its optimum, found by another solver (intercepts are defined up to a constant).
+    features = np.stack([deep, wide], axis=2)  # (N, C, 2)
+
+    def loss(w):
+        logits = features @ w[:2] + w[2:]
+        return -(onehot * (logits - np.log(np.exp(logits).sum(1, keepdims=True)))).sum()
+
+    reference = minimize(loss, np.zeros(6), method="BFGS").x
+    np.testing.assert_allclose(weights[:2], reference[:2], rtol=1e-3)
+    np.testing.assert_allclose(np.diff(weights[2:]), np.diff(reference[2:]), atol=1e-3)
+    against = wide_path.softmax_regression(deep, -wide, labels)  # a path against its evidence
+    assert against[1] == 0.0 and against[0] > 0
+
+
+def test_above_two_classes_the_one_vs_rest_wide_path_trains_and_the_combination_is_fitted():
+    from trainer_module.preprocessing.ngrams import naive_bayes_ratios
+
+    # Ids 1-10 mark class 0, 11-20 class 1, and so on; the deep path sees nothing useful.
+    rng = np.random.default_rng(0)
+    n, classes = 2_000, 4
+    labels = rng.integers(0, classes, n)
+    ids = 1 + 10 * labels[:, None] + rng.integers(0, 10, (n, 6))
+    ids = np.concatenate([ids, rng.integers(41, 60, (n, 10))], axis=1).astype("int64")
+    config = PRESETS["tiny"].replace(
+        num_classes=classes, ngram_buckets=64, ngram_epochs=3, ngram_learning_rate=0.3
+    )
+    model = TinyWideAndDeep(classes)
+    model.init_wide_path(64, classes)
+    model.compile(
+        optimizer="sgd",
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+    )
+    model.ngram_logit.trainable, model.paths = False, True
+    model({"features": np.ones((1, 4), "float32"), "ngram_ids": ids[:1]})
+    counts = np.stack([np.bincount(ids[labels == c].ravel(), minlength=65) for c in range(4)])
+
+    def datasets(shuffle, epochs=None):
+        data = rows_dataset(ids, labels, config.batch_size, classes)
+        return data if epochs == 1 else data.repeat()
+
+    record = wide_path.train_and_combine(
+        model,
+        config,
+        datasets,
+        rows_dataset(ids, labels, 50, classes),
+        8,
+        n,
+        naive_bayes_ratios(counts),
+    )
+    assert record["validation"]["wide_accuracy"] > 0.95
+    assert record["validation"]["accuracy"] > 0.95
+    assert not model.paths
+    combination = record["combination"]
+    assert 140 < combination["holdout_examples"] < 260
+    assert len(combination["weights"]) == 2 + classes  # deep, wide, an intercept per class
+    deep_weight, wide_weight = combination["weights"][:2]
+    assert wide_weight > deep_weight >= 0  # the informative path carries the weight
+    assert combination["holdout_accuracy"] > 0.95
+    served = keras.ops.convert_to_numpy(model(next(iter(rows_dataset(ids, labels, 64, 4)))[0]))
+    assert served.shape == (64, classes)

@@ -105,7 +105,7 @@ class BertConfig(PretrainingConfig, WidePathConfig, PresetConfig):
             raise ValueError(f"layer_decay must be in (0, 1], not {self.layer_decay}")
         if self.frozen_layers < 0:
             raise ValueError(f"frozen_layers must be 0 or more, not {self.frozen_layers}")
-        self.check_wide_path(self.num_classes)
+        self.check_wide_path()
 
 
 PRESETS: Mapping[str, BertConfig] = {
@@ -140,5 +140,5 @@ def transform_config(config: BertConfig) -> dict:
         "backbone_preset": config.backbone_preset,
         "sequence_length": config.sequence_length,
         "truncation_head": config.truncation_head,
-        **config.wide_transform_config(),
+        **config.wide_transform_config(config.num_classes),
     }

@@ -54,7 +54,7 @@ class BertClassifier(WideAndDeep, keras.Model):
             name="logits",
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
         )
-        self.init_wide_path(config.ngram_buckets)
+        self.init_wide_path(config.ngram_buckets, config.num_classes)
         if config.attention_dropout is not None:
             for block in backbone.transformer_layers:
                 compat.set_attention_dropout(block, config.attention_dropout)

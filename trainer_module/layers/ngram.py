@@ -14,37 +14,44 @@ class NgramLogit(keras.layers.Layer):
     b + sum_j r[id_j] * w[id_j] over each review's distinct ids. r (`ratios`, not trained) holds
     the naive-Bayes log-count ratios, set once from Transform's (`set_ratios`); w starts at
     zero, so plain gradient descent moves the weights of the n-grams whose counts already
-    separate the classes most. Id 0 (padding) has ratio 0. Kept in float32."""
+    separate the classes most. Id 0 (padding) has ratio 0. Kept in float32.
 
-    def __init__(self, buckets: int, **kwargs):
+    With `classes` above two, one regression per class against the rest (each with its own
+    one-vs-rest ratios, weights and bias): (B, M) -> (B, classes) logits."""
+
+    def __init__(self, buckets: int, classes: int = 2, **kwargs):
         super().__init__(dtype="float32", **kwargs)
         self.buckets = buckets
+        self.classes = classes
+        # One column per class above two; binary keeps the single regression of class 1.
+        self.columns = () if classes == 2 else (classes,)
 
     def build(self, input_shape):
+        shape = (self.buckets + 1, *self.columns)
         self.ratios = self.add_weight(
-            name="ratios", shape=(self.buckets + 1,), initializer="zeros", trainable=False
+            name="ratios", shape=shape, initializer="zeros", trainable=False
         )
-        self.coefficients = self.add_weight(
-            name="coefficients", shape=(self.buckets + 1,), initializer="zeros"
-        )
-        self.bias = self.add_weight(name="bias", shape=(), initializer="zeros")
+        self.coefficients = self.add_weight(name="coefficients", shape=shape, initializer="zeros")
+        self.bias = self.add_weight(name="bias", shape=self.columns, initializer="zeros")
 
     def set_ratios(self, ratios: np.ndarray) -> None:
         ratios = np.asarray(ratios, "float32")
-        if ratios.shape != (self.buckets + 1,):
+        expected = (self.buckets + 1, *self.columns)
+        if ratios.shape != expected:
             raise ValueError(
-                f"{self.buckets} buckets take {self.buckets + 1} ratios, not {ratios.shape}: "
-                "the model and Transform's n-gram ratios disagree on ngram_buckets"
+                f"{self.buckets} buckets and {self.classes} classes take ratios of shape "
+                f"{expected}, not {ratios.shape}: the model and Transform's n-gram ratios "
+                "disagree on ngram_buckets or num_classes"
             )
         self.ratios.assign(ratios)
 
     def call(self, ngram_ids):
         ngram_ids = ops.cast(ngram_ids, "int32")  # Keras builds a model on float inputs
-        weights = ops.take(self.coefficients, ngram_ids)
-        return ops.sum(ops.take(self.ratios, ngram_ids) * weights, axis=1) + self.bias
+        weights = ops.take(self.coefficients, ngram_ids, axis=0)
+        return ops.sum(ops.take(self.ratios, ngram_ids, axis=0) * weights, axis=1) + self.bias
 
     def get_config(self):
-        return {**super().get_config(), "buckets": self.buckets}
+        return {**super().get_config(), "buckets": self.buckets, "classes": self.classes}
 
 
 class PathCombination(keras.layers.Layer):
@@ -52,27 +59,46 @@ class PathCombination(keras.layers.Layer):
     evidence for class 1, z = a * (deep[:, 1] - deep[:, 0]) + b * wide + c, split evenly between
     the two classes. a, b and c are fitted on held-out reviews after both paths trained
     (training/wide_path.py: a logistic regression, so the mean prediction matches the label
-    mean); until then (1, 1, 0): the sum of the two paths' logits. Not trained by gradient."""
+    mean); until then (1, 1, 0): the sum of the two paths' logits. Not trained by gradient.
 
-    def __init__(self, **kwargs):
+    With `classes` above two: (B, C) deep logits and the wide path's (B, C) one-vs-rest logits
+    -> a * deep + b * wide + c, with one intercept c_k per class (`weighting` holds a, b, c_1
+    ... c_C; fitted as a softmax regression, training/wide_path.py)."""
+
+    def __init__(self, classes: int = 2, **kwargs):
         super().__init__(dtype="float32", **kwargs)
+        self.classes = classes
 
     def build(self, deep_shape, wide_shape=None):
         self.weighting = self.add_weight(
             name="weighting",
-            shape=(3,),
-            initializer=keras.initializers.Constant([1.0, 1.0, 0.0]),
+            shape=(self.size,),
+            initializer=keras.initializers.Constant(self.summed),
             trainable=False,
         )
 
+    @property
+    def size(self) -> int:
+        return 3 if self.classes == 2 else 2 + self.classes
+
+    @property
+    def summed(self) -> list:
+        """The weighting that sums the two paths' logits (before a fit, or without one)."""
+        return [1.0, 1.0] + [0.0] * (self.size - 2)
+
     def call(self, deep, wide):
         deep = ops.cast(deep, "float32")
+        if self.classes != 2:
+            return self.weighting[0] * deep + self.weighting[1] * wide + self.weighting[2:]
         evidence = (
             self.weighting[0] * (deep[:, 1] - deep[:, 0])
             + self.weighting[1] * wide
             + self.weighting[2]
         )
         return evidence_logits(evidence)
+
+    def get_config(self):
+        return {**super().get_config(), "classes": self.classes}
 
 
 def evidence_logits(evidence):
@@ -92,9 +118,9 @@ class WideAndDeep:
     and `compute_metrics` reports `accuracy` of the combination, `deep_accuracy` and
     `wide_accuracy`."""
 
-    def init_wide_path(self, buckets: int) -> None:
-        self.ngram_logit = NgramLogit(buckets, name="ngram_logit") if buckets else None
-        self.combination = PathCombination(name="combination") if buckets else None
+    def init_wide_path(self, buckets: int, classes: int = 2) -> None:
+        self.ngram_logit = NgramLogit(buckets, classes, name="ngram_logit") if buckets else None
+        self.combination = PathCombination(classes, name="combination") if buckets else None
         self.paths = False
         if buckets:
             self.path_accuracy = {
@@ -107,11 +133,12 @@ class WideAndDeep:
             return deep_logits
         if not isinstance(inputs, dict) or "ngram_ids" not in inputs:
             raise ValueError("with ngram_buckets the model takes a dict with ngram_ids")
-        wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1
+        wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1; or (B, C)
         combined = self.combination(deep_logits, wide)
         if self.paths:
             deep = ops.cast(deep_logits, "float32")
-            return ops.stack([combined, deep, evidence_logits(wide)], axis=1)  # (B, 3, C)
+            wide = evidence_logits(wide) if self.ngram_logit.classes == 2 else wide
+            return ops.stack([combined, deep, wide], axis=1)  # (B, 3, C)
         return combined
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):

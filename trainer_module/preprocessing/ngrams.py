@@ -1,8 +1,8 @@
 """The wide path's preprocessing (NBSVM, Wang and Manning, 2012), shared by the text families:
 each review's distinct hashed word n-grams (uni-, bi- and trigrams), and a tf.Transform analyzer
 that counts, over the training split, how many reviews of each class hold each hashed id and
-turns the counts into naive-Bayes log-count ratios. The model's side is
-trainer_module/layers/ngram.py."""
+turns the counts into naive-Bayes log-count ratios (above two classes, each class's against the
+rest). The model's side is trainer_module/layers/ngram.py."""
 
 import io
 import os
@@ -15,7 +15,8 @@ import tensorflow_transform as tft
 import tensorflow_transform.beam as tft_beam
 
 NGRAM_IDS = "ngram_ids"  # int64 (B, max_ngrams): hashed word n-grams, 1..buckets; 0 pads
-NGRAM_RATIOS = "ngram_nb_ratios"  # asset: (buckets + 1,) float32 naive-Bayes log-count ratios
+# Asset: (buckets + 1,) float32 naive-Bayes log-count ratios; (buckets + 1, C) above 2 classes.
+NGRAM_RATIOS = "ngram_nb_ratios"
 SMOOTHING = 1.0  # the ratios' additive smoothing (alpha), Wang and Manning's
 KEY_NGRAMS = 16  # n-gram ids hashed to place a review in or out of the held-out slice
 
@@ -41,28 +42,40 @@ def distinct_ngram_ids(
 def naive_bayes_ratios(counts: np.ndarray, alpha: float = SMOOTHING) -> np.ndarray:
     """(2, V + 1) reviews per class holding each id -> (V + 1,) float32 log(p / |p|_1) -
     log(q / |q|_1) with p = alpha + the class-1 counts, q = alpha + the class-0 counts over
-    ids 1..V (Wang and Manning, 2012, section 2.1); id 0 (padding) gets 0."""
-    positive, negative = counts[1, 1:] + alpha, counts[0, 1:] + alpha
-    ratios = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
-    return np.concatenate([[0.0], ratios]).astype("float32")
+    ids 1..V (Wang and Manning, 2012, section 2.1); id 0 (padding) gets 0.
+
+    (C, V + 1) counts of C > 2 classes -> (V + 1, C): column k the ratios of class k against
+    the rest (p = alpha + class k's counts, q = alpha + the other classes' counts), as NBSVM
+    is applied to more classes one-vs-rest."""
+    if len(counts) == 2:
+        positive, negative = counts[1, 1:] + alpha, counts[0, 1:] + alpha
+        ratios = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
+        return np.concatenate([[0.0], ratios]).astype("float32")
+    inside = counts[:, 1:].astype("float64") + alpha
+    outside = counts[:, 1:].sum(axis=0, keepdims=True) - counts[:, 1:] + alpha
+    ratios = np.log(inside / inside.sum(axis=1, keepdims=True)) - np.log(
+        outside / outside.sum(axis=1, keepdims=True)
+    )
+    return np.concatenate([np.zeros((len(counts), 1)), ratios], axis=1).T.astype("float32")
 
 
 class NaiveBayesRatios(tft_beam.experimental.PTransformAnalyzer):
-    """Beam: batches of (n-gram ids (B, M), labels (B,): 0, 1, or -1 for a review not to
-    count) -> the path of an .npy file of the
-    (buckets + 1,) naive-Bayes log-count ratios (`naive_bayes_ratios`) of the counts of training
-    reviews of each class that hold each id. Fixed-size count accumulators, summed across
-    workers like tf.Transform's own analyzers; the ratios are taken once, from the sums."""
+    """Beam: batches of (n-gram ids (B, M), labels (B,): 0 .. classes - 1, or -1 for a review
+    not to count) -> the path of an .npy file of the naive-Bayes log-count ratios
+    (`naive_bayes_ratios`) of the counts of training reviews of each class that hold each id.
+    Fixed-size count accumulators, summed across workers like tf.Transform's own analyzers; the
+    ratios are taken once, from the sums."""
 
-    def __init__(self, buckets: int):
+    def __init__(self, buckets: int, classes: int = 2):
         super().__init__()
         self.buckets = buckets
+        self.classes = classes
 
     def expand(self, batches):
         return (
             batches
             | "Count" >> beam.Map(self._count)
-            | "Sum" >> beam.CombineGlobally(_SumCounts((2, self.buckets + 1)))
+            | "Sum" >> beam.CombineGlobally(_SumCounts((self.classes, self.buckets + 1)))
             | "Ratios" >> beam.Map(naive_bayes_ratios)
             | "Write" >> beam.Map(self._write)
         )
@@ -72,7 +85,7 @@ class NaiveBayesRatios(tft_beam.experimental.PTransformAnalyzer):
         counts = np.stack(
             [
                 np.bincount(ids[labels == label].ravel(), minlength=self.buckets + 1)
-                for label in (0, 1)
+                for label in range(self.classes)
             ]
         )
         counts[:, 0] = 0  # padding
@@ -109,11 +122,13 @@ class _SumCounts(beam.CombineFn):
         return total
 
 
-def ngram_ratio_analyzer(ngram_ids: tf.Tensor, labels: tf.Tensor, buckets: int) -> tf.Tensor:
+def ngram_ratio_analyzer(
+    ngram_ids: tf.Tensor, labels: tf.Tensor, buckets: int, classes: int = 2
+) -> tf.Tensor:
     """A tf.Transform analyzer: the path of the NGRAM_RATIOS asset (NaiveBayesRatios)."""
     (path,) = tft.experimental.ptransform_analyzer(
         [ngram_ids, labels],
-        NaiveBayesRatios(buckets),
+        NaiveBayesRatios(buckets, classes),
         [tf.string],
         [[]],
         output_asset_default_values=[b""],
@@ -123,7 +138,8 @@ def ngram_ratio_analyzer(ngram_ids: tf.Tensor, labels: tf.Tensor, buckets: int) 
 
 
 def ngram_ratios(tf_transform_output: tft.TFTransformOutput) -> np.ndarray:
-    """The (buckets + 1,) naive-Bayes ratios of the n-gram ids Transform wrote (NGRAM_RATIOS)."""
+    """The naive-Bayes ratios of the n-gram ids Transform wrote (NGRAM_RATIOS): (buckets + 1,),
+    or (buckets + 1, C) above two classes."""
     path = tf_transform_output.vocabulary_file_by_name(NGRAM_RATIOS)
     if path is None:
         raise FileNotFoundError(
@@ -151,6 +167,7 @@ def ngram_features(
     max_ngrams: int,
     order: int = 3,
     holdout_percent: int = 0,
+    classes: int = 2,
 ) -> tf.Tensor:
     """(B, None) words -> NGRAM_IDS (B, max_ngrams), n-grams up to `order` words; with `labels`
     (B,) (the training graph, not serving) the NGRAM_RATIOS analyzer runs over them, less the
@@ -163,7 +180,7 @@ def ngram_features(
     ngram_ids = distinct_ngram_ids(tokens, buckets, max_ngrams, order)
     if labels is not None:
         counted = tf.where(held_out(ngram_ids, holdout_percent), tf.constant(-1, tf.int64), labels)
-        path = ngram_ratio_analyzer(ngram_ids, counted, buckets)
+        path = ngram_ratio_analyzer(ngram_ids, counted, buckets, classes)
         # Ties the analyzer to an output, so that tf.Transform runs it (nothing in the graph
         # reads the ratios: the trainer sets them in the model).
         ngram_ids += 0 * tf.cast(tf.strings.length(path), tf.int64)
@@ -185,5 +202,6 @@ def wide_path_features(tokens: tf.RaggedTensor, labels: Optional[tf.Tensor], cus
             int(custom_config["max_ngrams"]),
             int(custom_config.get("ngram_order", 3)),
             int(custom_config.get("holdout_percent", 0)),
+            int(custom_config.get("num_classes", 2)),
         )
     }

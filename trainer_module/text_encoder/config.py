@@ -70,7 +70,7 @@ class TextEncoderConfig(PretrainingConfig, WidePathConfig, PresetConfig):
             raise ValueError(
                 f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}"
             )
-        self.check_wide_path(self.num_classes)
+        self.check_wide_path()
         self.check_pretraining()
 
     @property
@@ -130,5 +130,5 @@ def transform_config(config: TextEncoderConfig) -> dict:
         "vocab_size": config.vocab_size,
         "max_length": config.max_length,
         "truncation_head": config.truncation_head,
-        **config.wide_transform_config(),
+        **config.wide_transform_config(config.num_classes),
     }

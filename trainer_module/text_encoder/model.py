@@ -76,7 +76,7 @@ class TextEncoderClassifier(WideAndDeep, ConfiguredModel):
         self.head_dropout = Dropout(config.dropout)
         # Logits in float32 whatever the compute dtype (the Keras mixed-precision guide's advice).
         self.head = keras.layers.Dense(config.num_classes, dtype="float32", name="head")
-        self.init_wide_path(config.ngram_buckets)
+        self.init_wide_path(config.ngram_buckets, config.num_classes)
 
     def build(self, input_shape):
         if self.config.pooling == "cls":

@@ -1,7 +1,9 @@
 """How a text classifier's two paths train (layers/ngram.py: WideAndDeep): the deep path on the
 training reviews less a held-out slice; the wide path (NBSVM's regression) alone on the same
 reviews, to convergence; then the combination of their logits, fitted on the held-out slice that
-neither path trained on, so that the served probabilities stay calibrated.
+neither path trained on, so that the served probabilities stay calibrated. Above two classes
+the wide path is one regression per class against the rest, and the combination a softmax
+regression on both paths' logits (`softmax_regression`).
 
 The slice is chosen by a hash of each review's first n-gram ids (preprocessing/ngrams.py:
 `held_out`; the same review always lands on the same side, whatever the order of the files),
@@ -162,7 +164,8 @@ def split(dataset: tf.data.Dataset, percent: int, batch_size: int, holdout: bool
 
 
 class WidePathModel(keras.Model):
-    """The wide path alone: n-gram ids -> its (B,) logit (the classifier's own layer)."""
+    """The wide path alone: n-gram ids -> its (B,) logit, or (B, C) one-vs-rest logits (the
+    classifier's own layer)."""
 
     def __init__(self, ngram_logit, **kwargs):
         super().__init__(**kwargs)
@@ -175,10 +178,12 @@ class WidePathModel(keras.Model):
 def fit_wide_path(model, train: tf.data.Dataset, steps: int, config, ratios: np.ndarray) -> dict:
     """Trains the wide path alone from zero, with Transform's `ratios`: plain SGD at
     config.ngram_learning_rate, cosine-decayed to zero over `steps` batches of `train`, on the
-    logistic loss; then sets `model.ngram_logit` (frozen) to the result. A fresh layer trains
-    (the model's was built frozen, and TensorFlow fixes a variable's trainability when it is
-    made). Returns its last training loss and accuracy."""
-    fresh = NgramLogit(model.ngram_logit.buckets, name="ngram_logit")
+    logistic loss (above two classes, each class's regression on its own against the rest, as
+    one-vs-rest NBSVM); then sets `model.ngram_logit` (frozen) to the result. A fresh layer
+    trains (the model's was built frozen, and TensorFlow fixes a variable's trainability when
+    it is made). Returns its last training loss and accuracy."""
+    classes = model.ngram_logit.classes
+    fresh = NgramLogit(model.ngram_logit.buckets, classes, name="ngram_logit")
     wide = WidePathModel(fresh)
     wide(np.zeros((1, 1), "int64"))  # build
     fresh.set_ratios(ratios)
@@ -187,10 +192,14 @@ def fit_wide_path(model, train: tf.data.Dataset, steps: int, config, ratios: np.
             keras.optimizers.schedules.CosineDecay(config.ngram_learning_rate, steps)
         ),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
-        metrics=[keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)],
+        metrics=[
+            keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)
+            if classes == 2
+            else keras.metrics.CategoricalAccuracy(name="accuracy")
+        ],
     )
     result = wide.fit(
-        train.map(lambda x, y: (x["ngram_ids"], y[:, 1])),
+        train.map(lambda x, y: (x["ngram_ids"], y[:, 1] if classes == 2 else y)),
         steps_per_epoch=steps,
         epochs=1,
         verbose=0,
@@ -237,18 +246,47 @@ def logistic_regression(
     return w
 
 
+def softmax_regression(
+    deep: np.ndarray, wide: np.ndarray, labels: np.ndarray, l2: float = 1.0
+) -> np.ndarray:
+    """(N, C) deep logits, (N, C) wide logits, (N,) class ids -> the weighting (a, b, c_1 ...
+    c_C) of logits a * deep + b * wide + c under the softmax cross-entropy, a and b at least 0
+    (a path that counts against its evidence is left out), with the same L2 pull toward
+    (1, 1, 0 ...) as the binary regression's (L-BFGS-B, scipy)."""
+    from scipy.optimize import minimize
+
+    classes = deep.shape[1]
+    onehot = np.eye(classes)[labels]
+    center = np.array([1.0, 1.0] + [0.0] * classes)
+
+    def objective(w):
+        logits = w[0] * deep + w[1] * wide + w[2:]
+        logits = logits - logits.max(axis=1, keepdims=True)
+        log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        residual = np.exp(log_p) - onehot  # d loss / d logits
+        gradient = np.concatenate(
+            [[(residual * deep).sum()], [(residual * wide).sum()], residual.sum(axis=0)]
+        ) + l2 * (w - center)
+        return -(onehot * log_p).sum() + 0.5 * l2 * ((w - center) ** 2).sum(), gradient
+
+    bounds = [(0.0, None), (0.0, None)] + [(None, None)] * classes
+    return minimize(objective, center, jac=True, method="L-BFGS-B", bounds=bounds).x
+
+
 def fit_combination(model, holdout: tf.data.Dataset) -> dict:
     """Sets `model.combination` to the logistic regression of the held-out reviews' labels on
     the deep path's evidence and the wide path's logit (a path whose weight comes out negative
     is left out; with fewer than MIN_HOLDOUT reviews the weights stay (1, 1, 0), the sum).
-    Returns the weights, the slice's size and its mean label and prediction."""
+    Above two classes, the softmax regression on both paths' logits (softmax_regression).
+    Returns the weights, the slice's size and its mean label and prediction (above two
+    classes, the slice's accuracy before and after the fit)."""
     model.paths = True
     deep, wide, labels = [], [], []
     for inputs, y in holdout:
-        paths = keras.ops.convert_to_numpy(model.predict_on_batch(inputs))  # (B, 3, 2)
-        deep.append(paths[:, 1, 1] - paths[:, 1, 0])
-        wide.append(paths[:, 2, 1] - paths[:, 2, 0])
-        labels.append(np.asarray(y)[:, 1])
+        paths = keras.ops.convert_to_numpy(model.predict_on_batch(inputs))  # (B, 3, C)
+        deep.append(paths[:, 1])
+        wide.append(paths[:, 2])
+        labels.append(np.asarray(y).argmax(axis=1))
     count = sum(len(batch) for batch in labels)
     if count < MIN_HOLDOUT:
         logging.info(
@@ -256,10 +294,20 @@ def fit_combination(model, holdout: tf.data.Dataset) -> dict:
             count,
             MIN_HOLDOUT,
         )
-        model.combination.weighting.assign([1.0, 1.0, 0.0])  # whatever a warm start loaded
-        return {"holdout_examples": count, "weights": [1.0, 1.0, 0.0]}
-    features = np.stack([np.concatenate(deep), np.concatenate(wide)], axis=1)
-    labels = np.concatenate(labels)
+        model.combination.weighting.assign(model.combination.summed)  # whatever a warm start loaded
+        return {"holdout_examples": count, "weights": model.combination.summed}
+    deep, wide, labels = np.concatenate(deep), np.concatenate(wide), np.concatenate(labels)
+    if model.combination.classes != 2:
+        weights = softmax_regression(deep, wide, labels)
+        model.combination.weighting.assign(weights.astype("float32"))
+        combined = weights[0] * deep + weights[1] * wide + weights[2:]
+        return {
+            "holdout_examples": int(len(labels)),
+            "weights": [round(float(w), 4) for w in weights],  # deep, wide, the intercepts
+            "holdout_summed_accuracy": round(float(((deep + wide).argmax(1) == labels).mean()), 4),
+            "holdout_accuracy": round(float((combined.argmax(1) == labels).mean()), 4),
+        }
+    features = np.stack([deep[:, 1] - deep[:, 0], wide[:, 1] - wide[:, 0]], axis=1)
     weights = logistic_regression(features, labels, prior=np.ones(2))
     keep = weights[:2] > 0
     if keep.any() and not keep.all():  # a path that counts against its evidence: left out
@@ -327,8 +375,8 @@ def train_and_combine(
             train_examples,
             MIN_HOLDOUT,
         )
-        model.combination.weighting.assign([1.0, 1.0, 0.0])  # whatever a warm start loaded
-        steps, combination = 0, {"holdout_examples": 0, "weights": [1.0, 1.0, 0.0]}
+        model.combination.weighting.assign(model.combination.summed)  # whatever a warm start loaded
+        steps, combination = 0, {"holdout_examples": 0, "weights": model.combination.summed}
     refit_steps = steps_over(train_examples)
     logging.info("Wide path: %d steps of SGD over every training review", refit_steps)
     fit_wide_path(model, datasets(True, None), refit_steps, config, ratios)
