@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from typing import Any, cast
 
 import keras
 import keras_hub
@@ -36,9 +37,11 @@ from trainer_module import bert as bert_family
 from trainer_module import text_encoder
 from trainer_module.bert import preprocessing as bert_preprocessing
 from trainer_module.bert import serving as bert_serving
+from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import build_classifier
 from trainer_module.text_encoder import preprocessing as text_preprocessing
 from trainer_module.text_encoder import serving as text_serving
+from trainer_module.text_encoder.config import TextEncoderConfig
 from trainer_module.text_encoder.model import TextEncoderClassifier
 
 FEATURE_SPEC = {
@@ -79,7 +82,7 @@ def encoder(length, **shape):
             **shape,
         },
     )  # the encoder alone, against BERT
-    model = TextEncoderClassifier(config)
+    model = TextEncoderClassifier(cast(TextEncoderConfig, config))
 
     def inputs(batch):
         return np.random.randint(1, VOCABULARY, size=(batch, length)).astype("int32")
@@ -146,19 +149,24 @@ def serving_latency(length, workdir):
         FEATURE_SPEC,
     )
     encoder_model = TextEncoderClassifier(
-        text_encoder.FAMILY.config(
-            "small",
-            {
-                "max_length": length,
-                "truncation_head": length // 4,
-                "ngram_buckets": 0,
-                "vocab_size": text_preprocessing.vocabulary_size(encoder_tft),
-            },
+        cast(
+            TextEncoderConfig,
+            text_encoder.FAMILY.config(
+                "small",
+                {
+                    "max_length": length,
+                    "truncation_head": length // 4,
+                    "ngram_buckets": 0,
+                    "vocab_size": text_preprocessing.vocabulary_size(encoder_tft),
+                },
+            ),
         )
     )
     encoder_model(np.zeros((1, length), dtype="int32"))
-    bert_model = build_classifier(bert_family.FAMILY.config("default", bert_config))
-    exports = {
+    bert_model = build_classifier(
+        cast(BertConfig, bert_family.FAMILY.config("default", bert_config))
+    )
+    exports: dict[str, tuple[Any, Any, Any]] = {
         "bert (bert_tiny shape)": (bert_model, bert_tft, bert_serving.export),
         "encoder, preset small": (encoder_model, encoder_tft, text_serving.export),
     }

@@ -41,7 +41,7 @@ def main() -> int:
     model, model_dir = load_model(args.saved_model)
     list(predict_lines(model, io.StringIO("".join(lines[:64])), args.batch_size))  # trace
 
-    seconds = {window: [] for window in args.windows}
+    seconds: dict[int, list[float]] = {window: [] for window in args.windows}
     answers = {}
     for _ in range(args.repeats):
         for window in args.windows:

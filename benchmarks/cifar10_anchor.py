@@ -36,7 +36,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS_IN_SCRIPT = "for run in range(25)"  # the scripts' loop over their 25 runs
 EPOCHS_IN_SCRIPT = re.compile(r"'train_epochs': ([0-9.]+),")  # their hyper-parameters
 WIDTHS_IN_SCRIPT = re.compile(r"'block([123])': (\d+),")
-AIRBENCH94 = {"script": "airbench94.py", "epochs": 9.9, "widths": (64, 256, 256)}
+AIRBENCH94_SCRIPT, AIRBENCH94_EPOCHS, AIRBENCH94_WIDTHS = "airbench94.py", 9.9, (64, 256, 256)
 # airbench94's training arithmetic per image of its training set, over its 9.9 epochs (the
 # issue's count: 0.36 PFLOP for 50,000 images).
 PFLOP_PER_IMAGE = 0.36 / 50_000
@@ -57,8 +57,8 @@ def convolution_macs(widths) -> int:
 def training_pflop(train_images: int, epochs: float, widths) -> float:
     """The issue's count for airbench94, scaled by epochs and by the convolutions' arithmetic
     of these widths against airbench94's."""
-    scale = convolution_macs(widths) / convolution_macs(AIRBENCH94["widths"])
-    return round(PFLOP_PER_IMAGE * train_images * epochs / AIRBENCH94["epochs"] * scale, 3)
+    scale = convolution_macs(widths) / convolution_macs(AIRBENCH94_WIDTHS)
+    return round(PFLOP_PER_IMAGE * train_images * epochs / AIRBENCH94_EPOCHS * scale, 3)
 
 
 def split(tarball: str, cache: str) -> dict:
@@ -85,7 +85,8 @@ def prepare(tarball: str, script: str, runs: int, workdir: str, epochs=None) -> 
             f"{script}: no {RUNS_IN_SCRIPT!r}, 'train_epochs' or block widths; "
             "is it legacy/airbench94.py or airbench95.py?"
         )
-    epochs = float(EPOCHS_IN_SCRIPT.search(code).group(1)) if epochs is None else epochs
+    if epochs is None:
+        epochs = float(EPOCHS_IN_SCRIPT.search(code).group(1))  # type: ignore[union-attr]
     import torch
 
     os.makedirs(os.path.join(workdir, "cifar10"), exist_ok=True)
@@ -117,13 +118,13 @@ def parse(log: str) -> dict:
     if not found or len(sizes) != 2:
         raise SystemExit("the log has no split sizes or no 'Mean: ... Std: ...': did it finish?")
     script = re.search(r"^script: (\S+)$", log, re.M)
-    epochs = re.search(r"^epochs: ([0-9.]+)$", log, re.M)
-    widths = re.search(r"^widths: (\d+) (\d+) (\d+)$", log, re.M)
-    widths = tuple(map(int, widths.groups())) if widths else AIRBENCH94["widths"]
-    epochs = float(epochs.group(1)) if epochs else AIRBENCH94["epochs"]
+    epochs_line = re.search(r"^epochs: ([0-9.]+)$", log, re.M)
+    widths_line = re.search(r"^widths: (\d+) (\d+) (\d+)$", log, re.M)
+    widths = tuple(map(int, widths_line.groups())) if widths_line else AIRBENCH94_WIDTHS
+    epochs = float(epochs_line.group(1)) if epochs_line else AIRBENCH94_EPOCHS
     train_images = int(sizes["train"])
     return {
-        "script": script.group(1) if script else AIRBENCH94["script"],
+        "script": script.group(1) if script else AIRBENCH94_SCRIPT,
         "widths": list(widths),
         "accuracy_mean": float(found.group(1)),
         "accuracy_std": float(found.group(2)),

@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from benchmarks import recipes
-from benchmarks.recipes import bucket
+from benchmarks.recipes import bucket, member_bytes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,16 +49,18 @@ def load(tarball: str, cache: str):
             }
     from PIL import Image
 
-    parts = {"train": ([], []), "selection": ([], []), "val": ([], [])}
+    parts: dict[str, tuple[list, list]] = {
+        "train": ([], []),
+        "selection": ([], []),
+        "val": ([], []),
+    }
     with tarfile.open(tarball) as archive:
         for member in archive:
             if not member.isfile() or not member.name.lower().endswith((".jpg", ".jpeg", ".png")):
                 continue
             name = member.name.lstrip("./")
             label = CLASSES.index(name.split("/")[-2])
-            image = np.asarray(
-                Image.open(io.BytesIO(archive.extractfile(member).read())).convert("RGB")
-            )
+            image = np.asarray(Image.open(io.BytesIO(member_bytes(archive, member))).convert("RGB"))
             split = (
                 "val"
                 if bucket(name, 42) >= 90

@@ -87,7 +87,7 @@ def test_times() -> str:
     it was measured; benchmarks/results/test_suite/)."""
     import glob
 
-    newest = {}
+    newest: dict = {}
     for path in glob.glob(os.path.join(REPO, "benchmarks", "results", "test_suite", "*.json")):
         record = load(f"test_suite/{os.path.basename(path)[: -len('.json')]}")
         kind = record["machine"].get("cpu_family"), record["machine"].get("cpu_model_number")
@@ -119,7 +119,7 @@ def rewrite(text: str) -> str:
             raise ValueError(f"no {start} ... {end} block")
         inner = f"\n{write()}\n" if name == "headline" else write()  # a table, or words
         block = f"{start}{inner}{end}"
-        text = pattern.sub(lambda _, block=block: block, text)
+        text = pattern.sub(block.replace("\\", "\\\\"), text)  # the block as it is
     return text
 
 

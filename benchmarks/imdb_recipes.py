@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 from benchmarks import recipes
-from benchmarks.recipes import bucket
+from benchmarks.recipes import bucket, member_bytes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -58,7 +58,11 @@ def load(tarball: str, cache: str):
     if os.path.exists(cache):
         with open(cache, "rb") as f:
             return pickle.load(f)
-    parts = {"train": ([], []), "selection": ([], []), "val": ([], [])}
+    parts: dict[str, tuple[list, list]] = {
+        "train": ([], []),
+        "selection": ([], []),
+        "val": ([], []),
+    }
     with tarfile.open(tarball) as archive:
         for member in archive:
             name = member.name
@@ -74,7 +78,7 @@ def load(tarball: str, cache: str):
                 if bucket(review_id, 7) < 10
                 else "train"
             )
-            text = archive.extractfile(member).read().decode("utf-8")
+            text = member_bytes(archive, member).decode("utf-8")
             parts[split][0].append(tokenize(text))
             parts[split][1].append(int("/pos/" in name))
     data = {

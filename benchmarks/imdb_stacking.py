@@ -167,7 +167,8 @@ def deep_logits(data: dict, seed: int, offset=None, **overrides) -> dict:
     keras.utils.set_random_seed(seed)
     steps = round(2 * imdb_recipes.PIPELINE_TRAIN_REVIEWS / config.batch_size)
     deep = build_model(config, steps)
-    trained, x, y = deep, *encoded["train"]
+    x, y = encoded["train"]
+    trained = deep
     if offset is not None:
         tokens = keras.Input((config.max_length,), dtype="int32", name="tokens")
         shift = keras.Input((), dtype="float32", name="offset")

@@ -58,7 +58,8 @@ def main(argv=None) -> None:
 
     cli = [sys.executable, "-m", "pipeline.cli"]
     data = str(TASKS[args.task].default_data_dir)
-    rows, best = [], {}
+    rows: list = []
+    best: dict = {}
     for repeat in range(args.repeats):
         work = tempfile.mkdtemp(prefix="launch-benchmark-")
         server = TrackingServer(f"sqlite:///{work}/server/mlflow.db", f"{work}/server/art")

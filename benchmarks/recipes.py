@@ -8,6 +8,14 @@ import os
 import sys
 
 
+def member_bytes(archive, member) -> bytes:
+    """The bytes of a tar archive's regular-file `member`."""
+    f = archive.extractfile(member)
+    if f is None:
+        raise ValueError(f"{member.name}: not a regular file of the archive")
+    return f.read()
+
+
 def bucket(example_id: str, seed: int) -> int:
     """components/seeded_split.py's bucket of an id, out of 100."""
     return int(hashlib.sha256(f"{seed}:".encode() + example_id.encode()).hexdigest(), 16) % 100

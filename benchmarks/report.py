@@ -89,7 +89,8 @@ class MemorySampler:
     def __init__(self, interval: float = 0.5):
         import threading
 
-        self.interval, self.samples = interval, []  # (time, GB of the tree, GB of this process)
+        self.interval = interval
+        self.samples: list[tuple] = []  # (time, GB of the tree, GB of this process)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -146,7 +147,7 @@ def op_seconds(run, part_of, repeats: int = 2) -> dict:
         space = xplane_pb2.XSpace()
         with open(path, "rb") as f:
             space.ParseFromString(f.read())
-    seconds = collections.Counter()
+    seconds: collections.Counter = collections.Counter()
     for plane in space.planes:
         names = {key: meta.name for key, meta in plane.event_metadata.items()}
         for line in plane.lines:
@@ -220,7 +221,9 @@ def save(benchmark: str, name: str, result: dict, references=None) -> str:
     return path
 
 
-def add_pipeline_arguments(parser, benchmark: str, epochs: float, preset: str) -> None:
+def add_pipeline_arguments(
+    parser, benchmark: str, epochs: float | None, preset: str | None
+) -> None:
     """The options every pipeline benchmark takes besides its data."""
     parser.add_argument(
         "--name", help="the results file's name (default: the model, preset and overrides)"

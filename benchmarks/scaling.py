@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from typing import Any
 
 from benchmarks import report
 
@@ -128,7 +129,7 @@ def run_size(task: str, data: str, output: str, beam_mode: str) -> dict:
         metadata_connection_config=metadata.sqlite_metadata_connection_config(
             paths["metadata_path"]
         ),
-        beam_pipeline_args=configs.BEAM_MODES[beam_mode],
+        beam_pipeline_args=list[Any](configs.BEAM_MODES[beam_mode]),
     )
     started = time.time()
     with report.MemorySampler() as memory:
@@ -159,7 +160,10 @@ def component_windows(metadata_path: str, pipeline_name: str) -> dict:
 
     store = mlmd.MetadataStore(metadata.sqlite_metadata_connection_config(metadata_path))
     windows = {}
-    for execution in store.get_executions_by_context(latest_run(store, pipeline_name).id):
+    run = latest_run(store, pipeline_name)
+    if run is None:
+        raise SystemExit(f"{metadata_path}: no run of {pipeline_name}")
+    for execution in store.get_executions_by_context(run.id):
         name = node_id(store, execution.id, pipeline_name)
         windows["ExampleGen" if name.endswith("ExampleGen") else name] = (
             execution.create_time_since_epoch / 1000,
@@ -198,7 +202,8 @@ def main() -> int:
     )  # the child process for one size
     args = parser.parse_args()
     if args.one_size:
-        print(json.dumps(run_size(args.task, *args.one_size, args.beam_mode)))
+        data, output = args.one_size
+        print(json.dumps(run_size(args.task, data, output, args.beam_mode)))
         return 0
 
     tree = unpack(args.source or SOURCES[args.task], os.path.join(args.output, "source"))

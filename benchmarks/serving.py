@@ -28,7 +28,7 @@ import sys
 import time
 
 from benchmarks import report
-from pipeline.launch.training_jobs import free_ports
+from pipeline.launch.job_service import free_ports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAMES = ("imdb-text-encoder", "translation-translator", "cifar10-vit")
@@ -50,7 +50,8 @@ def timed(call, warmup: int, seconds: float, at_most: int) -> list:
     """Seconds per call, after `warmup` calls, for up to `seconds` or `at_most` calls."""
     for _ in range(warmup):
         call()
-    times, started = [], time.perf_counter()
+    times: list[float] = []
+    started = time.perf_counter()
     while len(times) < at_most and time.perf_counter() - started < seconds:
         begin = time.perf_counter()
         call()

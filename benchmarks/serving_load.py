@@ -68,7 +68,9 @@ def bodies(signature: str) -> list:
 
 def load(port: int, clients: int, requests: int, seconds: float, payloads: list) -> dict:
     """`clients` threads sending `requests` requests in all (or for `seconds`)."""
-    latencies, errors, lock = [], [], threading.Lock()
+    latencies: list = []
+    errors: list = []
+    lock = threading.Lock()
     remaining = [requests]
     deadline = time.monotonic() + seconds
 
@@ -89,7 +91,7 @@ def load(port: int, clients: int, requests: int, seconds: float, payloads: list)
                 )
                 response = connection.getresponse()
                 response.read()
-                status = response.status
+                status: int | str = response.status
             except (OSError, http.client.HTTPException) as error:
                 status = repr(error)
                 connection.close()

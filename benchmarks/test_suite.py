@@ -87,7 +87,7 @@ def run_tier(target: str) -> dict:
     after = machine_speed()
     counts = summary(process.stdout + process.stderr)
     slowest = re.findall(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S+)", process.stdout, re.M)
-    busy = {"workers": {}, "files": {}}
+    busy: dict[str, dict] = {"workers": {}, "files": {}}
     if os.path.exists(timings):
         with open(timings) as f:
             busy = json.load(f)

@@ -30,7 +30,7 @@ from benchmarks import report
 POLICIES = ("float32", "mixed_bfloat16")
 
 
-BATCH_SIZE = {}  # --batch-size, when given, replaces each preset's
+BATCH_SIZE: dict[str, int] = {}  # --batch-size, when given, replaces each preset's
 
 
 def batched(config):

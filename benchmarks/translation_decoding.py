@@ -30,6 +30,7 @@ import re
 import statistics
 import sys
 import time
+from typing import cast
 
 from benchmarks import report
 
@@ -135,7 +136,7 @@ def profile_table(model, source_vocabulary: int, batch_sizes, decode_length: int
 
     weights = DecodingWeights(model)  # as the export reads them
     columns = ["part"] + [f"batch {b}, ms per step" for b in batch_sizes]
-    parts = {}
+    parts: dict = {}
     for batch in batch_sizes:
         source = random_sources(batch, source_vocabulary)
         generate = tf.function(
@@ -205,7 +206,7 @@ def chained_milliseconds(f, inputs, other, repeats: int) -> tuple:
 
     @tf.function
     def run(x, y):
-        outputs = []
+        outputs: list = []
         for i in range(len(inputs)):
             with tf.control_dependencies(tf.nest.flatten(outputs[-1:])):
                 outputs.append(f(x[i], y))
@@ -325,6 +326,7 @@ def main() -> int:
 
     from trainer_module.training.precision import precision_policy
     from trainer_module.translator import FAMILY
+    from trainer_module.translator.config import TranslatorConfig
     from trainer_module.translator.decoding import make_generate
     from trainer_module.translator.model import Translator
 
@@ -332,7 +334,7 @@ def main() -> int:
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     policy = precision_policy(args.mixed_precision, gpus=0)
     keras.mixed_precision.set_global_policy(policy)
-    config = FAMILY.config(args.preset)
+    config = cast(TranslatorConfig, FAMILY.config(args.preset))
     sizes = (
         (JOINT_VOCABULARY, JOINT_VOCABULARY)
         if config.shared_vocabulary
@@ -365,7 +367,9 @@ def main() -> int:
         "KerasHub": keras_hub_generate,
         "search": make_generate,
         # Every batch compiled (the export compiles up to jit_compile_max_batch sentences).
-        "search, XLA": lambda *a: make_generate(*a, jit_compile=True, jit_compile_max_batch=2**30),
+        "search, XLA": lambda model, length, beam: make_generate(
+            model, length, beam, jit_compile=True, jit_compile_max_batch=2**30
+        ),
     }
 
     rows = []

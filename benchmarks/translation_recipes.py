@@ -202,8 +202,10 @@ def run(name: str, overrides: dict, data, seed: int, emit=print) -> list:
     steps_per_epoch = len(train[0]) / config.batch_size
     train_steps = int(np.ceil(steps_per_epoch * epochs))
     model = build_model(config, train_steps)
-    stream = batches(*train, config.batch_size, seed, trim=keras.backend.backend() == "tensorflow")
-    recent = collections.deque(maxlen=average)
+    source, decoder, target = train
+    trim = keras.backend.backend() == "tensorflow"
+    stream = batches(source, decoder, target, config.batch_size, seed, trim=trim)
+    recent: collections.deque = collections.deque(maxlen=average)
     results, started, step = [], time.perf_counter(), 0
     for epoch in range(1, int(np.ceil(epochs)) + 1):
         for _ in range(min(int(round(steps_per_epoch * epoch)), train_steps) - step):
@@ -290,7 +292,8 @@ def main(argv=None) -> None:
 
     results = []
     for text in args.recipe or ["base"]:
-        results += run(*parse_recipe(text), data, args.seed, emitter(args.output))
+        name, overrides = parse_recipe(text)
+        results += run(name, overrides, data, args.seed, emitter(args.output))
     if args.name:
         save(args.name, results)
 

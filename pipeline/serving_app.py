@@ -86,16 +86,16 @@ class RequestLimits:
         declared = headers.get(b"content-length", b"").strip()
         if declared.isdigit() and int(declared) > self.max_bytes:
             return await self._answer(send, *self._too_large(int(declared)))
-        body, more = bytearray(), True
+        received, more = bytearray(), True
         while more:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return
-            body += message.get("body", b"")
-            if len(body) > self.max_bytes:
-                return await self._answer(send, *self._too_large(len(body)))
+            received += message.get("body", b"")
+            if len(received) > self.max_bytes:
+                return await self._answer(send, *self._too_large(len(received)))
             more = message.get("more_body", False)
-        body = bytes(body)
+        body = bytes(received)
         try:
             contract.check_request(body, self.input_name)
         except contract.BadInput as error:

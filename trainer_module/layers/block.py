@@ -210,7 +210,7 @@ class TransformerBlock(keras.layers.Layer):
                 1,
                 x,
                 lambda h: self.memory_attention.attend(
-                    h, *cross_keys_values, attention_mask=cross_mask
+                    h, cross_keys_values[0], cross_keys_values[1], attention_mask=cross_mask
                 ),
                 training=False,
             )

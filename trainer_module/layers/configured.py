@@ -1,8 +1,11 @@
 """The base of every model built from one typed config (`self.config`)."""
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Type
 
 import keras
+
+if TYPE_CHECKING:
+    from trainer_module.family import PresetConfig
 
 
 class ConfiguredModel(keras.Model):
@@ -10,7 +13,7 @@ class ConfiguredModel(keras.Model):
     PresetConfig) first: Keras' get_config / from_config round trip through the config's plain
     dict (saving, `keras.models.clone_model`, the warm start's weights file)."""
 
-    config_class: ClassVar[type]  # the family's config dataclass
+    config_class: ClassVar[Type["PresetConfig"]]  # the family's config dataclass
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}

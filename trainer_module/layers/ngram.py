@@ -4,9 +4,16 @@ its logit with a deep model's. Its ids and ratios come from tf.Transform
 (trainer_module/preprocessing/ngrams.py); how the paths train, trainer_module/training/wide_path.py.
 """
 
+from typing import TYPE_CHECKING, Optional
+
 import keras
 import numpy as np
 from keras import ops
+
+if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
+    from keras import Model as _Model
+else:
+    _Model = object
 
 
 class NgramLogit(keras.layers.Layer):
@@ -107,7 +114,7 @@ def evidence_logits(evidence):
     return ops.stack([-evidence / 2, evidence / 2], axis=-1)
 
 
-class WideAndDeep:
+class WideAndDeep(_Model):
     """Mixed into a classifier with a deep path and, with config.ngram_buckets, the wide path:
     `self.ngram_logit`, `self.combination` and `self.paths` (`init_wide_path`), and the
     classifier's call ending in `self.wide_and_deep(deep_logits, inputs)`.
@@ -119,8 +126,12 @@ class WideAndDeep:
     `wide_accuracy`."""
 
     def init_wide_path(self, buckets: int, classes: int = 2) -> None:
-        self.ngram_logit = NgramLogit(buckets, classes, name="ngram_logit") if buckets else None
-        self.combination = PathCombination(classes, name="combination") if buckets else None
+        self.ngram_logit: Optional[NgramLogit] = (
+            NgramLogit(buckets, classes, name="ngram_logit") if buckets else None
+        )
+        self.combination: Optional[PathCombination] = (
+            PathCombination(classes, name="combination") if buckets else None
+        )
         self.paths = False
         if buckets:
             self.path_accuracy = {
@@ -129,7 +140,7 @@ class WideAndDeep:
             }
 
     def wide_and_deep(self, deep_logits, inputs):
-        if self.ngram_logit is None:
+        if self.ngram_logit is None or self.combination is None:
             return deep_logits
         if not isinstance(inputs, dict) or "ngram_ids" not in inputs:
             raise ValueError("with ngram_buckets the model takes a dict with ngram_ids")

@@ -126,7 +126,7 @@ class Backup(keras.callbacks.BackupAndRestore):
         # (run_fn removes it after the export)
         self.chief = chief
         self.resumed_from_step = 0
-        self.scratch = None if chief else tempfile.mkdtemp(prefix="tfx-transformers-backup-")
+        self.scratch = "" if chief else tempfile.mkdtemp(prefix="tfx-transformers-backup-")
 
     def latest(self) -> "str | None":
         """The newest complete interval folder, or None."""

@@ -1,7 +1,7 @@
 """The optimizers the model families use: AdamW everywhere, Nesterov SGD for airbench's
 CIFAR-10 recipe."""
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import keras
 
@@ -66,7 +66,13 @@ def ema(momentum: float, every: int) -> dict:
     }
 
 
-class ScaledLearningRates:
+if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
+    from keras.optimizers import Optimizer as _Optimizer
+else:
+    _Optimizer = object
+
+
+class ScaledLearningRates(_Optimizer):
     """Mixed into a Keras optimizer: the variables named in `scales` (by path) take their scale x
     the learning rate in their gradient step, not in their weight decay."""
 

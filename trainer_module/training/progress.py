@@ -47,7 +47,8 @@ class Progress(keras.callbacks.Callback):
         self.label, self.total, self.batch_size = label, total_steps, batch_size
         self.first_step = self.step = first_step
         self.interval = interval_seconds() if interval is None else interval
-        self.loss = None
+        self.loss: Optional[float] = None
+        self.batch_started: Optional[float] = None
 
     def on_train_begin(self, logs=None):
         self.started = self.last = time.monotonic()
@@ -62,7 +63,7 @@ class Progress(keras.callbacks.Callback):
         self.step += 1
         if self.step > self.first_step + 1:
             self.timed_steps += 1
-            self.training_seconds += time.monotonic() - self.batch_started
+            self.training_seconds += time.monotonic() - (self.batch_started or time.monotonic())
         if logs and "loss" in logs:
             self.loss = float(logs["loss"])
         now = time.monotonic()
