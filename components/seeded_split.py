@@ -10,6 +10,9 @@ from tfx.proto import example_gen_pb2
 
 from trainer_module import features
 
+# The share of the examples (in hash buckets of 100) held out for `eval` when the data has no
+# split of its own: each dataset ExampleGen's default. A task sets its own (Task.eval_percent).
+EVAL_PERCENT = 20
 # File or folder names that name a split, and the split they become; data under other names
 # is split by seeded hash.
 SPLIT_NAMES = {

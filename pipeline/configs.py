@@ -19,7 +19,6 @@ PROGRESS_TICK_SECONDS = 30.0
 MIXED_PRECISION = "auto"
 
 SPLIT_SEED = 42  # seed of the hash split when the data has no eval split of its own
-EVAL_PERCENT = 20  # share of reviews held out for evaluation by that split
 TRAINING_SEED = 0
 
 # Beam on the local machine. in_memory starts fastest on small data; multi_processing uses

@@ -45,6 +45,7 @@ from components.versioned_pusher import VersionedPusher
 from pipeline.options import ResolvedRun
 from trainer_module.features import UNLABELED_SPLIT
 from trainer_module.serving.archive import BULK_INFERENCE
+from trainer_module.training.backup import BACKUP_ROOT_KEY
 
 LABELED_SPLITS = ("train", "eval")  # the ExampleGens' splits with labels
 
@@ -69,12 +70,12 @@ def data_components(
     # validators and the Evaluator leave it out.
     unlabeled = {"unlabeled": True} if run.reads_unlabeled else {}
     labeled_only = {"exclude_splits": [UNLABELED_SPLIT]} if unlabeled else {}
-    example_gen = task.example_gen(data_dir, **run.reading, **unlabeled)
+    example_gen = task.example_gen(data_dir, task.eval_percent, **run.reading, **unlabeled)
     training_reader, window = example_gen, {}
     if run.spans > 1:
         # The training window: the newest span and the ones before it, read the same way.
         training_reader = task.example_gen(
-            data_dir, **run.reading, **unlabeled, spans=run.spans
+            data_dir, task.eval_percent, **run.reading, **unlabeled, spans=run.spans
         ).with_id(example_gen.id + WINDOW)
         window = {"window_example_gen": training_reader}
     # Computes statistics over every split.
@@ -264,7 +265,7 @@ def create_pipeline(
         )
     training_config = dict(settings.custom_config)
     if backup_root:
-        training_config["backup_root"] = backup_root
+        training_config[BACKUP_ROOT_KEY] = backup_root
     trainer_class: type = Trainer
     tuner_class: type = Tuner
     vertex_training = vertex_training or {}

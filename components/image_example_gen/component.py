@@ -7,6 +7,7 @@ from tfx.dsl.components.base import executor_spec
 
 from components.dataset_example_gen import example_gen_arguments
 from components.image_example_gen import executor
+from components.seeded_split import EVAL_PERCENT
 
 
 class ImageExampleGen(FileBasedExampleGen):
@@ -28,7 +29,7 @@ class ImageExampleGen(FileBasedExampleGen):
     def __init__(
         self,
         data_dir,
-        eval_percent: int = 10,
+        eval_percent: int = EVAL_PERCENT,
         split_seed: int = 42,
         spans: int = 1,
     ):

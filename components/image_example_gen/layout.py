@@ -133,7 +133,7 @@ def _tfrecord_patterns(data_dir: str, names: List[str]) -> dict:
     return splits
 
 
-def detect_layout(data_dir: str, eval_percent: int = 20) -> ImageLayout:
+def detect_layout(data_dir: str, eval_percent: int) -> ImageLayout:
     """The layout under `data_dir` (see the module docstring)."""
     if not fileio.isdir(data_dir):
         raise FileNotFoundError(f"image data directory not found: {data_dir}")

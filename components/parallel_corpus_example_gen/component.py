@@ -6,6 +6,7 @@ from tfx.dsl.components.base import executor_spec
 
 from components.dataset_example_gen import example_gen_arguments
 from components.parallel_corpus_example_gen import executor
+from components.seeded_split import EVAL_PERCENT
 
 
 class ParallelCorpusExampleGen(FileBasedExampleGen):
@@ -30,7 +31,7 @@ class ParallelCorpusExampleGen(FileBasedExampleGen):
         data_dir,
         source_lang: str,
         target_lang: str,
-        eval_percent: int = 20,
+        eval_percent: int = EVAL_PERCENT,
         split_seed: int = 42,
         spans: int = 1,
     ):

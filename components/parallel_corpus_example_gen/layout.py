@@ -64,7 +64,7 @@ def _layout(root: str, format: str, patterns: Dict[str, str], eval_percent: int)
 
 
 def detect_layout(
-    data_dir: str, source_lang: str, target_lang: str, eval_percent: int = 20
+    data_dir: str, source_lang: str, target_lang: str, eval_percent: int
 ) -> CorpusLayout:
     """The layout under `data_dir`.
 

@@ -25,6 +25,7 @@ from tfx.dsl.io import fileio
 
 from components import file_io
 from components.reviews_example_gen.layout import ACLIMDB, ReviewDataError, detect_layout
+from components.seeded_split import EVAL_PERCENT
 from trainer_module.features import LABEL_NAMES
 
 BINARY = LABEL_NAMES  # IMDB's two classes
@@ -125,7 +126,7 @@ def detect_classes(data_dir: str) -> Tuple[str, ...]:
     reads; with a `{SPAN}`, its newest span), in label order: the training split's label
     folders, or the labels of every CSV file the layout reads."""
     data_dir = newest_span(data_dir)
-    layout = detect_layout(data_dir)
+    layout = detect_layout(data_dir, EVAL_PERCENT)  # (the share does not change the classes)
     if layout.format == ACLIMDB:
         split_dir = os.path.join(layout.root, "train")
         return order_classes(label_folders(split_dir), split_dir)

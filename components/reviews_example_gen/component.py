@@ -9,6 +9,7 @@ from tfx.dsl.components.base import executor_spec
 from components.dataset_example_gen import example_gen_arguments
 from components.reviews_example_gen import executor
 from components.reviews_example_gen.classes import format_classes
+from components.seeded_split import EVAL_PERCENT
 
 
 class ReviewsExampleGen(FileBasedExampleGen):
@@ -39,7 +40,7 @@ class ReviewsExampleGen(FileBasedExampleGen):
     def __init__(
         self,
         data_dir,
-        eval_percent: int = 20,
+        eval_percent: int = EVAL_PERCENT,
         split_seed: int = 42,
         spans: int = 1,
         unlabeled: bool = False,

@@ -63,7 +63,7 @@ def _splits(**patterns: str) -> example_gen_pb2.Input:
     )
 
 
-def detect_layout(data_dir: str, eval_percent: int = 20, unlabeled: bool = False) -> ReviewsLayout:
+def detect_layout(data_dir: str, eval_percent: int, unlabeled: bool = False) -> ReviewsLayout:
     """The layout under `data_dir` (`unlabeled`: with_unlabeled's).
 
     - aclImdb: `[aclImdb/]train/{pos,neg}/ID_RATING.txt` and optionally `test/...`; the

@@ -11,6 +11,7 @@ from tensorflow_metadata.proto.v0 import path_pb2, schema_pb2
 from tfx.dsl.components.base.base_component import BaseComponent
 from tfx.proto import distribution_validator_pb2
 
+from components.seeded_split import EVAL_PERCENT
 from trainer_module import features
 from trainer_module.families import FAMILIES, get_family
 from trainer_module.family import ModelFamily, Option
@@ -132,7 +133,7 @@ class Task:
     name: str
     description: str
     default_data_dir: str
-    # (data_dir, **data_options, spans=1) -> the ExampleGen component that reads it.
+    # (data_dir, eval_percent, **data_options, spans=1) -> the ExampleGen that reads it.
     example_gen: Callable[..., BaseComponent]
     model_kind: str  # trainer_module.family: TEXT_CLASSIFIER, TRANSLATOR, IMAGE_CLASSIFIER
     default_model: str  # a family of that kind
@@ -169,6 +170,9 @@ class Task:
     # order, read when the pipeline is built (its EvalConfig and model head fit them).
     read_classes: Optional[Callable[[str], Tuple[str, ...]]] = None
     default_classes: Tuple[str, ...] = ()  # when the data cannot be read then
+    # The share of the training data held out for validation (in percent, by a hash of the
+    # example ids seeded with configs.SPLIT_SEED) when the data has no validation split.
+    eval_percent: int = EVAL_PERCENT
 
     @property
     def model_families(self) -> Dict[str, ModelFamily]:

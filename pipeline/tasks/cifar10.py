@@ -20,15 +20,14 @@ GATE = Gate(
     low=0.0,
     high=1.0,
 )
-EVAL_PERCENT = 10  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 validation
 
 
-def example_gen(data_dir, spans: int = 1) -> ImageExampleGen:
+def example_gen(data_dir, eval_percent: int, spans: int = 1) -> ImageExampleGen:
     """ImageExampleGen: the CIFAR-10 binary release, image folders, `path,label` CSV files or
     TFRecords of tf.Example (already `image`, `label`, `label_name`), found when it runs."""
     return ImageExampleGen(
         data_dir,
-        eval_percent=EVAL_PERCENT,
+        eval_percent=eval_percent,
         split_seed=configs.SPLIT_SEED,
         spans=spans,
     )
@@ -98,6 +97,7 @@ TASK = Task(
     example_gen=example_gen,
     model_kind=IMAGE_CLASSIFIER,
     default_model="vit",
+    eval_percent=10,  # CIFAR-10's 50,000 training images -> 45,000 train / 5,000 validation
     eval_config=eval_config,
     gate=GATE,
     default_train_steps=500,

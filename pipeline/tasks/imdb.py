@@ -30,12 +30,14 @@ GATE = Gate(
 )
 
 
-def example_gen(data_dir: str, spans: int = 1, unlabeled: bool = False, classes: str = ""):
+def example_gen(
+    data_dir: str, eval_percent: int, spans: int = 1, unlabeled: bool = False, classes: str = ""
+):
     """ReviewsExampleGen; `unlabeled` (a run that pretrains) reads the unlabelled texts too;
     `classes` (comma-separated, in label order) are the data's, as the pipeline read them."""
     return ReviewsExampleGen(
         data_dir,
-        eval_percent=configs.EVAL_PERCENT,
+        eval_percent=eval_percent,
         split_seed=configs.SPLIT_SEED,
         spans=spans,
         unlabeled=unlabeled,

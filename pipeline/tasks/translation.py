@@ -23,12 +23,14 @@ GATE = Gate(
 )
 
 
-def example_gen(data_dir: str, source_lang: str, target_lang: str, spans: int = 1):
+def example_gen(
+    data_dir: str, eval_percent: int, source_lang: str, target_lang: str, spans: int = 1
+):
     return ParallelCorpusExampleGen(
         data_dir,
         source_lang,
         target_lang,
-        eval_percent=configs.EVAL_PERCENT,
+        eval_percent=eval_percent,
         split_seed=configs.SPLIT_SEED,
         spans=spans,
     )
