@@ -14,6 +14,21 @@ def rows_dataset(ngram_ids: np.ndarray, labels: np.ndarray, batch_size: int, cla
     return tf.data.Dataset.from_tensor_slices((inputs, onehot)).batch(batch_size)
 
 
+def compiled_for_training(ids: np.ndarray, classes: int = 2) -> TinyWideAndDeep:
+    """A tiny wide-and-deep model with 64 n-gram buckets, compiled and built as the Trainer
+    has it when the wide path trains: its n-gram layer frozen, each path reported."""
+    model = TinyWideAndDeep(classes)
+    model.init_wide_path(64, classes)
+    model.compile(
+        optimizer="sgd",
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True),
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+    )
+    model.ngram_logit.trainable, model.paths = False, True
+    model({"features": np.ones((1, 4), "float32"), "ngram_ids": ids[:1]})
+    return model
+
+
 def test_the_held_out_slice_is_a_stable_share_of_the_reviews_whatever_their_order():
     rng = np.random.default_rng(0)
     ids = rng.integers(1, 10_000, size=(2_000, 24)).astype("int64")
@@ -71,15 +86,7 @@ def test_the_wide_path_trains_alone_then_the_combination_is_fitted_on_held_out_r
     ids = np.where(labels[:, None] == 1, rng.integers(1, 11, (n, 6)), rng.integers(11, 21, (n, 6)))
     ids = np.concatenate([ids, rng.integers(21, 60, (n, 10))], axis=1).astype("int64")
     config = PRESETS["tiny"].replace(ngram_buckets=64, ngram_epochs=3, ngram_learning_rate=0.3)
-    model = TinyWideAndDeep()
-    model.init_wide_path(64)
-    model.compile(
-        optimizer="sgd",
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True),
-        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
-    )
-    model.ngram_logit.trainable, model.paths = False, True
-    model({"features": np.ones((1, 4), "float32"), "ngram_ids": ids[:1]})
+    model = compiled_for_training(ids)
     counts = np.stack([np.bincount(ids[labels == c].ravel(), minlength=65) for c in (0, 1)])
     from trainer_module.preprocessing.ngrams import naive_bayes_ratios
 
@@ -148,15 +155,7 @@ def test_above_two_classes_the_one_vs_rest_wide_path_trains_and_the_combination_
     config = PRESETS["tiny"].replace(
         num_classes=classes, ngram_buckets=64, ngram_epochs=3, ngram_learning_rate=0.3
     )
-    model = TinyWideAndDeep(classes)
-    model.init_wide_path(64, classes)
-    model.compile(
-        optimizer="sgd",
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True),
-        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
-    )
-    model.ngram_logit.trainable, model.paths = False, True
-    model({"features": np.ones((1, 4), "float32"), "ngram_ids": ids[:1]})
+    model = compiled_for_training(ids, classes)
     counts = np.stack([np.bincount(ids[labels == c].ravel(), minlength=65) for c in range(4)])
 
     def datasets(shuffle, epochs=None):
