@@ -749,6 +749,8 @@ def command_serve(args) -> int:
     folder = args.model_uri if args.model_uri and os.path.isdir(args.model_uri) else None
     try:
         if args.model_uri and not folder:
+            if not args.model_uri.startswith("models:/"):
+                raise FileNotFoundError(f"{args.model_uri}: no such model folder")
             args.name, alias, args.version = parse_model_uri(args.model_uri)
             args.alias = alias or args.alias
         found = serving(

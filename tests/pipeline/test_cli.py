@@ -121,6 +121,13 @@ def test_commands_reading_a_registry_that_is_not_there_say_where_they_looked_and
     assert list(tmp_path.iterdir()) == []
 
 
+def test_serve_on_a_folder_that_is_not_there_says_so(tmp_path, capfd):
+    assert cli.main(["serve", str(tmp_path / "serving_modle"), "--output", str(tmp_path)]) == 2
+    err = capfd.readouterr().err
+    assert f"error: {tmp_path / 'serving_modle'}: no such model folder" in err
+    assert "Traceback" not in err
+
+
 def test_an_unreachable_tracking_server_is_an_error_line_not_a_traceback(
     monkeypatch, mlflow_imported, capfd
 ):
