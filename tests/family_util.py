@@ -16,6 +16,7 @@ from tfx_bsl.public import tfxio
 
 from lab.local_transform import analyze_and_transform
 from trainer_module.families import get_family
+from trainer_module.layers.ngram import classifier_of
 
 
 def import_path(dotted: str):
@@ -46,13 +47,18 @@ def split_file(workdir: str, split: str) -> str:
 
 @dataclasses.dataclass
 class FamilyRun:
-    """What a run left: the trained model, the transform output, the export and the logs."""
+    """What a run left: the model that trained (`trained`, with its optimizer) and the one
+    exported (`model`), the transform output, the export and the logs."""
 
-    model: keras.Model
+    trained: keras.Model
     output: tft.TFTransformOutput
     transformed: List[dict]
     fn_args: FnArgs
     transform_config: dict
+
+    @property
+    def model(self) -> keras.Model:
+        return classifier_of(self.trained)
 
     @property
     def export_dir(self) -> str:

@@ -76,8 +76,10 @@ def test_the_wide_path_adds_its_logit_to_berts_until_the_combination_is_fitted(h
     np.testing.assert_allclose(
         evidence(with_grams) - evidence(without), [0.5 * (0.8 - 0.3)], rtol=1e-5
     )
-    model.paths = True  # in training: the combination, BERT's and the wide path's logits
-    assert tuple(model(inputs).shape) == (1, 3, 2)
+    assert tuple(model(inputs).shape) == (1, 2)
+    paths = ops.convert_to_numpy(model.path_logits(inputs))  # combination, BERT's, the wide path's
+    assert paths.shape == (1, 3, 2)
+    np.testing.assert_allclose(paths[:, 0], with_grams, rtol=1e-6)
 
 
 def test_impossible_settings_are_refused(hf_checkpoint, tiny_bert_preset):

@@ -27,7 +27,7 @@ def test_fine_tuning_ran_both_phases(bert_run):
     history = json.load(open(os.path.join(bert_run.fn_args.model_run_dir, "history.json")))
     assert history["config"]["sequence_length"] == 16
     # 10 steps: the head alone for 10% (1 step), then everything with a fresh optimizer (9).
-    assert int(bert_run.model.optimizer.iterations.numpy()) == 9
+    assert int(bert_run.trained.optimizer.iterations.numpy()) == 9
     assert bert_run.model.backbone.trainable
     for phase in ("head", "full"):  # each phase's TensorBoard logs
         assert os.path.isdir(os.path.join(bert_run.fn_args.model_run_dir, phase))

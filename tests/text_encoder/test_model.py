@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from trainer_module.layers.ngram import PathTraining
 from trainer_module.text_encoder.config import PRESETS, TextEncoderConfig
 from trainer_module.text_encoder.model import TextEncoderClassifier, build_model, example_inputs
 
@@ -150,9 +151,10 @@ def test_the_wide_path_adds_its_logit_to_the_encoders_until_the_combination_is_f
     config = PRESETS["tiny"].replace(vocab_size=20, dropout=0.0)
     ratios = np.zeros(config.ngram_buckets + 1, "float32")
     ratios[5], ratios[9] = 0.8, -0.3
-    model = build_model(config, train_steps=10, ngram_ratios=ratios)
-    assert model.paths and not model.ngram_logit.trainable  # the encoder trains alone
-    model.paths = False
+    trained = build_model(config, train_steps=10, ngram_ratios=ratios)
+    assert isinstance(trained, PathTraining)  # the encoder trains on its own loss
+    model = trained.classifier
+    assert not model.ngram_logit.trainable
     model.ngram_logit.coefficients.assign(np.full(config.ngram_buckets + 1, 0.5, "float32"))
     token_ids = np.array([[3, 4] + [0] * 30])
     without = ops.convert_to_numpy(

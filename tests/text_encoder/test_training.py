@@ -13,7 +13,8 @@ from trainer_module.training.inputs import start_run
 
 def test_run_fn_trains_the_steps_and_exports_with_the_vocabulary_transform_kept(text_encoder_run):
     model, fn_args = text_encoder_run.model, text_encoder_run.fn_args
-    assert int(model.optimizer.iterations.numpy()) == fn_args.train_steps == 30
+    trained = text_encoder_run.trained.optimizer.iterations
+    assert int(trained.numpy()) == fn_args.train_steps == 30
     # The model embeds the words Transform kept (fewer than the top-k on a tiny corpus).
     kept = vocabulary_size(text_encoder_run.output)
     assert kept < 100 and model.config.vocab_size == kept

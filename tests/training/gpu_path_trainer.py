@@ -71,7 +71,7 @@ def run(mode: str, family: str, work_dir: str) -> dict:
         "strategy": type(strategy).__name__,
         "replicas": strategy.num_replicas_in_sync,
         "policy": seen.get("policy"),
-        "optimizer": type(result.model.optimizer).__name__,
+        "optimizer": type(result.trained.optimizer).__name__,
         "variable_dtypes": sorted({v.dtype for v in result.model.trainable_variables}),
         "answer_dtypes": dtypes,
         "answer": answer,

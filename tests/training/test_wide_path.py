@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 from tests.layers.test_ngram import TinyWideAndDeep
+from trainer_module.layers.ngram import PathTraining
 from trainer_module.text_encoder.config import PRESETS
 from trainer_module.training import wide_path
 
@@ -14,17 +15,18 @@ def rows_dataset(ngram_ids: np.ndarray, labels: np.ndarray, batch_size: int, cla
     return tf.data.Dataset.from_tensor_slices((inputs, onehot)).batch(batch_size)
 
 
-def compiled_for_training(ids: np.ndarray, classes: int = 2) -> TinyWideAndDeep:
+def compiled_for_training(ids: np.ndarray, classes: int = 2) -> PathTraining:
     """A tiny wide-and-deep model with 64 n-gram buckets, compiled and built as the Trainer
     has it when the wide path trains: its n-gram layer frozen, each path reported."""
-    model = TinyWideAndDeep(classes)
-    model.init_wide_path(64, classes)
+    classifier = TinyWideAndDeep(classes)
+    classifier.init_wide_path(64, classes)
+    classifier.ngram_logit.trainable = False
+    model = PathTraining(classifier)
     model.compile(
         optimizer="sgd",
         loss=keras.losses.CategoricalCrossentropy(from_logits=True),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
     )
-    model.ngram_logit.trainable, model.paths = False, True
     model({"features": np.ones((1, 4), "float32"), "ngram_ids": ids[:1]})
     return model
 
@@ -99,7 +101,7 @@ def test_the_wide_path_trains_alone_then_the_combination_is_fitted_on_held_out_r
     )
     assert record["validation"]["wide_accuracy"] > 0.95
     assert record["validation"]["accuracy"] > 0.95
-    assert not model.paths and not model.ngram_logit.trainable  # served: the combination
+    assert not model.classifier.ngram_logit.trainable
     combination = record["combination"]
     assert 140 < combination["holdout_examples"] < 260
     deep_weight, wide_weight, _ = combination["weights"]
@@ -114,7 +116,7 @@ def test_a_handful_of_held_out_reviews_fits_no_combination():
     model.combination.build((None, 2))
     model.combination.weighting.assign([3.0, -1.0, 2.0])  # as a warm start might load them
     ids = np.ones((40, 16), "int64")
-    record = wide_path.fit_combination(model, rows_dataset(ids, np.arange(40) % 2, 8))
+    record = wide_path.fit_combination(PathTraining(model), rows_dataset(ids, np.arange(40) % 2, 8))
     assert record == {"holdout_examples": 40, "weights": [1.0, 1.0, 0.0]}
     np.testing.assert_allclose(model.combination.weighting.numpy(), [1.0, 1.0, 0.0])
 
@@ -173,12 +175,13 @@ def test_above_two_classes_the_one_vs_rest_wide_path_trains_and_the_combination_
     )
     assert record["validation"]["wide_accuracy"] > 0.95
     assert record["validation"]["accuracy"] > 0.95
-    assert not model.paths
     combination = record["combination"]
     assert 140 < combination["holdout_examples"] < 260
     assert len(combination["weights"]) == 2 + classes  # deep, wide, an intercept per class
     deep_weight, wide_weight = combination["weights"][:2]
     assert wide_weight > deep_weight >= 0  # the informative path carries the weight
     assert combination["holdout_accuracy"] > 0.95
-    served = keras.ops.convert_to_numpy(model(next(iter(rows_dataset(ids, labels, 64, 4)))[0]))
+    served = keras.ops.convert_to_numpy(
+        model.classifier(next(iter(rows_dataset(ids, labels, 64, 4)))[0])
+    )
     assert served.shape == (64, classes)

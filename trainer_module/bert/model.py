@@ -40,8 +40,8 @@ class BertClassifier(WideAndDeep, keras.Model):
             wide path `ngram_ids` (B, M), each review's distinct hashed n-grams, 0 pads.
 
     Returns:
-        Logits (B, num_classes), float32; (B, 3, num_classes) while `paths` is set: the
-        combination, BERT's and the wide path's (WideAndDeep).
+        Logits (B, num_classes), float32: the head's, or with the wide path the combination's
+        (`path_logits`: the combination's, BERT's and the wide path's, WideAndDeep).
     """
 
     def __init__(self, backbone, config: BertConfig, **kwargs):
@@ -59,14 +59,13 @@ class BertClassifier(WideAndDeep, keras.Model):
             for block in backbone.transformer_layers:
                 compat.set_attention_dropout(block, config.attention_dropout)
 
-    def call(self, inputs, training=None):
+    def deep_logits(self, inputs, training=None):
         sequence = self.encode(inputs, training)  # (B, T, H)
         if self.config.pooling == "mean":
             pooled = masked_mean(sequence, inputs["padding_mask"])
         else:
             pooled = ops.cast(self.backbone.pooled_dense(sequence[:, 0, :]), "float32")  # (B, H)
-        logits = self.head(self.head_dropout(pooled, training=training))  # (B, C)
-        return self.wide_and_deep(logits, inputs)
+        return self.head(self.head_dropout(pooled, training=training))  # (B, C)
 
     def encode(self, inputs, training=None):
         """The backbone's last hidden states, through its own layers (as BertBackbone's graph),

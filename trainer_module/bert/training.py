@@ -18,6 +18,7 @@ from trainer_module.bert.config import BertConfig
 from trainer_module.bert.model import build_classifier, pretraining
 from trainer_module.bert.preprocessing import TOKEN_IDS, VOCABULARY_NAME
 from trainer_module.bert.serving import bert_inputs, export, trim_padding
+from trainer_module.layers.ngram import classifier_of, training_model
 from trainer_module.training import backup
 from trainer_module.training.history import Fitted, LogEvaluations, ema_callbacks
 from trainer_module.training.inputs import TrainerRun, start_run
@@ -50,14 +51,15 @@ def compile_phase(model, config: BertConfig, name: str, learning_rate) -> None:
     """The model set to train phase `name` (BertClassifier.train_phase), compiled for it; phase
     "full" keeps the average of its weights with config.ema_momentum and decays the learning
     rate down the blocks with config.layer_decay."""
-    model.train_phase(name)
+    classifier = classifier_of(model)
+    classifier.train_phase(name)
     full = name == "full"
     model.compile(
         optimizer=adamw(
             learning_rate,
             config.weight_decay,
             config.ema_momentum if full else 0.0,
-            scales=model.learning_rate_scales(config.layer_decay) if full else None,
+            scales=classifier.learning_rate_scales(config.layer_decay) if full else None,
         ),
         loss=keras.losses.CategoricalCrossentropy(from_logits=True),
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
@@ -73,16 +75,17 @@ class BertPrepared(TextClassifierPrepared):
     token_ids = TOKEN_IDS
 
     def build(self, config: BertConfig, train_steps: int) -> keras.Model:
-        model = build_classifier(config, self.ngram_ratios)  # compiled per phase (fit_phases)
-        model.paths = bool(config.ngram_buckets)  # BERT on its own loss, each path reported
+        """The classifier's training model (with the wide path: BERT on its own loss, each
+        path reported), compiled per phase (fit_phases)."""
+        classifier = build_classifier(config, self.ngram_ratios)
         vocabulary = self.tf_transform_output.vocabulary_size_by_name(VOCABULARY_NAME)
-        if vocabulary > model.backbone.vocabulary_size:
+        if vocabulary > classifier.backbone.vocabulary_size:
             raise ValueError(
                 f"the tokenizer's vocabulary has {vocabulary} pieces, more than the "
-                f"backbone's {model.backbone.vocabulary_size} embeddings: "
+                f"backbone's {classifier.backbone.vocabulary_size} embeddings: "
                 f"{config.backbone_preset} pairs a vocabulary with another model"
             )
-        return model
+        return training_model(classifier)
 
     def ready_to_train(self, model) -> None:
         # Most steps are the full phase's.
@@ -92,7 +95,7 @@ class BertPrepared(TextClassifierPrepared):
         path = self.tf_transform_output.vocabulary_file_by_name(VOCABULARY_NAME)
         with tf.io.gfile.GFile(path) as f:
             vocabulary = [line.rstrip("\n") for line in f]
-        return pretraining(model, vocabulary, self.pretraining_batches)
+        return pretraining(self.served(model), vocabulary, self.pretraining_batches)
 
     def fit(self, model, run, before_training=None) -> Fitted:
         """The phases (fit_phases), after `before_training` (task-adaptive pretraining) unless

@@ -115,15 +115,11 @@ def evidence_logits(evidence):
 
 
 class WideAndDeep(_Model):
-    """Mixed into a classifier with a deep path and, with config.ngram_buckets, the wide path:
-    `self.ngram_logit`, `self.combination` and `self.paths` (`init_wide_path`), and the
-    classifier's call ending in `self.wide_and_deep(deep_logits, inputs)`.
-
-    While `self.paths` is set (by the trainer, with the wide path), the model returns (B, 3, C):
-    the combination, the deep path's and the wide path's logits; `compute_loss` trains the deep
-    path on its own loss (the wide one trains alone, before or after: training/wide_path.py)
-    and `compute_metrics` reports `accuracy` of the combination, `deep_accuracy` and
-    `wide_accuracy`."""
+    """Mixed into a classifier with a deep path (its `deep_logits`) and, with
+    config.ngram_buckets, the wide path: `self.ngram_logit` and `self.combination`
+    (`init_wide_path`). Its call answers (B, C) logits: the deep path's, or with the wide path
+    their combination; `path_logits` (the call with `paths=True`) answers the three, which
+    training reads (`PathTraining`)."""
 
     def init_wide_path(self, buckets: int, classes: int = 2) -> None:
         self.ngram_logit: Optional[NgramLogit] = (
@@ -132,34 +128,68 @@ class WideAndDeep(_Model):
         self.combination: Optional[PathCombination] = (
             PathCombination(classes, name="combination") if buckets else None
         )
-        self.paths = False
-        if buckets:
-            self.path_accuracy = {
-                path: keras.metrics.CategoricalAccuracy(name=f"{path}_accuracy")
-                for path in ("deep", "wide")
-            }
 
-    def wide_and_deep(self, deep_logits, inputs):
+    def deep_logits(self, inputs, training=None):
+        """The deep path's (B, C) logits."""
+        raise NotImplementedError(f"{type(self).__name__} has no deep path")
+
+    def call(self, inputs, training=None, paths=False):
+        deep = self.deep_logits(inputs, training=training)
         if self.ngram_logit is None or self.combination is None:
-            return deep_logits
+            if paths:
+                raise ValueError("each path's logits need the wide path (config.ngram_buckets)")
+            return deep
         if not isinstance(inputs, dict) or "ngram_ids" not in inputs:
             raise ValueError("with ngram_buckets the model takes a dict with ngram_ids")
         wide = self.ngram_logit(inputs["ngram_ids"])  # (B,): evidence for class 1; or (B, C)
-        combined = self.combination(deep_logits, wide)
-        if self.paths:
-            deep = ops.cast(deep_logits, "float32")
-            wide = evidence_logits(wide) if self.ngram_logit.classes == 2 else wide
-            return ops.stack([combined, deep, wide], axis=1)  # (B, 3, C)
-        return combined
+        combined = self.combination(deep, wide)
+        if not paths:
+            return combined
+        wide = evidence_logits(wide) if self.ngram_logit.classes == 2 else wide
+        return ops.stack([combined, ops.cast(deep, "float32"), wide], axis=1)
+
+    def path_logits(self, inputs, training=None):
+        """(B, 3, C): the combination's, the deep path's and the wide path's logits (float32)."""
+        return self(inputs, training=training, paths=True)
+
+
+class PathTraining(keras.Model):
+    """A WideAndDeep classifier as it trains with its wide path: the same layers and weights,
+    answering `path_logits` (B, 3, C). `compute_loss` trains the deep path on its own loss (the
+    wide one trains alone, before or after: training/wide_path.py) and `compute_metrics`
+    reports `accuracy` of the combination, `deep_accuracy` and `wide_accuracy`. What is served
+    is `classifier`, whose logits are the combination's."""
+
+    def __init__(self, classifier: WideAndDeep, **kwargs):
+        super().__init__(name=f"{classifier.name}_paths", **kwargs)
+        self.classifier = classifier
+        self.built = classifier.built
+        self.path_accuracy = {
+            path: keras.metrics.CategoricalAccuracy(name=f"{path}_accuracy")
+            for path in ("deep", "wide")
+        }
+
+    def call(self, inputs, training=None):
+        return self.classifier.path_logits(inputs, training=training)
+
+    def build(self, input_shape):  # the classifier builds itself when first called
+        pass
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        if y_pred is not None and len(y_pred.shape) == 3:
-            y_pred = y_pred[:, 1]  # the deep path alone
-        return super().compute_loss(x, y, y_pred, sample_weight, training)
+        deep = None if y_pred is None else y_pred[:, 1]
+        return super().compute_loss(x, y, deep, sample_weight, training)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
-        if len(y_pred.shape) != 3:
-            return super().compute_metrics(x, y, y_pred, sample_weight)
         for index, path in enumerate(("deep", "wide"), start=1):
             self.path_accuracy[path].update_state(y, y_pred[:, index], sample_weight)
         return super().compute_metrics(x, y, y_pred[:, 0], sample_weight)
+
+
+def training_model(classifier: WideAndDeep) -> keras.Model:
+    """What trains: `classifier` itself, or with the wide path its PathTraining."""
+    return PathTraining(classifier) if classifier.ngram_logit is not None else classifier
+
+
+def classifier_of(model: keras.Model):
+    """The classifier a training model (training_model's) trains, the one to serve."""
+    return model.classifier if isinstance(model, PathTraining) else model

@@ -17,7 +17,7 @@ from trainer_module.layers import (
     position_layer,
 )
 from trainer_module.layers.configured import ConfiguredModel
-from trainer_module.layers.ngram import WideAndDeep
+from trainer_module.layers.ngram import WideAndDeep, training_model
 from trainer_module.text_encoder.config import PAD_ID, TextEncoderConfig
 from trainer_module.training.optimizers import adamw
 from trainer_module.training.schedules import warmup_steps, warmup_then
@@ -41,7 +41,8 @@ class TextEncoderClassifier(WideAndDeep, ConfiguredModel):
             review's distinct hashed uni- and bigrams, 0 pads (preprocessing.py).
 
     Returns:
-        Logits (B, num_classes); (B, 3, num_classes) while `paths` is set (WideAndDeep).
+        Logits (B, num_classes): the head's, or with the wide path the combination's
+        (`path_logits`: each path's, WideAndDeep).
 
     Example:
     >>> from trainer_module.text_encoder.config import PRESETS
@@ -107,28 +108,31 @@ class TextEncoderClassifier(WideAndDeep, ConfiguredModel):
         x, attention = self.encoder(x, padding_mask=padding_mask, training=training)
         return x, padding_mask, attention
 
-    def call(self, inputs, training=None):
+    def deep_logits(self, inputs, training=None):
         token_ids = inputs["token_ids"] if isinstance(inputs, dict) else inputs
         hidden, padding_mask, _ = self.encode(token_ids, training=training)
         if self.config.pooling == "cls":
             pooled = ops.cast(hidden[:, 0, :], "float32")  # (B, D)
         else:
             pooled = masked_mean(hidden, padding_mask)
-        logits = self.head(self.head_dropout(pooled, training=training))  # (B, C)
-        return self.wide_and_deep(logits, inputs)
+        return self.head(self.head_dropout(pooled, training=training))  # (B, C)
 
 
 def build_model(
     config: TextEncoderConfig, train_steps: int, ngram_ratios: Optional[np.ndarray] = None
 ) -> keras.Model:
-    """The classifier, built and compiled with its training recipe: AdamW after a linear
-    warmup with config.decay over train_steps, cross-entropy on one-hot labels (of the encoder
-    alone, with the wide path: WideAndDeep). With config.ngram_buckets, `ngram_ratios`
+    """The classifier's training model (layers/ngram.py: training_model; with the wide path
+    its PathTraining, which trains the encoder on its own loss and reports each path), built
+    and compiled with its training recipe: AdamW after a linear warmup with config.decay over
+    train_steps, cross-entropy on one-hot labels. With config.ngram_buckets, `ngram_ratios`
     (Transform's, preprocessing.ngrams.ngram_ratios) set the wide path's ratios; the wide path
     itself is trained apart (training/wide_path.py)."""
-    model = TextEncoderClassifier(config)
-    if model.ngram_logit is not None:
-        model.ngram_logit.trainable = False
+    classifier = TextEncoderClassifier(config)
+    if config.ngram_buckets and ngram_ratios is None:
+        raise ValueError("ngram_buckets needs Transform's n-gram ratios")
+    if classifier.ngram_logit is not None:
+        classifier.ngram_logit.trainable = False
+    model = training_model(classifier)
     warmup = warmup_steps(config.warmup_fraction, train_steps)
     schedule = warmup_then(config.decay, config.peak_learning_rate, warmup, train_steps)
     model.compile(
@@ -139,11 +143,8 @@ def build_model(
         metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
     )
     model(example_inputs(config))  # build the weights
-    if config.ngram_buckets:
-        if ngram_ratios is None or model.ngram_logit is None:
-            raise ValueError("ngram_buckets needs Transform's n-gram ratios")
-        model.ngram_logit.set_ratios(ngram_ratios)
-        model.paths = True  # trains the encoder on its own loss, reports each path
+    if classifier.ngram_logit is not None and ngram_ratios is not None:
+        classifier.ngram_logit.set_ratios(ngram_ratios)
     return model
 
 

@@ -22,7 +22,7 @@ class TextEncoderPrepared(TextClassifierPrepared):
         return build_model(config, train_steps, self.ngram_ratios)
 
     def pretraining(self, model):
-        return pretraining(model, self.pretraining_batches)
+        return pretraining(self.served(model), self.pretraining_batches)
 
     def export(self, model, serving_model_dir):
         export(model, self.tf_transform_output, serving_model_dir, self.class_names)

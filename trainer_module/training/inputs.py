@@ -335,6 +335,12 @@ class Prepared:
         """More for history.json. Default: nothing."""
         return {}
 
+    def served(self, model: keras.Model) -> keras.Model:
+        """The model to export of the one `build` returned (the text classifiers train through
+        a view of theirs: layers/ngram.py, PathTraining). Default: itself."""
+        return model
+
     def export(self, model: keras.Model, serving_model_dir: str) -> None:
-        """Exports the trained model as the serving SavedModel (the Tuner exports nothing)."""
+        """Exports the trained model (`served`'s) as the serving SavedModel (the Tuner exports
+        nothing)."""
         raise NotImplementedError(f"{type(self).__name__} exports no model")

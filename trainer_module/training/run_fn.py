@@ -116,7 +116,8 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
     training/plan.py), the model built over those steps and fitted (after masked-token
     pretraining when the family offers it and the config asks for it:
     training/pretraining.py), what trains after it (the text classifiers' wide path and
-    combination: training/wide_path.py), history.json written, and the model exported."""
+    combination: training/wide_path.py), history.json written, and the model exported
+    (`Prepared.served`'s). Returns the model that trained."""
     prepared = prepare(trainer_run)
     config = prepared.config
     planned = plan.fit_to_budget(prepared.run, prepared)
@@ -154,7 +155,7 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
             warm_start=fitted.warm_start,
         ),
     )
-    prepared.export(model, trainer_run.serving_model_dir)
+    prepared.export(prepared.served(model), trainer_run.serving_model_dir)
     return model
 
 

@@ -21,7 +21,7 @@ import tensorflow as tf
 from absl import logging
 
 from trainer_module import features
-from trainer_module.layers.ngram import NgramLogit
+from trainer_module.layers.ngram import NgramLogit, classifier_of
 from trainer_module.preprocessing.classes import recorded_class_names
 from trainer_module.preprocessing.ngrams import held_out, ngram_ratios
 from trainer_module.training.inputs import Prepared, feature_batches, make_dataset
@@ -87,6 +87,9 @@ class TextClassifierPrepared(Prepared):
 
     def describe(self, model) -> dict:
         return {"class_names": list(self.class_names)}
+
+    def served(self, model):
+        return classifier_of(model)
 
     @property
     def pretrain_epochs(self) -> float:
@@ -182,8 +185,9 @@ def fit_wide_path(model, train: tf.data.Dataset, steps: int, config, ratios: np.
     one-vs-rest NBSVM); then sets `model.ngram_logit` (frozen) to the result. A fresh layer
     trains (the model's was built frozen, and TensorFlow fixes a variable's trainability when
     it is made). Returns its last training loss and accuracy."""
-    classes = model.ngram_logit.classes
-    fresh = NgramLogit(model.ngram_logit.buckets, classes, name="ngram_logit")
+    ngram_logit = classifier_of(model).ngram_logit
+    classes = ngram_logit.classes
+    fresh = NgramLogit(ngram_logit.buckets, classes, name="ngram_logit")
     wide = WidePathModel(fresh)
     wide(np.zeros((1, 1), "int64"))  # build
     fresh.set_ratios(ratios)
@@ -205,9 +209,9 @@ def fit_wide_path(model, train: tf.data.Dataset, steps: int, config, ratios: np.
         verbose=0,
         callbacks=[Progress("wide path", steps, config.batch_size)],
     )
-    model.ngram_logit.set_ratios(ratios)  # Transform's, whatever a warm start loaded
-    model.ngram_logit.coefficients.assign(fresh.coefficients)
-    model.ngram_logit.bias.assign(fresh.bias)
+    ngram_logit.set_ratios(ratios)  # Transform's, whatever a warm start loaded
+    ngram_logit.coefficients.assign(fresh.coefficients)
+    ngram_logit.bias.assign(fresh.bias)
     return {key: round(float(values[-1]), 4) for key, values in result.history.items()}
 
 
@@ -279,8 +283,9 @@ def fit_combination(model, holdout: tf.data.Dataset) -> dict:
     is left out; with fewer than MIN_HOLDOUT reviews the weights stay (1, 1, 0), the sum).
     Above two classes, the softmax regression on both paths' logits (softmax_regression).
     Returns the weights, the slice's size and its mean label and prediction (above two
-    classes, the slice's accuracy before and after the fit)."""
-    model.paths = True
+    classes, the slice's accuracy before and after the fit). `model`: the classifier's
+    PathTraining (layers/ngram.py)."""
+    combination = classifier_of(model).combination
     deep, wide, labels = [], [], []
     for inputs, y in holdout:
         paths = keras.ops.convert_to_numpy(model.predict_on_batch(inputs))  # (B, 3, C)
@@ -294,12 +299,12 @@ def fit_combination(model, holdout: tf.data.Dataset) -> dict:
             count,
             MIN_HOLDOUT,
         )
-        model.combination.weighting.assign(model.combination.summed)  # whatever a warm start loaded
-        return {"holdout_examples": count, "weights": model.combination.summed}
+        combination.weighting.assign(combination.summed)  # whatever a warm start loaded
+        return {"holdout_examples": count, "weights": combination.summed}
     deep, wide, labels = np.concatenate(deep), np.concatenate(wide), np.concatenate(labels)
-    if model.combination.classes != 2:
+    if combination.classes != 2:
         weights = softmax_regression(deep, wide, labels)
-        model.combination.weighting.assign(weights.astype("float32"))
+        combination.weighting.assign(weights.astype("float32"))
         combined = weights[0] * deep + weights[1] * wide + weights[2:]
         return {
             "holdout_examples": int(len(labels)),
@@ -315,7 +320,7 @@ def fit_combination(model, holdout: tf.data.Dataset) -> dict:
         weights[np.append(keep, True)] = logistic_regression(
             features[:, keep], labels, prior=np.ones(int(keep.sum()))
         )
-    model.combination.weighting.assign(weights.astype("float32"))
+    combination.weighting.assign(weights.astype("float32"))
     predictions = 0.5 * (1.0 + np.tanh(0.5 * (features @ weights[:2] + weights[2])))
     return {
         "holdout_examples": int(len(labels)),
@@ -340,8 +345,9 @@ def train_and_combine(
     tenth more data, with the combination's weights kept), and each path's and the
     combination's validation metrics after that refit. `datasets(shuffle, epochs)`
     gives batches of the training split (epochs None: repeated). Returns what history.json
-    records."""
+    records. `model`: the classifier's PathTraining (layers/ngram.py)."""
     started, percent = time.perf_counter(), config.holdout_percent
+    combiner = classifier_of(model).combination
 
     def steps_over(examples):
         return max(MIN_STEPS, math.ceil(config.ngram_epochs * examples / config.batch_size))
@@ -375,13 +381,12 @@ def train_and_combine(
             train_examples,
             MIN_HOLDOUT,
         )
-        model.combination.weighting.assign(model.combination.summed)  # whatever a warm start loaded
-        steps, combination = 0, {"holdout_examples": 0, "weights": model.combination.summed}
+        combiner.weighting.assign(combiner.summed)  # whatever a warm start loaded
+        steps, combination = 0, {"holdout_examples": 0, "weights": combiner.summed}
     refit_steps = steps_over(train_examples)
     logging.info("Wide path: %d steps of SGD over every training review", refit_steps)
     fit_wide_path(model, datasets(True, None), refit_steps, config, ratios)
     validation = validate()
-    model.paths = False  # the served model answers with the combination
     logging.info("Validation accuracy of the combination and of each path: %s", validation)
     return {
         "wide_path_steps": steps,
