@@ -21,9 +21,10 @@ class Killed(Exception):
 def test_a_training_with_other_settings_does_not_use_the_backup(tmp_path):
     class Args:
         train_files, eval_files, transform_output = ["t"], ["e"], "tf"
+        unlabeled_files: list = []
         train_steps, eval_steps, hyperparameters = 8, 1, None
         model_run_dir = "/root/pipelines/p/Trainer/model_run/17/"
-        custom_config = {"preset": "tiny", "backup_dir": "ignored"}
+        custom_config = {"preset": "tiny"}
 
     other = type("Other", (Args,), {"train_steps": 9})
     rerun = type("Rerun", (Args,), {"model_run_dir": "/root/pipelines/p/Trainer/model_run/18"})
@@ -63,6 +64,7 @@ def test_the_key_reads_the_records_and_vocabularies_not_the_folders_they_are_in(
         class Args:
             train_files = [str(tmp_path / folder / "train" / "*")]
             eval_files = [str(tmp_path / folder / "eval" / "*")]
+            unlabeled_files: list = []
             transform_output = str(tmp_path / folder / "transform")
             train_steps, eval_steps, hyperparameters = 8, 1, None
             model_run_dir = str(tmp_path / folder / "Trainer" / "model_run" / "1")
@@ -100,7 +102,7 @@ def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
     monkeypatch.setattr(
         backup,
         "backup_dir",
-        lambda fn_args: started.append(copy.copy(fn_args)) or backup_dir(fn_args),
+        lambda run: started.append(copy.copy(run)) or backup_dir(run),
     )
     with pytest.raises(Killed):
         run_family(
@@ -120,7 +122,7 @@ def test_bert_backs_up_each_phase_and_resumes_in_the_phase_it_was_killed_in(
     assert sorted(os.listdir(tmp_path / "backup" / key)) == ["full", "head"]
 
     monkeypatch.setattr(history.LogEvaluations, "on_epoch_end", log_evaluation)
-    fn_args = started[0]
+    fn_args = started[0]  # the TrainerRun as TFX gave it
     model = bert_run_fn(fn_args)
     with open(os.path.join(fn_args.model_run_dir, history.HISTORY_FILE)) as f:
         record = json.load(f)

@@ -58,7 +58,7 @@ def test_start_run_trains_the_epochs_unless_steps_were_given_at_run_time(tmp_pat
         )
         config, _, resolved = start_run(fn_args, get_family("text_encoder"))
         assert fn_args.train_steps == train_steps  # TFX's FnArgs are never written to
-        return resolved.train_steps, resolved.custom_config["train_examples"], config.batch_size
+        return resolved.train_steps, resolved.train_examples, config.batch_size
 
     custom = dict.fromkeys(TRAINER_KEYS) | {"preset": "tiny", "overrides": {}, "seed": 0}
     assert run(None) == (8, 20, 8)  # 3 epochs of 20 examples in batches of 8
@@ -78,7 +78,7 @@ def test_training_batches_mix_the_classes_of_a_split_sorted_by_label(tmp_path):
 
     import numpy as np
     from tensorflow_transform.tf_metadata import schema_utils
-    from tfx.components.trainer.fn_args_utils import DataAccessor, FnArgs
+    from tfx.components.trainer.fn_args_utils import DataAccessor
 
     from tests.family_util import _dataset_factory
     from trainer_module.training.inputs import make_dataset
@@ -98,12 +98,12 @@ def test_training_batches_mix_the_classes_of_a_split_sorted_by_label(tmp_path):
             schema=schema_utils.schema_from_feature_spec(spec)
         )
     )
-    fn_args = FnArgs(
+    run = types.SimpleNamespace(
         data_accessor=DataAccessor(
             tf_dataset_factory=_dataset_factory, record_batch_factory=None, data_view_decode_fn=None
         ),
-        custom_config={"train_examples": 20_000},
+        train_examples=20_000,  # start_run counts them
     )
-    dataset = make_dataset(fn_args, [path], output, lambda x: x["x"], 32, 2, shuffle=True)
+    dataset = make_dataset(run, [path], output, lambda x: x["x"], 32, 2, shuffle=True)
     first = np.concatenate([y[:, 1] for _, y in dataset.take(60)])  # 1,920 examples
     assert 0.4 < first.mean() < 0.6

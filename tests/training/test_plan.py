@@ -64,13 +64,14 @@ def prepared(built: list, rows=None, evaluations: int = 2, **fields) -> Prepared
 
 
 def trainer_run(budget=None, train_steps=1000, unlabeled=0):
-    custom = {
-        "train_examples": 400,
-        "unlabeled_examples": unlabeled,
-        "seed": 0,
-        plan.BUDGET_KEY: budget,
-    }
-    return types.SimpleNamespace(custom_config=custom, train_steps=train_steps, eval_steps=5)
+    custom = {"seed": 0, plan.BUDGET_KEY: budget}
+    return types.SimpleNamespace(
+        custom_config=custom,
+        train_steps=train_steps,
+        eval_steps=5,
+        train_examples=400,
+        unlabeled_examples=unlabeled,
+    )
 
 
 @pytest.fixture

@@ -58,8 +58,8 @@ def test_run_calls_train_and_export_with_data_sharded_by_batch(monkeypatch):
     assert isinstance(run, TrainerRun) and model.optimizer.iterations.numpy() == 3
     assert run.serving_model_dir == "/out/serving"  # the chief writes the outputs
     # training backs up beside the Trainer's executions, and the chief writes the backup
-    assert run.custom_config["backup_dir"].startswith("/out/Trainer/backup/")
-    assert run.custom_config["backup_writer"] is True
+    assert run.backup_dir.startswith("/out/Trainer/backup/")
+    assert run.backup_writer is True
     assert fn_args.custom_config == {"mixed_precision": "off"}  # TFX's FnArgs untouched
     with pytest.raises(TypeError):
         run.custom_config["epochs"] = 3  # a record is read-only: a stage makes a new one

@@ -37,36 +37,31 @@ from trainer_module import compat, faults
 BACKUP_FOLDER = "backup"
 INTERVAL_PREFIX = "interval-"
 WEIGHTS, METADATA = "latest.weights.h5", "training_metadata.json"
-# Set in custom_config by training.run_fn: the folder, and whether this worker writes it.
-BACKUP_DIR_KEY, BACKUP_WRITER_KEY = "backup_dir", "backup_writer"
 # Set in custom_config by compiled jobs (pipeline/cloud.py): a folder outside the job's own,
 # so that a resubmitted job (a new job folder, the cached inputs) finds the backup.
 BACKUP_ROOT_KEY = "backup_root"
 
 
-def backup_dir(fn_args) -> str:
+def backup_dir(run) -> str:
     """`<Trainer folder>/backup/<sha256 of what the training depends on>`, from the Trainer's
-    model run directory `<Trainer folder>/model_run/<execution id>`; with a `backup_root` in
-    the custom_config (compiled jobs, whose Trainer folder is the job's), `<backup_root>/<sha>`.
-    What it depends on: the module docstring's last paragraph."""
+    model run directory `<Trainer folder>/model_run/<execution id>` (`run`: the TrainerRun as
+    TFX gave it); with a `backup_root` in the custom_config (compiled jobs, whose Trainer
+    folder is the job's), `<backup_root>/<sha>`. What it depends on: the module docstring's
+    last paragraph."""
     depends_on = {
-        "train_files": records_digest(fn_args.train_files),
-        "eval_files": records_digest(fn_args.eval_files),
-        "transform_output": folder_digest(fn_args.transform_output, TRANSFORM_CONTENT),
-        "train_steps": fn_args.train_steps,
-        "eval_steps": fn_args.eval_steps,
-        "custom_config": {
-            k: v
-            for k, v in (fn_args.custom_config or {}).items()
-            if k not in (BACKUP_DIR_KEY, BACKUP_WRITER_KEY, BACKUP_ROOT_KEY)
-        },
-        "hyperparameters": fn_args.hyperparameters,
+        "train_files": records_digest([*run.train_files, *run.unlabeled_files]),
+        "eval_files": records_digest(run.eval_files),
+        "transform_output": folder_digest(run.transform_output, TRANSFORM_CONTENT),
+        "train_steps": run.train_steps,
+        "eval_steps": run.eval_steps,
+        "custom_config": {k: v for k, v in run.custom_config.items() if k != BACKUP_ROOT_KEY},
+        "hyperparameters": run.hyperparameters,
     }
     key = hashlib.sha256(json.dumps(depends_on, sort_keys=True, default=str).encode())
-    root = (fn_args.custom_config or {}).get(BACKUP_ROOT_KEY)
+    root = run.custom_config.get(BACKUP_ROOT_KEY)
     if root:
         return os.path.join(root, key.hexdigest()[:24])
-    trainer_dir = os.path.dirname(os.path.dirname(fn_args.model_run_dir.rstrip("/")))
+    trainer_dir = os.path.dirname(os.path.dirname(run.model_run_dir.rstrip("/")))
     return os.path.join(trainer_dir, BACKUP_FOLDER, key.hexdigest()[:24])
 
 
@@ -189,12 +184,11 @@ def _interval_of(metadata_path: str) -> int:
 def callback(run, phase: str = "") -> "Backup | None":
     """The Backup for this training (for one `phase` of a training in several fits, each
     backed up on its own), when run_fn set a backup folder."""
-    directory = (run.custom_config or {}).get(BACKUP_DIR_KEY)
-    if not directory:
+    if not run.backup_dir:
         return None
     return Backup(
-        os.path.join(directory, phase) if phase else directory,
-        chief=run.custom_config.get(BACKUP_WRITER_KEY, True),
+        os.path.join(run.backup_dir, phase) if phase else run.backup_dir,
+        chief=run.backup_writer,
     )
 
 

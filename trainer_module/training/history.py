@@ -163,7 +163,7 @@ def throughput(
     examples (training.inputs.start_run counted them), the step a resumed run started from,
     examples per second of the steps this run trained (validation passes included), and the
     warm start (training/warm_start.py: from where, or why not; None without a base model)."""
-    steps, examples = run.train_steps, run.custom_config.get("train_examples")
+    steps, examples = run.train_steps, run.train_examples
     trained = max(steps - resumed_from_step, 0)
     return {
         "train_steps": steps,

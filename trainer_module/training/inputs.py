@@ -29,7 +29,7 @@ SHUFFLE_EXAMPLES = 50_000
 
 def shuffle_buffer(run: "TrainerRun") -> int:
     """The whole training split (start_run counted it), SHUFFLE_EXAMPLES at most."""
-    return max(1, min(SHUFFLE_EXAMPLES, int(run.custom_config["train_examples"])))
+    return max(1, min(SHUFFLE_EXAMPLES, run.train_examples))
 
 
 def make_dataset(
@@ -44,7 +44,7 @@ def make_dataset(
 ) -> tf.data.Dataset:
     """Batches of (model_inputs(transformed features), one-hot labels (B, C)), repeated (or
     `num_epochs` passes); shuffled over the whole training split (`SHUFFLE_EXAMPLES` at most,
-    custom_config["train_examples"] counted by start_run)."""
+    run.train_examples counted by start_run)."""
     dataset = run.data_accessor.tf_dataset_factory(
         file_pattern,
         tfxio.TensorFlowDatasetOptions(
@@ -138,11 +138,16 @@ class TrainerRun:
     data_accessor: Any  # TFX's DataAccessor (run_fn.run shards it by worker)
     train_steps: int  # 0 until start_run resolves epochs into steps
     eval_steps: int  # 0: not given (one validation batch)
-    custom_config: Mapping[str, Any]  # TrainerOptions' keys, and what run_fn.run adds
+    custom_config: Mapping[str, Any]  # TrainerOptions' keys (pipeline/options.py), as given
     hyperparameters: Optional[Mapping[str, Any]] = None  # the Tuner's best values
     base_model: Optional[str] = None  # the model to warm-start from (training/warm_start.py)
     # The unlabelled texts' files (Transform's UNLABELED_SPLIT), which only pretraining reads.
     unlabeled_files: Sequence[str] = ()
+    # What the stages resolve (0 or "" until they do):
+    train_examples: int = 0  # the labelled training examples, counted by start_run
+    unlabeled_examples: int = 0  # the unlabelled texts, counted by start_run
+    backup_dir: str = ""  # where training backs up (run_fn.run; training/backup.py); "": none
+    backup_writer: bool = True  # whether this worker writes the backups there (the chief)
 
     @classmethod
     def from_fn_args(cls, fn_args) -> "TrainerRun":
@@ -152,9 +157,7 @@ class TrainerRun:
         no supervised phase ever reads a text without a label."""
         if isinstance(fn_args, cls):
             return fn_args
-        values: dict[str, Any] = {
-            f.name: getattr(fn_args, f.name, None) for f in dataclasses.fields(cls)
-        }
+        values: dict[str, Any] = {name: getattr(fn_args, name, None) for name in FN_ARGS_FIELDS}
         values["custom_config"] = dict(fn_args.custom_config or {})
         patterns = list(fn_args.train_files or [])
         values["unlabeled_files"] = [p for p in patterns if is_unlabeled_split(p)]
@@ -178,8 +181,26 @@ class TrainerRun:
             changes["custom_config"] = dict(changes["custom_config"])
         return dataclasses.replace(self, **changes)
 
-    def __post_init__(self):  # read-only: a stage that adds a key makes a new record
+    def __post_init__(self):  # read-only: a stage that resolves a value makes a new record
         object.__setattr__(self, "custom_config", types.MappingProxyType(self.custom_config))
+
+
+# The fields TrainerRun reads of FnArgs (the others, the stages resolve).
+FN_ARGS_FIELDS = (
+    "train_files",
+    "eval_files",
+    "transform_output",
+    "transform_graph_path",
+    "serving_model_dir",
+    "model_run_dir",
+    "working_dir",
+    "data_accessor",
+    "train_steps",
+    "eval_steps",
+    "custom_config",
+    "hyperparameters",
+    "base_model",
+)
 
 
 def is_unlabeled_split(pattern: str) -> bool:
@@ -207,8 +228,8 @@ def start_run(run, family: ModelFamily):
     Tuner's best values when the Trainer was given them, with the global batch size of the
     current strategy (the preset's batch is per replica).
 
-    The returned run holds the training examples counted (custom_config["train_examples"]) and
-    its steps: train_args.num_steps when given (a cloud run can set it as a runtime
+    The returned run holds the examples counted (train_examples, unlabeled_examples) and its
+    steps: train_args.num_steps when given (a cloud run can set it as a runtime
     parameter), else ceil(epochs x examples / global batch) of custom_config["epochs"].
     """
     run = TrainerRun.from_fn_args(run)
@@ -236,7 +257,9 @@ def start_run(run, family: ModelFamily):
         raise ValueError("the Trainer was given neither train_args.num_steps nor epochs")
     keras.utils.set_random_seed(int(custom["seed"]))
     run = run.replace(
-        custom_config={**custom, "train_examples": examples, "unlabeled_examples": unlabeled},
+        custom_config=custom,
+        train_examples=examples,
+        unlabeled_examples=unlabeled,
         train_steps=steps,
     )
     return config, tft.TFTransformOutput(run.transform_graph_path), run

@@ -36,7 +36,7 @@ class Planned(NamedTuple):
 
 def pretraining_texts(run) -> int:
     """The texts pretraining reads: the training examples and the unlabelled texts."""
-    return run.custom_config["train_examples"] + run.custom_config.get("unlabeled_examples", 0)
+    return run.train_examples + run.unlabeled_examples
 
 
 def pretrain_steps_planned(run, prepared) -> int:
@@ -53,7 +53,7 @@ def fit_to_budget(run, prepared) -> Planned:
     budget, and so do the fit's own tracing and its validation passes), never more than
     planned. Pretraining and training are cut by the same share."""
     config, custom = prepared.config, run.custom_config
-    examples, planned = custom["train_examples"], run.train_steps
+    examples, planned = run.train_examples, run.train_steps
     pretrain_planned = pretrain_steps_planned(run, prepared)
     steps, pretrain_steps = planned, pretrain_planned
     budget = custom[BUDGET_KEY]
@@ -92,7 +92,7 @@ def fit_to_budget(run, prepared) -> Planned:
         keras.utils.set_random_seed(int(custom["seed"]))  # as if nothing was measured
     if pretrain_planned:
         texts = f"the {examples:,} training texts (labels unread)"
-        unlabeled = custom.get("unlabeled_examples", 0)
+        unlabeled = run.unlabeled_examples
         if unlabeled:
             texts = f"{pretraining_texts(run):,} texts: {texts} and {unlabeled:,} unlabelled"
         say(

@@ -36,10 +36,11 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
     removed once the model is exported.
     """
     quiet_shutdown.install()  # a Trainer in its own process (a cloud job) exits quietly too
+    given = TrainerRun.from_fn_args(fn_args)  # as TFX gave it
     tf_config = distribution.cluster_spec()
     gpus = len(tf.config.list_physical_devices("GPU"))
     strategy = distribution.strategy_for(tf_config, gpus)  # before any other op runs
-    policy = precision_policy(fn_args.custom_config["mixed_precision"], gpus)
+    policy = precision_policy(given.custom_config["mixed_precision"], gpus)
     chief = distribution.is_chief(tf_config)
     role = "chief" if chief else f"{tf_config['task']['type']} {tf_config['task']['index']}"
     logging.info(
@@ -50,17 +51,12 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
         gpus,
         policy,
     )
-    backup_dir = backup.backup_dir(fn_args)  # from the Trainer's folder, as TFX gave it
-    trainer_run = TrainerRun.from_fn_args(fn_args)
-    trainer_run = trainer_run.replace(
-        custom_config={
-            **trainer_run.custom_config,
-            backup.BACKUP_DIR_KEY: backup_dir,
-            backup.BACKUP_WRITER_KEY: chief,
-        },
+    trainer_run = given.replace(
+        backup_dir=backup.backup_dir(given),  # from the Trainer's folder, as TFX gave it
+        backup_writer=chief,
         # Every worker reads its own batches of each dataset.
-        data_accessor=trainer_run.data_accessor._replace(
-            tf_dataset_factory=sharded(trainer_run.data_accessor.tf_dataset_factory)
+        data_accessor=given.data_accessor._replace(
+            tf_dataset_factory=sharded(given.data_accessor.tf_dataset_factory)
         ),
     )
     if not chief:
@@ -77,12 +73,12 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     if chief:
-        backup.remove(backup_dir)
+        backup.remove(trainer_run.backup_dir)
     else:
         # TFX's Trainer executor checks, on every worker, that fn_args.serving_model_dir
         # exists once run_fn returns: every replica is handed the same outputs (as on Vertex
         # AI), and the chief's export is the one that lands there.
-        wait_for_export(fn_args.serving_model_dir)
+        wait_for_export(given.serving_model_dir)
     logging.info(
         "Training finished as %s after %d optimizer steps",
         role,
@@ -134,8 +130,7 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
             config.weight_decay,
         )
         texts = plan.pretraining_texts(trainer_run)
-        unlabeled = trainer_run.custom_config.get("unlabeled_examples", 0)
-        return {**record, "texts": texts, "unlabeled_texts": unlabeled}
+        return {**record, "texts": texts, "unlabeled_texts": trainer_run.unlabeled_examples}
 
     fitted = prepared.fit(model, trainer_run, pretrain if planned.pretrain_steps else None)
     paths = prepared.after_fit(model, trainer_run)

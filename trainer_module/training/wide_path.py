@@ -70,7 +70,7 @@ class TextClassifierPrepared(Prepared):
         )
         ratios = ngram_ratios(tf_transform_output) if config.ngram_buckets else None
         names = text_classes(tf_transform_output, config.num_classes)
-        if holds_out(config, run.custom_config["train_examples"]):
+        if holds_out(config, run.train_examples):
             # The deep path trains outside the held-out slice.
             train = split(train, config.holdout_percent, config.batch_size, holdout=False)
         return cls(
@@ -128,7 +128,7 @@ class TextClassifierPrepared(Prepared):
             self.datasets,
             self.evaluation,
             run.eval_steps,
-            run.custom_config["train_examples"],
+            run.train_examples,
             self.ngram_ratios,
         )
 
