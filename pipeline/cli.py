@@ -78,6 +78,20 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "registry (MLFLOW_TRACKING_URI names a server instead) (default: %(default)s)",
     )
 
+    _add_run_and_compile(commands, local_run, pipeline_options)
+    _add_launch(commands)
+    _add_submit(commands)
+    _add_infer(commands, local_run, output_dir, pipeline_options)
+    _add_predict(commands)
+    _add_report(commands, output_dir)
+    _add_listings(commands, output_dir)
+    _add_registry(commands, output_dir)
+    _add_serve(commands, output_dir)
+    return parser
+
+
+def _add_run_and_compile(commands, local_run, pipeline_options: bool) -> None:
+    """`run` (LocalDagRunner) and `compile` (a PipelineJob JSON), with the pipeline options."""
     run = commands.add_parser(
         "run", parents=[local_run], help="run a task's pipeline with LocalDagRunner"
     )
@@ -104,6 +118,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "cluster, whose backend runs no pre-cache checks (default: %(default)s)",
     )
 
+
+def _add_launch(commands) -> None:
+    """`launch`: a compiled job run here, task by task, as Vertex AI would."""
     launch = commands.add_parser(
         "launch",
         help="run a compiled pipeline here, task by task, as Vertex AI would: try the job "
@@ -155,6 +172,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "(default: forked from one that has imported the stack, which saves about 7 s a task)",
     )
 
+
+def _add_submit(commands) -> None:
+    """`submit`: a compiled job started on Vertex AI or a Kubeflow Pipelines cluster."""
     submit = commands.add_parser("submit", help="start a run of a compiled pipeline")
     submit.add_argument("template", help="the compiled PipelineJob JSON")
     submit.add_argument(
@@ -184,6 +204,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     )
     add_cache_arguments(submit)
 
+
+def _add_infer(commands, local_run, output_dir, pipeline_options: bool) -> None:
+    """`infer`: BulkInferrer over a folder of unlabeled inputs."""
     infer = commands.add_parser(
         "infer",
         parents=[local_run, output_dir],
@@ -191,7 +214,7 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "model (TFX's BulkInferrer): PredictionLogs and JSON lines",
     )
     if pipeline_options:
-        from pipeline.options import INFER_OPTIONS
+        from pipeline.options import INFER_OPTIONS, add_arguments
 
         add_arguments(infer, local=True, only=INFER_OPTIONS)
     infer.add_argument(
@@ -204,6 +227,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "per line), or image files",
     )
 
+
+def _add_predict(commands) -> None:
+    """`predict`: a pushed or registered SavedModel answering texts, images or JSON lines."""
     predict = commands.add_parser(
         "predict", help="classify text or images, or translate, with a pushed SavedModel"
     )
@@ -248,6 +274,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "texts", nargs="*", metavar="TEXT", help="texts to classify, or sentences to translate"
     )
 
+
+def _add_report(commands, output_dir) -> None:
+    """`report`: the latest run report, or one rebuilt from ML Metadata."""
     report = commands.add_parser(
         "report",
         parents=[output_dir],
@@ -274,6 +303,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "<output>/reports/<pipeline>/<run id>.html",
     )
 
+
+def _add_listings(commands, output_dir) -> None:
+    """`presets` and `runs`: what the families offer, and what ML Metadata recorded."""
     presets = commands.add_parser(
         "presets",
         help="list the model families' presets and their fields (what --preset and --set take)",
@@ -289,6 +321,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         "--pipeline-name", metavar="NAME", help="one pipeline's (default: every pipeline's)"
     )
 
+
+def _add_registry(commands, output_dir) -> None:
+    """`registry` and its actions: list, show, promote, copy."""
     registry = commands.add_parser(
         "registry",
         parents=[output_dir],
@@ -335,6 +370,9 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
     )
     copy.add_argument("--name", help="one registered model (default: every model)")
 
+
+def _add_serve(commands, output_dir) -> None:
+    """`serve`: a registered model over HTTP with MLflow's scoring server."""
     serve = commands.add_parser(
         "serve",
         parents=[output_dir],
@@ -389,7 +427,6 @@ def build_parser(pipeline_options: bool = True) -> argparse.ArgumentParser:
         help="TensorFlow's threads per op in each worker; 1 answers single requests sooner "
         "(default: %(default)s, one per core)",
     )
-    return parser
 
 
 def _options(args):
