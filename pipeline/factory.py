@@ -1,6 +1,7 @@
 """The one pipeline factory: the options (a task, a model family and how to train it) in, a TFX
 pipeline out."""
 
+import dataclasses
 import json
 from typing import Any, Dict, Mapping, Optional, Sequence
 
@@ -63,21 +64,14 @@ def data_components(
     `lineage_resolvers` and a task that checks drift baseline_statistics (a resolver) and
     distribution_validator, then anomalies_gate, with `cost` (cost_plan) cost_estimate, and
     (unless not `with_transform`: a dry run) transform. benchmarks/scaling.py runs it alone."""
-    task, family = run.task, run.family
     # Reads the raw data (the newest span) into tf.Examples with `train` and `eval` splits;
     # with pretraining, the data's unlabelled texts too, into a third split (UNLABELED_SPLIT)
     # that Transform transforms and only the Trainer's pretraining reads: the schema, the
     # validators and the Evaluator leave it out.
-    unlabeled = {"unlabeled": True} if run.reads_unlabeled else {}
+    unlabeled = run.reads_unlabeled
     labeled_only = {"exclude_splits": [UNLABELED_SPLIT]} if unlabeled else {}
-    example_gen = task.example_gen(data_dir, task.eval_percent, **run.reading, **unlabeled)
-    training_reader, window = example_gen, {}
-    if run.spans > 1:
-        # The training window: the newest span and the ones before it, read the same way.
-        training_reader = task.example_gen(
-            data_dir, task.eval_percent, **run.reading, **unlabeled, spans=run.spans
-        ).with_id(example_gen.id + WINDOW)
-        window = {"window_example_gen": training_reader}
+    example_gen, window = example_gens(run, data_dir)
+    training_reader = window.get("window_example_gen", example_gen)
     # Computes statistics over every split.
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"])
     # Imports the curated schema, or infers one (types, presence, shapes) from the statistics.
@@ -97,22 +91,14 @@ def data_components(
         **labeled_only,
     )
     # Compares the new data's statistics with those of the data the champion was judged on.
-    drift = task.distribution_validator_config(run.drift_thresholds)
-    drift_components, drift_anomalies = {}, None
-    if drift is not None and lineage_resolvers:
-        baseline = baseline_statistics_resolver()
-        distribution_validator = DistributionValidator(
-            statistics=statistics_gen.outputs["statistics"],
-            # No champion yet: no baseline, and DistributionValidator passes the data.
-            baseline_statistics=baseline.outputs["statistics"].as_optional(),
-            config=drift,
-            **({"include_split_pairs": [(s, s) for s in LABELED_SPLITS]} if unlabeled else {}),
-        )
-        drift_components = {
-            "baseline_statistics": baseline,
-            "distribution_validator": distribution_validator,
-        }
-        drift_anomalies = distribution_validator.outputs["anomalies"]
+    drift_components = (
+        drift_check(run, statistics_gen, bool(unlabeled)) if lineage_resolvers else {}
+    )
+    drift_anomalies = (
+        drift_components["distribution_validator"].outputs["anomalies"]
+        if drift_components
+        else None
+    )
     # Stops the run, listing them, when either validator found anomalies.
     anomalies_gate = AnomaliesGate(
         anomalies=example_validator.outputs["anomalies"], drift=drift_anomalies
@@ -137,11 +123,20 @@ def data_components(
     if not with_transform:  # a dry run: nothing after the data's checks and the plan
         return components
     # Tokenises and pads with analyzer-computed vocabularies; the graph is reused at serving.
-    transform = Transform(
+    transform = transform_component(run, training_reader, schema_gen)
+    for gate in (anomalies_gate, *estimate.values()):  # Transform waits on both
+        transform.add_upstream_node(gate)
+    return {**components, "transform": transform}
+
+
+def transform_component(run: ResolvedRun, training_reader, schema_gen) -> Transform:
+    """Transform of the training reader's examples with the family's preprocessing_fn."""
+    unlabeled = run.reads_unlabeled
+    return Transform(
         examples=training_reader.outputs["examples"],
         schema=schema_gen.outputs["schema"],
-        preprocessing_fn=family.preprocessing_fn,
-        custom_config=family.transform_config(run.model_config),
+        preprocessing_fn=run.family.preprocessing_fn,
+        custom_config=run.family.transform_config(run.model_config),
         # The analyzers (vocabularies, n-gram ratios) read the training split alone.
         splits_config=transform_pb2.SplitsConfig(
             analyze=["train"], transform=[*LABELED_SPLITS, UNLABELED_SPLIT]
@@ -152,9 +147,37 @@ def data_components(
         # them again (and the transformed data's) at the cost of time and memory.
         disable_statistics=True,
     )
-    for gate in (anomalies_gate, *estimate.values()):  # Transform waits on both
-        transform.add_upstream_node(gate)
-    return {**components, "transform": transform}
+
+
+def example_gens(run: ResolvedRun, data_dir) -> tuple:
+    """(the ExampleGen of the newest span, {"window_example_gen": the training window's} with
+    `run.spans` above 1, else {})."""
+    task, unlabeled = run.task, {"unlabeled": True} if run.reads_unlabeled else {}
+    example_gen = task.example_gen(data_dir, task.eval_percent, **run.reading, **unlabeled)
+    if run.spans <= 1:
+        return example_gen, {}
+    # The training window: the newest span and the ones before it, read the same way.
+    window = task.example_gen(
+        data_dir, task.eval_percent, **run.reading, **unlabeled, spans=run.spans
+    ).with_id(example_gen.id + WINDOW)
+    return example_gen, {"window_example_gen": window}
+
+
+def drift_check(run: ResolvedRun, statistics_gen, unlabeled: bool) -> dict:
+    """For a task that checks drift: the baseline statistics' resolver (the champion's
+    data's, through MLMD lineage) and DistributionValidator, by role; else nothing."""
+    drift = run.task.distribution_validator_config(run.drift_thresholds)
+    if drift is None:
+        return {}
+    baseline = baseline_statistics_resolver()
+    distribution_validator = DistributionValidator(
+        statistics=statistics_gen.outputs["statistics"],
+        # No champion yet: no baseline, and DistributionValidator passes the data.
+        baseline_statistics=baseline.outputs["statistics"].as_optional(),
+        config=drift,
+        **({"include_split_pairs": [(s, s) for s in LABELED_SPLITS]} if unlabeled else {}),
+    )
+    return {"baseline_statistics": baseline, "distribution_validator": distribution_validator}
 
 
 # Overrides that leave a training step's cost as measured (the head's size, the seed).
@@ -195,36 +218,17 @@ def latest_blessed_model(node_id: str) -> Resolver:
     ).with_id(node_id)
 
 
-def create_pipeline(
-    run: ResolvedRun,
-    *,
-    pipeline_root: str,
-    data_dir: str,
-    serving_model_dir: str,
-    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
-    beam_pipeline_args: Sequence[str] = (),
-    registry_config: Optional[str] = None,
-    vertex_training: Optional[Mapping[str, Mapping[str, Any]]] = None,
-    runtime_parameters: bool = False,
-    lineage_resolvers: bool = True,
-    baseline: str = "resolver",
-    run_id: Optional[str] = None,
-    backup_root: Optional[str] = None,
-    estimate_cost: bool = False,
-    dry_run: bool = False,
-) -> Pipeline:
-    """Builds the pipeline `run` describes (PipelineOptions.resolve: task, model family,
-    preset and overrides, steps, threshold, schema, tuning).
+@dataclasses.dataclass(frozen=True)
+class Deployment:
+    """Where the pipeline runs and what that changes: everything a runner works out (paths,
+    Beam arguments, the metadata store, the registry) and passes to create_pipeline.
 
-    Everything that depends on where the pipeline runs (paths, Beam arguments, the metadata
-    store, the registry) comes in as an argument; runners only work those out and call this.
     With `registry_config` (components/model_registry/backends.py), each pushed version is
     registered in that model registry. `vertex_training` ({"trainer": ..., "tuner": ...}, each
     the custom_config of TFX's Google Cloud extension: pipeline/cloud.py) runs the Trainer and
     Tuner as Vertex AI training jobs. With `runtime_parameters`, the train and eval arguments
     are the pipeline's runtime parameters `train_args` and `eval_args` (JSON), defaulting to
-    the run's steps, and the data folder is the runtime parameter `data_dir`.
-    Nothing here reads the data: the ExampleGen finds its layout when it runs. With
+    the run's steps, and the data folder is the runtime parameter `data_dir`. With
     `lineage_resolvers`, two resolvers that follow MLMD lineage (components/resolvers/) give
     DistributionValidator the champion's data's statistics to compare with (a drifted span
     stops before Transform; tasks that check drift) and the Trainer a base model to
@@ -238,67 +242,129 @@ def create_pipeline(
     get the pipeline's name as a parameter too. `backup_root`: where the Trainer backs up
     (default: its own folder; trainer_module/training/backup.py). With `estimate_cost` (local
     runs: the projection is this machine's), CostEstimate says the run's steps and projected
-    minutes before Transform starts.
-    """
-    task, family = run.task, run.family
-    settings = run.trainer_settings(data_dir)
+    minutes before Transform starts; with `dry_run`, the pipeline stops there."""
+
+    pipeline_root: str
+    data_dir: str
+    serving_model_dir: str
+    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None
+    beam_pipeline_args: Sequence[str] = ()
+    registry_config: Optional[str] = None
+    vertex_training: Optional[Mapping[str, Mapping[str, Any]]] = None
+    runtime_parameters: bool = False
+    lineage_resolvers: bool = True
+    baseline: str = "resolver"
+    run_id: Optional[str] = None
+    backup_root: Optional[str] = None
+    estimate_cost: bool = False
+    dry_run: bool = False
+
+    def __post_init__(self):
+        if self.baseline not in ("resolver", "champion"):
+            raise ValueError(f"baseline must be 'resolver' or 'champion', not {self.baseline!r}")
+
+    def pipeline(self, run: ResolvedRun, components: list) -> Pipeline:
+        return Pipeline(
+            pipeline_name=run.name,
+            pipeline_root=self.pipeline_root,
+            components=components,
+            enable_cache=run.enable_cache,
+            metadata_connection_config=self.metadata_connection_config,
+            beam_pipeline_args=list(self.beam_pipeline_args),
+        )
+
+
+def create_pipeline(run: ResolvedRun, deployment: Deployment) -> Pipeline:
+    """Builds the pipeline `run` describes (PipelineOptions.resolve: task, model family,
+    preset and overrides, steps, threshold, schema, tuning), where `deployment` says. Nothing
+    here reads the data: the ExampleGen finds its layout when it runs."""
+    settings = run.trainer_settings(deployment.data_dir)
+    data_dir, train_args, eval_args = training_args(run, settings, deployment)
+    data = data_components(
+        run,
+        data_dir,
+        lineage_resolvers=deployment.lineage_resolvers,
+        cost=cost_plan(run, settings) if deployment.estimate_cost else None,
+        with_transform=not deployment.dry_run,
+    )
+    if deployment.dry_run:
+        # Reads, counts and checks the data and says the plan (CostEstimate); trains nothing.
+        return deployment.pipeline(run, list(data.values()))
+    training_config = dict(settings.custom_config)
+    if deployment.backup_root:
+        training_config[BACKUP_ROOT_KEY] = deployment.backup_root
+    training = training_components(run, data, deployment, training_config, train_args, eval_args)
+    trainer = training[-1]
+    evaluation = evaluation_components(run, data, deployment, trainer)
+    model_resolver, evaluator, pusher = evaluation
+    # The run's artifacts, by the input keys of the registry and the report.
+    artifacts = {
+        "examples": data["example_gen"].outputs["examples"],
+        **(
+            {"training_examples": data["window_example_gen"].outputs["examples"]}
+            if "window_example_gen" in data
+            else {}
+        ),
+        "statistics": data["statistics_gen"].outputs["statistics"],
+        "schema": data["schema_gen"].outputs["schema"],
+        "anomalies": data["example_validator"].outputs["anomalies"],
+        "transform_graph": data["transform"].outputs["transform_graph"],
+        "model": trainer.outputs["model"],
+        "model_run": trainer.outputs["model_run"],
+        "evaluation": evaluator.outputs["evaluation"],
+        "blessing": evaluator.outputs["blessing"],
+        "pushed_model": pusher.outputs["pushed_model"],
+        "baseline_model": model_resolver.outputs["model"],
+    }
+    records = record_components(run, data, deployment, data_dir, artifacts)
+    return deployment.pipeline(run, [*data.values(), *training, *evaluation, *records])
+
+
+def training_args(run: ResolvedRun, settings, deployment: Deployment) -> tuple:
+    """(data folder, TrainArgs, EvalArgs): with runtime parameters, each a RuntimeParameter
+    defaulting to the run's."""
+    data_dir: Any = deployment.data_dir
     # With pretraining, the Trainer's train_files are the training split's, then the unlabelled
     # texts', which only pretraining reads (trainer_module/training/inputs.py TrainerRun).
-    train_args = trainer_pb2.TrainArgs(
+    train_args: Any = trainer_pb2.TrainArgs(
         num_steps=settings.train_steps,
         splits=["train", UNLABELED_SPLIT] if run.reads_unlabeled else [],
     )
-    eval_args = trainer_pb2.EvalArgs(num_steps=settings.eval_steps)
-    if runtime_parameters:
-        # The ExampleGen reads its data folder only when it runs, so a run can point it
-        # elsewhere; the epochs above were chosen for the default. A {SPAN} pattern stays
-        # fixed: the driver resolves the latest span when the job runs.
-        if SPAN not in data_dir:
-            data_dir = data_types.RuntimeParameter(  # type: ignore[assignment]  # the folder, at run time
-                name="data_dir", ptype=str, default=data_dir
-            )
-        train_args, eval_args = (
-            data_types.RuntimeParameter(
-                name=name, ptype=str, default=proto_utils.proto_to_json(args)
-            )
-            for name, args in (("train_args", train_args), ("eval_args", eval_args))
-        )
-    training_config = dict(settings.custom_config)
-    if backup_root:
-        training_config[BACKUP_ROOT_KEY] = backup_root
+    eval_args: Any = trainer_pb2.EvalArgs(num_steps=settings.eval_steps)
+    if not deployment.runtime_parameters:
+        return data_dir, train_args, eval_args
+    # The ExampleGen reads its data folder only when it runs, so a run can point it
+    # elsewhere; the epochs above were chosen for the default. A {SPAN} pattern stays
+    # fixed: the driver resolves the latest span when the job runs.
+    if SPAN not in data_dir:
+        data_dir = data_types.RuntimeParameter(name="data_dir", ptype=str, default=data_dir)
+    train_args, eval_args = (
+        data_types.RuntimeParameter(name=name, ptype=str, default=proto_utils.proto_to_json(args))
+        for name, args in (("train_args", train_args), ("eval_args", eval_args))
+    )
+    return data_dir, train_args, eval_args
+
+
+def training_components(
+    run: ResolvedRun,
+    data: dict,
+    deployment: Deployment,
+    training_config: dict,
+    train_args,
+    eval_args,
+) -> list:
+    """The Tuner (with tuner trials), the base model's resolver (with lineage resolvers) and
+    the Trainer, last. Six arguments: each is what one of them reads."""
+    family, transform, schema_gen = run.family, data["transform"], data["schema_gen"]
     trainer_class: type = Trainer
     tuner_class: type = Tuner
-    vertex_training = vertex_training or {}
+    vertex_training = deployment.vertex_training or {}
     if vertex_training:  # the Google Cloud extension's components launch Vertex AI jobs
         from tfx.extensions.google_cloud_ai_platform.trainer.component import (
             Trainer as trainer_class,
         )
         from tfx.extensions.google_cloud_ai_platform.tuner.component import Tuner as tuner_class
-
-    data = data_components(
-        run,
-        data_dir,
-        lineage_resolvers=lineage_resolvers,
-        cost=cost_plan(run, settings) if estimate_cost else None,
-        with_transform=not dry_run,
-    )
-    if dry_run:
-        # Reads, counts and checks the data and says the plan (CostEstimate); trains nothing.
-        return Pipeline(
-            pipeline_name=run.name,
-            pipeline_root=pipeline_root,
-            components=list(data.values()),
-            enable_cache=run.enable_cache,
-            metadata_connection_config=metadata_connection_config,
-            beam_pipeline_args=list(beam_pipeline_args),
-        )
-    example_gen, statistics_gen, schema_gen, transform = (
-        data["example_gen"],
-        data["statistics_gen"],
-        data["schema_gen"],
-        data["transform"],
-    )
-    tuner_components = []
+    components: list = []
     hyperparameters = None
     if run.tuner_trials:
         # Searches the family's space (layers, width, learning rate...); writes the best values.
@@ -315,13 +381,15 @@ def create_pipeline(
                 **vertex_training.get("tuner", {}),
             },
         )
-        tuner_components = [tuner]
+        components.append(tuner)
         hyperparameters = tuner.outputs["best_hyperparameters"]
-    # The champion of the data before this run's, which the Trainer warm-starts from when it
-    # is the same model (trainer_module/training/warm_start.py).
-    warm_start = []
-    if lineage_resolvers:
-        warm_start = [base_model_resolver(transform.inputs["examples"])]
+    base_model = None
+    if deployment.lineage_resolvers:
+        # The champion of the data before this run's, which the Trainer warm-starts from when
+        # it is the same model (trainer_module/training/warm_start.py).
+        resolver = base_model_resolver(transform.inputs["examples"])
+        components.append(resolver)
+        base_model = resolver.outputs["model"]
     # Trains the model family and exports a SavedModel with raw-input signatures.
     trainer = trainer_class(
         run_fn=family.run_fn,
@@ -329,99 +397,75 @@ def create_pipeline(
         transform_graph=transform.outputs["transform_graph"],
         schema=schema_gen.outputs["schema"],
         hyperparameters=hyperparameters,
-        base_model=warm_start[0].outputs["model"] if warm_start else None,
+        base_model=base_model,
         train_args=train_args,
         eval_args=eval_args,
         custom_config={**training_config, **vertex_training.get("trainer", {})},
     )
+    return [*components, trainer]
+
+
+def evaluation_components(run: ResolvedRun, data: dict, deployment: Deployment, trainer) -> list:
+    """The model to beat, the Evaluator and the Pusher."""
     # Finds the model to beat, the baseline for the change threshold: the latest blessed
     # model, or the registry's champion.
     model_resolver: BaseNode
     evaluator_class: type
-    if baseline == "resolver":
-        model_resolver, evaluator_class = (
-            latest_blessed_model("latest_blessed_model_resolver"),
-            Evaluator,
-        )
-    elif baseline == "champion":
+    if deployment.baseline == "resolver":
+        model_resolver = latest_blessed_model("latest_blessed_model_resolver")
+        evaluator_class = Evaluator
+    else:
         model_resolver = ChampionModel(
             model_name=run.name,
-            registry=registry_config or "",
-            serving_model_dir=serving_model_dir,
+            registry=deployment.registry_config or "",
+            serving_model_dir=deployment.serving_model_dir,
         )
         evaluator_class = ChampionAwareEvaluator
-    else:
-        raise ValueError(f"baseline must be 'resolver' or 'champion', not {baseline!r}")
     # Evaluates the candidate (and the baseline) with TFMA and blesses it if it passes.
     evaluator = evaluator_class(
-        examples=example_gen.outputs["examples"],
+        examples=data["example_gen"].outputs["examples"],
         model=trainer.outputs["model"],
         baseline_model=model_resolver.outputs["model"],
-        eval_config=task.blessing_eval_config(family, run.blessing_threshold, run.classes),
-        module_path=family.evaluator_module,
+        eval_config=run.task.blessing_eval_config(run.family, run.blessing_threshold, run.classes),
+        module_path=run.family.evaluator_module,
     ).with_id("Evaluator")
     # Copies a blessed model to a new version folder, never overwriting one.
     pusher = VersionedPusher(
         model=trainer.outputs["model"],
         model_blessing=evaluator.outputs["blessing"],
         push_destination=pusher_pb2.PushDestination(
-            filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=serving_model_dir)
+            filesystem=pusher_pb2.PushDestination.Filesystem(
+                base_directory=deployment.serving_model_dir
+            )
         ),
     ).with_id("Pusher")
-    components = [
-        *data.values(),
-        *tuner_components,
-        *warm_start,
-        trainer,
-        model_resolver,
-        evaluator,
-        pusher,
-    ]
-    # The run's artifacts, by the input keys of the registry and the report.
-    artifacts = {
-        "examples": example_gen.outputs["examples"],
-        **(
-            {"training_examples": data["window_example_gen"].outputs["examples"]}
-            if "window_example_gen" in data
-            else {}
-        ),
-        "statistics": statistics_gen.outputs["statistics"],
-        "schema": schema_gen.outputs["schema"],
-        "anomalies": data["example_validator"].outputs["anomalies"],
-        "transform_graph": transform.outputs["transform_graph"],
-        "model": trainer.outputs["model"],
-        "model_run": trainer.outputs["model_run"],
-        "evaluation": evaluator.outputs["evaluation"],
-        "blessing": evaluator.outputs["blessing"],
-        "pushed_model": pusher.outputs["pushed_model"],
-        "baseline_model": model_resolver.outputs["model"],
-    }
+    return [model_resolver, evaluator, pusher]
+
+
+def record_components(
+    run: ResolvedRun, data: dict, deployment: Deployment, data_dir, artifacts: dict
+) -> list:
+    """The registry (with a registry config) and the run report, which read `artifacts`."""
+    components: list = []
     # Without a pipeline context (compiled jobs), the registry and the report are told.
-    identity: Dict[str, Any] = {"pipeline_name": run.name, "run_id": run_id} if run_id else {}
-    if registry_config:
+    identity: Dict[str, Any] = (
+        {"pipeline_name": run.name, "run_id": deployment.run_id} if deployment.run_id else {}
+    )
+    if deployment.registry_config:
         # Registers the pushed version with its metrics and lineage; blessed: the champion.
         registry = ModelRegistry(
-            registry=registry_config,
+            registry=deployment.registry_config,
             **identity,
             **{key: artifacts[key] for key in ModelRegistrySpec.INPUTS},
         )
         components.append(registry)
-        artifacts["registered_model"] = registry.outputs["registered_model"]
-    card = task.model_card(family.name, run.preset, data_dir, run.classes)
+        artifacts = {**artifacts, "registered_model": registry.outputs["registered_model"]}
+    card = run.task.model_card(run.family.name, run.preset, data_dir, run.classes)
     if "distribution_validator" in data:
-        artifacts["drift"] = data["distribution_validator"].outputs["anomalies"]
-        card["drift_checks"] = task.drift_descriptions(run.drift_thresholds)
+        artifacts = {**artifacts, "drift": data["distribution_validator"].outputs["anomalies"]}
+        card["drift_checks"] = run.task.drift_descriptions(run.drift_thresholds)
     # Writes the run's report page: model card, metrics, curves, attention, data, lineage.
-    report = RunReport(model_card=json.dumps(card), **identity, **artifacts)
-
-    return Pipeline(
-        pipeline_name=run.name,
-        pipeline_root=pipeline_root,
-        components=components + [report],
-        enable_cache=run.enable_cache,
-        metadata_connection_config=metadata_connection_config,
-        beam_pipeline_args=list(beam_pipeline_args),
-    )
+    return [*components, RunReport(model_card=json.dumps(card), **identity, **artifacts)]
 
 
 def create_inference_pipeline(

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional
 from components.model_registry.backends import TRACKING_URI_ENV, mlflow_config, vertex_config
 from pipeline import configs
 from pipeline.cloud import ENGINES, TARGET_LABEL, CloudConfig
-from pipeline.factory import create_pipeline
+from pipeline.factory import Deployment, create_pipeline
 from pipeline.options import PipelineOptions
 
 # Tracking URIs a job's steps, each in a container of its own, reach: an MLflow tracking server,
@@ -54,8 +54,7 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
     (a BERT preset directory) must be gs:// paths (or preset names)."""
     run = options.check_cloud_paths().resolve()
     paths = cloud.paths(options.name, options.task)
-    pipeline = create_pipeline(
-        run,
+    deployment = Deployment(
         pipeline_root=paths["pipeline_root"],
         data_dir=options.data or paths["data_dir"],
         serving_model_dir=paths["serving_model_dir"],
@@ -71,6 +70,7 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
         run_id=JOB_NAME_PLACEHOLDER,
         backup_root=cloud.backup_root(options.name),
     )
+    pipeline = create_pipeline(run, deployment)
     for component in pipeline.components:
         role = step_role(component)
         spec = cloud.step_resources(role) if role else None
@@ -204,6 +204,7 @@ def for_target(job: dict, target: str) -> dict:
     return job
 
 
+# Its keyword arguments are the `submit` command's flags, one each (pipeline/cli.py).
 def submit(
     template_path: str,
     pipeline_name: str,

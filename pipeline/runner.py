@@ -19,7 +19,7 @@ from components.dataset_example_gen import SPAN, LayoutExecutor, as_exec_propert
 from components.model_registry.backends import mlflow_config
 from components.unlabeled_example_gen.executor import list_inputs
 from pipeline import configs, run_summary
-from pipeline.factory import create_inference_pipeline, create_pipeline
+from pipeline.factory import Deployment, create_inference_pipeline, create_pipeline
 from pipeline.options import PipelineOptions
 from trainer_module.training import progress
 
@@ -74,8 +74,7 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
     options = run.options
     paths = configs.output_paths(options.output, options.name, options.metadata_uri)
     os.makedirs(os.path.dirname(paths["metadata_path"]), exist_ok=True)  # the run's lock
-    pipeline = create_pipeline(
-        run,
+    deployment = Deployment(
         pipeline_root=paths["pipeline_root"],
         data_dir=options.data or "",  # local_paths() set it
         serving_model_dir=paths["serving_model_dir"],
@@ -87,6 +86,7 @@ def build_local_pipeline(options: PipelineOptions) -> tuple:
         estimate_cost=True,
         dry_run=options.dry_run,
     )
+    pipeline = create_pipeline(run, deployment)
     check_data(pipeline)
     return pipeline, paths
 

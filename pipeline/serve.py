@@ -123,6 +123,20 @@ def pick_name(registry, name: Optional[str]) -> str:
     return names[0]
 
 
+def registered(output: str, name: Optional[str], alias: str, version: Optional[str]) -> tuple:
+    """(models:/ URI, version number, the server's registry variables) of `name`'s `version`,
+    else its `alias`, in the registry the `registry` command reads."""
+    registry = from_config(existing_mlflow_config(configs.output_paths(output, "")["registry_dir"]))
+    name = pick_name(registry, name)
+    found = registry.show(name, version) if version else registry.by_alias(name, alias)
+    model_uri = f"models:/{name}/{version}" if version else f"models:/{name}@{alias}"
+    env = {TRACKING_URI_ENV: registry.tracking_uri}
+    if registry.artifact_root:
+        env[serving_app.ARTIFACT_ROOT] = registry.artifact_root
+    return model_uri, found["version"], env
+
+
+# Its keyword arguments are the `serve` command's flags, one each (pipeline/cli.py).
 def serving(
     output: str,
     name: Optional[str] = None,
@@ -160,16 +174,7 @@ def serving(
         model_uri, served = packaged_folder(folder)
         served_version = os.path.basename(os.path.normpath(served))
     else:
-        registry = from_config(
-            existing_mlflow_config(configs.output_paths(output, "")["registry_dir"])
-        )
-        name = pick_name(registry, name)
-        found = registry.show(name, version) if version else registry.by_alias(name, alias)
-        model_uri = f"models:/{name}/{version}" if version else f"models:/{name}@{alias}"
-        served_version = found["version"]
-        registry_env[TRACKING_URI_ENV] = registry.tracking_uri
-        if registry.artifact_root:
-            registry_env[serving_app.ARTIFACT_ROOT] = registry.artifact_root
+        model_uri, served_version, registry_env = registered(output, name, alias, version)
     argv = [
         sys.executable,
         "-m",

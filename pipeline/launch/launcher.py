@@ -113,6 +113,7 @@ class Launch:
     overrides every task's, as the SDKs' `enable_caching` does. `job_env`: variables set in
     every task's environment, as the job's container env would be."""
 
+    # Its arguments are the `launch` command's flags, one each (pipeline/cli.py).
     def __init__(
         self,
         job_path: str,
@@ -415,21 +416,7 @@ class Launch:
         output_file = os.path.join(pod, told.lstrip("/")) if kubeflow_in_image else told
         os.makedirs(task_root, exist_ok=True)
         output_defs = component.get("outputDefinitions", {}).get("artifacts", {})
-        outputs = {
-            key: [
-                self.store.new_artifact(
-                    schema_title(spec["artifactType"]["instanceSchema"]),
-                    spec["artifactType"]["instanceSchema"],
-                    self.shape.output_uri(task_root, key),
-                    pipeline=self.pipeline_name,
-                    job=self.job_name,
-                    task=name,
-                    output_key=key,
-                    contexts=[self.pipeline_name, self.job_name],
-                )
-            ]
-            for key, spec in sorted(output_defs.items())
-        }
+        outputs = self.new_outputs(name, task_root, output_defs)
         parameters = self.parameter_values(name)
         executor_input = self.executor_input(inputs, parameters, outputs, told)
         log_file = os.path.join(self.log_dir, f"{name}.log")
@@ -448,22 +435,7 @@ class Launch:
         cache_key = self.cache_key(name, inputs, parameters, output_defs)
         hit = self.store.cached(cache_key) if self.caching(name) else None
         if hit is not None:
-            for artifacts in outputs.values():
-                for artifact in artifacts:
-                    artifact["state"] = "ABANDONED"  # never written: the cache answered
-            self.outputs[name] = {
-                key: [self.store.artifact(n) for n in names]
-                for key, names in hit["outputs"].items()
-            }
-            self.store.record_execution(
-                job=self.job_name,
-                task=name,
-                cache_key=cache_key,
-                state="cached",
-                outputs=hit["outputs"],
-                cached_from=hit["job"],
-            )
-            return "cached", f" (job {hit['job']} ran it with the same inputs)"
+            return self.answered_by_cache(name, outputs, cache_key, hit)
         self.outputs[name] = outputs
         execution = self.store.record_execution(
             job=self.job_name,
@@ -497,6 +469,44 @@ class Launch:
                 self.store.publish(artifact["name"], {**artifact["metadata"], **metadata})
         execution["state"] = "succeeded"
         return "succeeded", ""
+
+    def new_outputs(self, name: str, task_root: str, output_defs: dict) -> dict:
+        """The task's output artifacts, by key, as the orchestrator registers them before the
+        task runs (one each)."""
+        return {
+            key: [
+                self.store.new_artifact(
+                    schema_title(spec["artifactType"]["instanceSchema"]),
+                    spec["artifactType"]["instanceSchema"],
+                    self.shape.output_uri(task_root, key),
+                    pipeline=self.pipeline_name,
+                    job=self.job_name,
+                    task=name,
+                    output_key=key,
+                    contexts=[self.pipeline_name, self.job_name],
+                )
+            ]
+            for key, spec in sorted(output_defs.items())
+        }
+
+    def answered_by_cache(self, name: str, outputs: dict, cache_key: str, hit: dict) -> tuple:
+        """The task's outputs are the cached execution's; its own new ones were never
+        written."""
+        for artifacts in outputs.values():
+            for artifact in artifacts:
+                artifact["state"] = "ABANDONED"  # never written: the cache answered
+        self.outputs[name] = {
+            key: [self.store.artifact(n) for n in names] for key, names in hit["outputs"].items()
+        }
+        self.store.record_execution(
+            job=self.job_name,
+            task=name,
+            cache_key=cache_key,
+            state="cached",
+            outputs=hit["outputs"],
+            cached_from=hit["job"],
+        )
+        return "cached", f" (job {hit['job']} ran it with the same inputs)"
 
     def executor_input(self, inputs, parameters, outputs, output_file) -> dict:
         return {

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from pipeline.factory import create_pipeline
+from pipeline.factory import Deployment, create_pipeline
 from pipeline.options import PipelineOptions
 from pipeline.runner import build_local_pipeline
 from pipeline.tasks import TASKS, get_task
@@ -27,10 +27,12 @@ EXPECTED_ORDER = [
 def build(data_dir, tmp_path, registry_config=None, **options):
     return create_pipeline(
         PipelineOptions(**options).resolve(),
-        pipeline_root=str(tmp_path / "root"),
-        data_dir=str(data_dir),
-        serving_model_dir=str(tmp_path / "serving"),
-        registry_config=registry_config,
+        Deployment(
+            pipeline_root=str(tmp_path / "root"),
+            data_dir=str(data_dir),
+            serving_model_dir=str(tmp_path / "serving"),
+            registry_config=registry_config,
+        ),
     )
 
 
