@@ -87,13 +87,14 @@ format: setup
 	$(VENV)/bin/ruff format .
 
 # The documentation site, built into site/ with --strict: a broken link, a missing page or a
-# placeholder the code cannot fill fails the build (scripts/docs_hooks.py). `make docs-serve`
-# serves it on localhost:8000 while you edit.
+# placeholder the code cannot fill fails the build (scripts/docs_macros.py). `make docs-serve`
+# serves it on localhost:8000 while you edit. `python -m` from the checkout: the placeholders
+# import benchmarks/ from it.
 docs: setup
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 docs-serve: setup
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
 
 # The main job: the IMDB pipeline on the embedded default data, ending with a pushed model.
 run: setup

@@ -1,6 +1,6 @@
 """The headline results table: each task's default recipe on its public data, per machine
 kind measured (benchmarks/defaults.py), and `make test`'s minutes per machine kind. The docs'
-pages show the table as `{{ defaults_table }}` (scripts/docs_hooks.py); the README, which
+pages show the table as `{{ defaults_table() }}` (scripts/docs_macros.py); the README, which
 nothing builds, holds both between `<!-- NAME:start -->` and `<!-- NAME:end -->` lines,
 written here:
 

@@ -4,7 +4,8 @@ the results files the documentation is built from.
 Every benchmark writes its result as `benchmarks/results/<benchmark>/<name>.json` (`save`): the
 benchmark, a name for the configuration measured, the date, the machine (CPU model, cores,
 memory, Python), the command, the commit, and the figures. docs/benchmarks.md is generated from
-these files (scripts/docs_hooks.py); no figure is copied into the documentation by hand.
+these files (benchmarks/pages.py, through scripts/docs_macros.py); no figure is copied into the
+documentation by hand.
 """
 
 import collections

@@ -3,15 +3,11 @@ same way for each: a new family gets these checks by adding its folder."""
 
 import dataclasses
 import importlib
-import pathlib
-import sys
 
 import pytest
 
+from tests.docs.macros import docs_macros
 from trainer_module.families import FAMILIES, get_family
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
-import docs_hooks  # noqa: E402
 
 NAMES = sorted(FAMILIES)
 
@@ -31,7 +27,7 @@ def test_the_families_are_found_by_their_folders():
 def test_every_config_field_has_a_comment_saying_why(name):
     config_class = type(FAMILIES[name].config())
     # In the class that declares each field: the config's own, or a mixin's (WidePathConfig).
-    comments = docs_hooks.field_comments(config_class)
+    comments = docs_macros.field_comments(config_class)
     assert set(comments) == {field.name for field in dataclasses.fields(config_class)}
     uncommented = sorted(field for field, comment in comments.items() if not comment)
     assert not uncommented, f"{config_class.__name__} fields without a comment: {uncommented}"

@@ -7,19 +7,17 @@ import html
 import json
 import os
 import re
-import sys
 
 import markdown
 import pytest
 
+from benchmarks import pages
+from tests.docs.macros import docs_macros
 from tests.docs.test_docs import BENCHMARK_PAGES, ROOT
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import docs_hooks  # noqa: E402
 
 
 def rendered(name: str) -> str:
-    return docs_hooks.expand((ROOT / "docs" / name).read_text())
+    return docs_macros.render((ROOT / "docs" / name).read_text(), name)
 
 
 def text_of(page_markdown: str) -> str:
@@ -46,12 +44,12 @@ def test_every_results_file_renders_its_figures_and_no_machine_path(path):
     with open(path) as f:
         record = json.load(f)
     record.setdefault("name", os.path.splitext(os.path.basename(path))[0])
-    section = docs_hooks.render_record(record)
+    section = pages.render_record(record)
     assert "\n| " in section or record.get("notes"), f"{path} renders no figure"
     assert "CPU family" in section or isinstance(record.get("machine"), str)
     command = re.search(r"```bash\n(.*?)\n```", section, re.S)
     if command:
-        assert not docs_hooks.ABSOLUTE_PATH.search(command.group(1)), command.group(1)
+        assert not pages.ABSOLUTE_PATH.search(command.group(1)), command.group(1)
 
 
 def test_the_readmes_results_table_is_the_results_files():

@@ -1,16 +1,13 @@
 """The documentation cannot drift: its figures come from results files, its values from the code
-(scripts/docs_hooks.py fills both in when the site is built)."""
+(scripts/docs_macros.py fills both in when the site is built)."""
 
 import json
-import pathlib
 import re
-import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import docs_hooks  # noqa: E402
+from benchmarks.pages import show
+from tests.docs.macros import ROOT, docs_macros
 
 # A figure: digits not inside a word or a name (CIFAR-10, bf16, x86_64).
 NUMBER = re.compile(r"(?<![\w.\-])\d[\d,]*(?:\.\d+)?(?![\w\-])")
@@ -38,7 +35,7 @@ def figures_in_results() -> set:
             for item in value:
                 walk(item)
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            found.update({str(value), docs_hooks.show(value).replace(",", "")})
+            found.update({str(value), show(value).replace(",", "")})
         elif isinstance(value, str):
             found.update(numbers(value))
 
@@ -59,7 +56,7 @@ def test_every_figure_on_the_benchmarks_pages_comes_from_a_results_file(name):
     template = (ROOT / "docs" / name).read_text()
     # The page's own words quote no figure: only commands (in code) have numbers.
     assert not numbers(prose(re.sub(r"\{\{.*?\}\}", " ", template))), numbers(prose(template))
-    page = docs_hooks.expand(template)
+    page = docs_macros.render(template)
     known = figures_in_results() | numbers(table())  # the headline table rounds the files
     # Ratios are computed from two figures of one file, and the headline tables' minutes from
     # its seconds: they come from the files too.
@@ -67,11 +64,11 @@ def test_every_figure_on_the_benchmarks_pages_comes_from_a_results_file(name):
         record = json.loads(path.read_text())
         seconds = (record.get("measured") or {}).get("wall_seconds")
         if isinstance(seconds, (int, float)):
-            known.add(docs_hooks.show(round(seconds / 60, 1)).replace(",", ""))
+            known.add(show(round(seconds / 60, 1)).replace(",", ""))
         for _, key, reference, _ in record.get("references") or []:
             value = (record.get("measured") or {}).get(key)
             if isinstance(value, (int, float)) and reference:
-                known.add(docs_hooks.show(round(value / reference, 3)).replace(",", ""))
+                known.add(show(round(value / reference, 3)).replace(",", ""))
     unknown = numbers(prose(page)) - known
     assert not unknown, sorted(unknown)
 
@@ -85,24 +82,24 @@ def test_the_checks_catch_a_figure_typed_into_the_page(monkeypatch):
     "page", sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md"))
 )
 def test_every_placeholder_is_filled_from_the_code_or_the_results(page):
-    expanded = docs_hooks.expand((ROOT / "docs" / page).read_text())  # raises on a bad one
+    expanded = docs_macros.render((ROOT / "docs" / page).read_text(), page)  # raises on a bad one
     assert not re.search(r"\{\{\s*[a-z_]", expanded)
 
 
 def test_values_quoted_from_the_code_follow_the_code():
     from pipeline.tasks import get_task
 
-    assert docs_hooks.expand("{{ tasks.cifar10.default_epochs }}") == docs_hooks.show(
+    assert docs_macros.render("{{ tasks.cifar10.default_epochs }}") == show(
         get_task("cifar10").default_epochs
     )
-    table = docs_hooks.config_table("vit")
+    table = docs_macros.config_table("vit")
     assert "`cct`" in table and "`mixup_alpha`" in table
     with pytest.raises(KeyError):
-        docs_hooks.expand("{{ tasks.cifar10.no_such_field }}")
+        docs_macros.render("{{ tasks.cifar10.no_such_field }}")
 
 
 def test_the_cli_reference_lists_every_command_and_option():
-    reference = docs_hooks.cli_reference()
+    reference = docs_macros.cli_reference()
     for command in ("run", "compile", "submit", "infer", "predict", "report", "registry", "serve"):
         assert f"### `tfx-transformers {command}`" in reference
     for option in ("`--bert-preset`", "`TFXT_BERT_PRESET`", "`--drift-thresholds`", "`TFXT_SET`"):
