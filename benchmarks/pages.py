@@ -248,26 +248,26 @@ def headline_table(benchmark: str) -> str:
 
 
 def render_results(benchmark: str, filters=()) -> str:
-    """Every results file of `benchmark` whose fields match `filters` (FIELD=VALUE strings)."""
+    """Every results file of `benchmark` whose fields match `filters` (FIELD=VALUE strings),
+    each under its title; a title several files share says which run it is (its date and
+    machine, then its commit)."""
     wanted = dict(f.split("=", 1) for f in filters)
     records = [
         r for r in load_results(benchmark) if all(str(r.get(k)) == v for k, v in wanted.items())
     ]
     if not records:
         raise FileNotFoundError(f"no results of {benchmark} match {wanted}")
-    titles = [r.get("title") or r["name"] for r in records]
-    return "\n".join(
-        render_record(
-            r,
-            # A title two files share, or a bare file name, says whose it is.
-            title=f"{title} ({r['name']})"
-            if titles.count(title) > 1
-            else title
-            if r.get("title")
-            else f"{benchmark}: {title}",
-        )
-        for r, title in zip(records, titles)
-    )
+    titles = [r.get("title") or f"{benchmark}: {r['name']}" for r in records]
+    for describe in (
+        lambda r: f"{r.get('date', '')}, {short_machine(r)}",
+        lambda r: f"commit {r.get('commit') or r['name']}",
+        lambda r: r["name"],
+    ):
+        titles = [
+            f"{title} · {describe(r)}" if titles.count(title) > 1 else title
+            for r, title in zip(records, titles)
+        ]
+    return "\n".join(render_record(r, title=title) for r, title in zip(records, titles))
 
 
 def result_value(reference: str) -> str:

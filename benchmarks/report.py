@@ -193,6 +193,14 @@ def print_components(components: dict) -> None:
         print(f"{node:32} {info['state']:>9} {info['seconds']:>8.1f}")
 
 
+def default_title(name: str) -> str:
+    """A results file's title when its benchmark gives none: the benchmark's own first line
+    and the run's name (give a better one as the result's "title")."""
+    doc = (sys.modules["__main__"].__doc__ or "").strip().splitlines()
+    what = doc[0].removeprefix("Benchmark:").strip().rstrip(".") if doc else "A benchmark run"
+    return f"{what[:1].upper()}{what[1:]}: {name.replace('-', ' ')}"
+
+
 def save(benchmark: str, name: str, result: dict, references=None) -> str:
     """Writes `result` as benchmarks/results/<benchmark>/<name>.json, with the date, machine,
     command and commit; `references`: (label, measured key, value, what it is) rows that the
@@ -215,6 +223,7 @@ def save(benchmark: str, name: str, result: dict, references=None) -> str:
     }
     if references:
         record["references"] = [list(row) for row in references]
+    record.setdefault("title", default_title(name))
     with open(path, "w") as f:
         json.dump(record, f, indent=1)
         f.write("\n")

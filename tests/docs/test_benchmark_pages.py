@@ -40,10 +40,11 @@ def test_no_two_sections_of_a_page_share_a_title(name):
 @pytest.mark.parametrize(
     "path", sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "*" / "*.json")))
 )
-def test_every_results_file_renders_its_figures_and_no_machine_path(path):
+def test_every_results_file_has_a_title_and_renders_its_figures_and_no_machine_path(path):
     with open(path) as f:
         record = json.load(f)
     record.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+    assert record.get("title"), f"{path} has no title: its section would be named by the file"
     section = pages.render_record(record)
     assert "\n| " in section or record.get("notes"), f"{path} renders no figure"
     assert "CPU family" in section or isinstance(record.get("machine"), str)
