@@ -32,6 +32,13 @@ DEFAULT_RESULTS = {
 EMBEDDED_RESULTS = ("embedded_corpus/defaults-zen4",)
 
 
+def default_names() -> set:
+    """The results file names of the tasks' default runs and of the embedded corpora's."""
+    return {name.split("/")[1] for names in DEFAULT_RESULTS.values() for name in names} | {
+        name.split("/")[1] for name in EMBEDDED_RESULTS
+    }
+
+
 def load(name: str) -> dict:
     with open(os.path.join(RESULTS_DIR, f"{name}.json"), encoding="utf-8") as f:
         return json.load(f)

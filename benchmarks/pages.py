@@ -247,10 +247,12 @@ def headline_table(benchmark: str) -> str:
     return table(["run", "model", "validation", "pipeline minutes", "machine", "date"], rows)
 
 
-def render_results(benchmark: str, filters=()) -> str:
+def render_results(benchmark: str, filters=(), lab_notes: str = "") -> str:
     """Every results file of `benchmark` whose fields match `filters` (FIELD=VALUE strings),
     each under its title; a title several files share says which run it is (its date and
-    machine, then its commit)."""
+    machine, then its commit). With `lab_notes` (the lab notes page's link), only the tasks'
+    defaults (benchmarks/defaults.py) in full, or without one among them the newest, and the
+    others a row each of one table."""
     wanted = dict(f.split("=", 1) for f in filters)
     records = [
         r for r in load_results(benchmark) if all(str(r.get(k)) == v for k, v in wanted.items())
@@ -267,7 +269,44 @@ def render_results(benchmark: str, filters=()) -> str:
             f"{title} · {describe(r)}" if titles.count(title) > 1 else title
             for r, title in zip(records, titles)
         ]
-    return "\n".join(render_record(r, title=title) for r, title in zip(records, titles))
+    if not lab_notes:
+        return "\n".join(render_record(r, title=title) for r, title in zip(records, titles))
+    from benchmarks.defaults import default_names
+
+    defaults = default_names()
+    full = [i for i, r in enumerate(records) if r["name"] in defaults] or [0]
+    out = [render_record(records[i], title=titles[i]) for i in full]
+    rest = [(r, t) for i, (r, t) in enumerate(zip(records, titles)) if i not in full]
+    if rest:
+        figures = [headline_figure(r) for r, _ in rest]
+        labels = {label for label, _ in figures if label}
+        shared = labels.pop() if len(labels) == 1 else ""  # one label for the column
+        out += [
+            f"{len(rest)} earlier runs, each in full in the [lab notes]({lab_notes}):",
+            "",
+            table(
+                ["run (newest first)", "machine", shared or "first figure"],
+                [
+                    [t, short_machine(r), (show(v) if shared else f"{k}: {show(v)}") if k else ""]
+                    for (r, t), (k, v) in zip(rest, figures)
+                ],
+            ),
+            "",
+        ]
+    return "\n".join(out)
+
+
+def headline_figure(record: dict) -> tuple:
+    """(label, value) of the first figure of a results file's comparison table, or of its
+    measurements; ("", None) without one."""
+    measured = record.get("measured") or {}
+    for label, key, _, _ in record.get("references") or []:
+        if isinstance(measured.get(key), (int, float)):
+            return LABELS.get(key, label), measured[key]
+    for key, value in measured.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return LABELS.get(key, key), value
+    return "", None
 
 
 def result_value(reference: str) -> str:

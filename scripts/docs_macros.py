@@ -196,10 +196,18 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
+def results(benchmark: str, *filters: str, page_uri: str = "") -> str:
+    """A benchmark's results files: on a benchmarks page, the defaults and the newest in full
+    and the others a row each, in full on its lab notes page (benchmarks/lab/ of the same
+    name), which shows every one."""
+    summary = page_uri.startswith("benchmarks/") and not page_uri.startswith("benchmarks/lab/")
+    lab_notes = "lab/" + page_uri.rsplit("/", 1)[-1] if summary else ""
+    return pages.render_results(benchmark, filters, lab_notes)
+
+
 MACROS = {
     "cli_reference": cli_reference,
     "config_table": config_table,
-    "results": lambda benchmark, *filters: pages.render_results(benchmark, filters),
     "result": lambda name, path: pages.result_value(f"{name} {path}"),
     "headline": pages.headline_table,
     "defaults_table": headline.table,
@@ -222,12 +230,20 @@ def variables() -> Dict[str, Any]:
     return {name: Shown(value, name) for name, value in code_roots().items()}
 
 
+def page_macros(page_uri) -> Dict[str, Any]:
+    """The macros that depend on the page (`page_uri()`: its path under docs/)."""
+    return {
+        "results": lambda benchmark, *filters: results(benchmark, *filters, page_uri=page_uri()),
+        "plot": lambda name: plot(name, page_uri()),
+    }
+
+
 def define_env(env) -> None:
     """mkdocs-macros' entry point."""
     env.variables.update(variables())
-    for name, macro in MACROS.items():
+    macros = {**MACROS, **page_macros(lambda: env.page.file.src_uri)}
+    for name, macro in macros.items():
         env.macro(macro, name)
-    env.macro(lambda name: plot(name, env.page.file.src_uri), "plot")
 
 
 def render(markdown: str, page_uri: str = "") -> str:
@@ -236,5 +252,5 @@ def render(markdown: str, page_uri: str = "") -> str:
     import jinja2
 
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    context = {**variables(), **MACROS, "plot": lambda name: plot(name, page_uri)}
+    context = {**variables(), **MACROS, **page_macros(lambda: page_uri)}
     return environment.from_string(markdown).render(**context)

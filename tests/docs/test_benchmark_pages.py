@@ -30,6 +30,13 @@ def test_the_first_benchmarks_page_fits_in_about_five_screens():
     assert len(text_of(rendered("benchmarks.md"))) <= 15_000
 
 
+@pytest.mark.parametrize("name", [p for p in BENCHMARK_PAGES if "/lab/" not in p])
+def test_a_benchmarks_page_is_at_most_ten_screens_its_lab_notes_apart(name):
+    """The defaults in full, the other runs a row each (their lab notes page has them)."""
+    words = re.sub(r"\s+", " ", text_of(rendered(name)))
+    assert len(words) <= 30_000, f"{name}: {len(words):,} characters of text"
+
+
 @pytest.mark.parametrize("name", BENCHMARK_PAGES)
 def test_no_two_sections_of_a_page_share_a_title(name):
     titles = re.findall(r"^#{1,6} (.+)$", rendered(name), re.M)

@@ -45,7 +45,7 @@ def figures_in_results() -> set:
 
 
 BENCHMARK_PAGES = ["benchmarks.md"] + sorted(
-    f"benchmarks/{p.name}" for p in (ROOT / "docs" / "benchmarks").glob("*.md")
+    p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs" / "benchmarks").rglob("*.md")
 )
 
 
