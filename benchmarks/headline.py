@@ -4,8 +4,11 @@ pages show the table as `{{ defaults_table() }}` (scripts/docs_macros.py); the R
 nothing builds, holds both between `<!-- NAME:start -->` and `<!-- NAME:end -->` lines,
 written here:
 
-    .venv/bin/python -m benchmarks.headline            # rewrite the README's table
-    .venv/bin/python -m benchmarks.headline --check    # exit 1 if it differs
+    .venv/bin/python -m benchmarks.headline            # rewrite the README's table and figure
+    .venv/bin/python -m benchmarks.headline --check    # exit 1 if either differs
+
+The figure (`figure`: each default's validation figure against its pipeline minutes, per
+machine) is docs/figures/defaults.svg, which the README and the home page show.
 """
 
 import argparse
@@ -106,6 +109,85 @@ def test_times() -> str:
     )
 
 
+FIGURE = os.path.join("docs", "figures", "defaults.svg")  # the README's and the home page's
+# A colour per machine kind (CPU family, model), in the order the figure's legend lists them.
+MACHINE_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
+
+
+LEFT, WIDTH, TICKS = 330, 520, (1, 3, 10, 30, 100, 300)  # the axis: pixels, and minutes
+
+
+def figure_x(minutes: float) -> float:
+    """Where `minutes` lies on the figure's logarithmic axis."""
+    import math
+
+    return LEFT + WIDTH * math.log10(minutes) / math.log10(TICKS[-1])
+
+
+def figure() -> str:
+    """Each task's default: its validation figure against its pipeline minutes, a dot per
+    machine kind measured on one logarithmic axis of minutes, as an SVG drawn from the results
+    files (written with the README's table; deterministic, so --check compares it too)."""
+    from xml.sax.saxutils import escape
+
+    runs = []  # (row label, minutes, figure text, machine)
+    for (task, family), names in DEFAULT_RESULTS.items():
+        for name in names:
+            record = load(name)
+            key, what = FIGURES[record["benchmark"]]
+            value = record["measured"][key]
+            text = f"{value:.3f}" if key == "accuracy" else f"{value:.1f}"
+            runs.append(
+                (
+                    f"{TITLES[task]}, {family}: {what}",
+                    record["measured"]["wall_seconds"] / 60,
+                    text,
+                    machine(record),
+                )
+            )
+    labels = list(dict.fromkeys(r[0] for r in runs))
+    machines = list(dict.fromkeys(r[3] for r in runs))
+    left, width, top, row, ticks = LEFT, WIDTH, 34, 44, TICKS
+    height = top + row * len(labels) + 40 + 18 * len(machines)
+
+    x = figure_x
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 40}" height="{height}" '
+        'font-family="sans-serif" font-size="12">',
+        '<text x="10" y="18" font-weight="bold">Validation figure against pipeline minutes '
+        "(log scale), each task's default, per machine</text>",
+    ]
+    for tick in ticks:
+        out.append(
+            f'<line x1="{x(tick):.1f}" y1="{top}" x2="{x(tick):.1f}" '
+            f'y2="{top + row * len(labels)}" stroke="#ddd"/>'
+            f'<text x="{x(tick):.1f}" y="{top + row * len(labels) + 14}" '
+            f'text-anchor="middle">{tick}</text>'
+        )
+    for index, label in enumerate(labels):
+        y = top + row * index + row / 2
+        out.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{escape(label)}</text>')
+        for rank, (_, minutes, text, kind) in enumerate(r for r in runs if r[0] == label):
+            colour = MACHINE_COLOURS[machines.index(kind) % len(MACHINE_COLOURS)]
+            out.append(
+                f'<circle cx="{x(minutes):.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>'
+                f'<text x="{x(minutes):.1f}" y="{y + (17 if rank % 2 else -9 - 6 * rank):.1f}" '
+                'text-anchor="middle" '
+                f'font-size="10" fill="{colour}">{text}</text>'
+            )
+    legend = top + row * len(labels) + 42
+    out.append(f'<text x="{left}" y="{legend - 6}">pipeline minutes on a 2-core machine:</text>')
+    for index, kind in enumerate(machines):
+        y = legend + 18 * index + 8
+        colour = MACHINE_COLOURS[index % len(MACHINE_COLOURS)]
+        out.append(
+            f'<circle cx="{left + 6}" cy="{y - 4}" r="5" fill="{colour}"/>'
+            f'<text x="{left + 18}" y="{y}">{escape(kind)}</text>'
+        )
+    return "\n".join(out + ["</svg>", ""])
+
+
 BLOCKS = {"headline": table, "test-time": test_times}
 
 
@@ -127,18 +209,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
-    path = os.path.join(REPO, README)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    new = rewrite(text)
-    if new == text:
-        return 0
-    if args.check:
-        print(f"the table in {README} is stale: run python -m benchmarks.headline")
+    stale = []
+    for name, make in ((README, rewrite), (FIGURE, lambda _: figure())):
+        path = os.path.join(REPO, name)
+        text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        new = make(text)
+        if new == text:
+            continue
+        stale.append(name)
+        if not args.check:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+            print(f"rewritten: {name}")
+    if stale and args.check:
+        print(f"stale: {', '.join(stale)}: run python -m benchmarks.headline")
         return 1
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(new)
-    print(f"rewritten: {README}")
     return 0
 
 

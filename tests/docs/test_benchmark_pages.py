@@ -65,6 +65,12 @@ def test_the_readmes_results_table_is_the_results_files():
 
     readme = (ROOT / "README.md").read_text()
     assert headline.rewrite(readme) == readme, "run python -m benchmarks.headline"
+    drawn = (ROOT / headline.FIGURE).read_text()
+    assert drawn == headline.figure(), "run python -m benchmarks.headline"
+    assert f"]({headline.FIGURE})" in readme  # the README shows it
+    for _, name in [(k, n) for k, names in headline.DEFAULT_RESULTS.items() for n in names]:
+        minutes = headline.load(name)["measured"]["wall_seconds"] / 60
+        assert f'cx="{headline.figure_x(minutes):.1f}"' in drawn, f"{name} is not drawn"
     rows = headline.rows()
     assert rows[0][:2] == ["IMDB sentiment", "`text_encoder` (default)"]
     assert all("CPU family" in row[4] for row in rows)
