@@ -268,6 +268,81 @@ def plot_cifar10_pflop() -> bytes:
     return _png(plt, figure)
 
 
+def plot_translation_epochs() -> bytes:
+    """Lower-cased BLEU on val of each default translation run's snapshots by evaluation
+    (epoch), and of the averages of its last k snapshots (beam 4, length penalty 1, the run's
+    own stopping rule and output vocabulary: each table's first rows)."""
+    from benchmarks.defaults import DEFAULT_RESULTS
+
+    plt, figure, axes = _figure()
+    names = {n.split("/")[1] for n in DEFAULT_RESULTS[("translation", "translator")]}
+    ticks: dict = {}
+    for record in load_results("translation_pipeline"):
+        if record["name"] not in names:
+            continue
+        (table,) = [t for t in record["tables"] if t["title"].startswith("BLEU on val")]
+        columns = table["columns"]
+        bleu, beam, penalty = (
+            columns.index("BLEU lower-cased"),
+            columns.index("beam"),
+            columns.index("length penalty"),
+        )
+        first = table["rows"][0]
+        same = [r for r in table["rows"] if r[1 : bleu - 1] == first[1 : bleu - 1]]
+        epochs = [(int(r[0].split()[-1]), r[bleu]) for r in same if r[0].startswith("after")]
+        averages: dict = {}  # k -> BLEU, the first row of each k: the run's own settings
+        for r in same:
+            if r[0].startswith("average"):
+                averages.setdefault(int(r[0].split()[-1]), r[bleu])
+        label = f"{record['title']}: {short_machine(record)}"
+        (line,) = axes.plot(*zip(*epochs), marker="o", label=label)
+        last = epochs[-1][0]
+        for index, (k, value) in enumerate(averages.items()):
+            axes.scatter(
+                [last + 2 * (index + 1)], [value], marker="*", s=110, color=line.get_color()
+            )
+            ticks[last + 2 * (index + 1)] = f"mean of\nlast {k}"
+        assert all(r[beam] == first[beam] and r[penalty] == first[penalty] for r in same)
+    epochs_ticks = [t for t in axes.get_xticks() if 0 < t < min(ticks or [100]) - 1]
+    axes.set_xticks(
+        [*epochs_ticks, *ticks], [f"{t:g}" for t in epochs_ticks] + list(ticks.values())
+    )
+    axes.set_xlabel("evaluations (epochs) trained; stars: the mean of the last k snapshots")
+    axes.set_ylabel("BLEU, lower-cased tokenized, val")
+    axes.legend(fontsize=8, loc="lower right")
+    return _png(plt, figure)
+
+
+def plot_test_suite() -> bytes:
+    """`make test`'s minutes by commit, in the order they were measured, one line per machine
+    kind (benchmarks/results/test_suite/)."""
+    from benchmarks.pages import MINUTES, TESTS, _measured_when
+
+    plt, figure, axes = _figure()
+    records = sorted(
+        (r for r in load_results("test_suite") if (r.get("measured") or {}).get(MINUTES)),
+        key=_measured_when,
+    )
+    order = {r["name"]: index for index, r in enumerate(records)}
+    for kind in sorted({short_machine(r) for r in records}):
+        runs = [r for r in records if short_machine(r) == kind]
+        axes.plot(
+            [order[r["name"]] for r in runs],
+            [r["measured"][MINUTES] for r in runs],
+            marker="o",
+            label=kind,
+        )
+    axes.set_xticks(
+        range(len(records)),
+        [f"{(r.get('commit') or '?')[:7]}\n{r['measured'].get(TESTS) or ''}" for r in records],
+        fontsize=7,
+    )
+    axes.set_xlabel("commit measured, and its number of tests, oldest first")
+    axes.set_ylabel("make test, minutes")
+    axes.legend(fontsize=8, title="machine (CPU family/model)")
+    return _png(plt, figure)
+
+
 PLOTS = {
     "accuracy_against_time": plot_accuracy_against_time,
     "cifar10_pflop": plot_cifar10_pflop,
@@ -275,4 +350,6 @@ PLOTS = {
     "label_sizes": plot_label_sizes,
     "scaling": plot_scaling,
     "serving": plot_serving,
+    "test_suite": plot_test_suite,
+    "translation_epochs": plot_translation_epochs,
 }
