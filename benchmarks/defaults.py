@@ -32,11 +32,11 @@ DEFAULT_RESULTS = {
 EMBEDDED_RESULTS = ("embedded_corpus/defaults-zen4",)
 
 
-def default_names() -> set:
-    """The results file names of the tasks' default runs and of the embedded corpora's."""
-    return {name.split("/")[1] for names in DEFAULT_RESULTS.values() for name in names} | {
-        name.split("/")[1] for name in EMBEDDED_RESULTS
-    }
+def default_names(embedded: bool = True) -> set:
+    """The results file names of the tasks' default runs, and (`embedded`) of the embedded
+    corpora's."""
+    names = [name for names in DEFAULT_RESULTS.values() for name in names]
+    return {name.split("/")[1] for name in names + (list(EMBEDDED_RESULTS) if embedded else [])}
 
 
 def load(name: str) -> dict:

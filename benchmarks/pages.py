@@ -9,6 +9,7 @@ import os
 import re
 from typing import Any, Dict, List
 
+from benchmarks.defaults import default_names
 from benchmarks.report import REPO, RESULTS_DIR
 
 # How a measured key reads in a table.
@@ -271,8 +272,6 @@ def render_results(benchmark: str, filters=(), lab_notes: str = "") -> str:
         ]
     if not lab_notes:
         return "\n".join(render_record(r, title=title) for r, title in zip(records, titles))
-    from benchmarks.defaults import default_names
-
     defaults = default_names()
     full = [i for i, r in enumerate(records) if r["name"] in defaults] or [0]
     out = [render_record(records[i], title=titles[i]) for i in full]

@@ -3,6 +3,7 @@ as docs/plots/NAME.png; a page shows one as `{{ plot("NAME") }}`."""
 
 import io
 
+from benchmarks.defaults import default_names
 from benchmarks.pages import load_results, short_machine
 
 
@@ -50,14 +51,6 @@ def _named_points(axes, points, named=None, **scatter) -> None:
                 )
 
 
-def default_runs() -> set:
-    """The results file names of the tasks' default runs (benchmarks/defaults.py): the points
-    a plot names."""
-    from benchmarks.defaults import DEFAULT_RESULTS
-
-    return {name.split("/")[1] for names in DEFAULT_RESULTS.values() for name in names}
-
-
 def plot_accuracy_against_time() -> bytes:
     """Validation accuracy against training minutes, one point per pipeline results file: a
     colour per task, a marker per machine (minutes compare within one machine only)."""
@@ -68,7 +61,7 @@ def plot_accuracy_against_time() -> bytes:
     )
     markers = dict(zip(machines, "osD^v<>PX*"))
     colours = dict(zip([label for _, _, label in series], ("tab:blue", "tab:orange")))
-    defaults = default_runs()
+    defaults = default_names(embedded=False)
     for benchmark, key, label in series:
         by_machine: dict = {}
         for record in load_results(benchmark):
@@ -163,7 +156,7 @@ def plot_imdb_frontier() -> bytes:
             and (r.get("measured") or {}).get("wall_seconds")
             and (r.get("machine") or {}).get("cpu_family")  # the machine is identified
         ]
-        _named_points(axes, points, named=default_runs(), label=model, marker=marker)
+        _named_points(axes, points, named=default_names(embedded=False), label=model, marker=marker)
     for record in load_results("imdb_recipes"):  # the NBSVM anchor (imdb_recipes.py --anchor)
         for table in record.get("tables", []):
             if "val accuracy" not in table["columns"]:
