@@ -20,8 +20,10 @@ import statistics
 import sys
 import tarfile
 import time
+from typing import Any, Dict
 
 from benchmarks import report
+from trainer_module.vit.config import POOLED_HYBRID
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "cifar10", "cifar10_train_jpeg.tar.gz")
@@ -149,6 +151,42 @@ def by_evaluation(history: dict, fit_seconds, training_pflop=None) -> dict:
     }
 
 
+# Recipes the CIFAR-10 task shipped before, kept for the results files that name them as their
+# preset: the `base` preset with these overrides (`--preset hybrid` runs one again).
+RECORDED_RECIPES: Dict[str, Dict[str, Any]] = {
+    # The ViT paper's hybrid with airbench's stem and AdamW: a long warmup, mixup 0.2 (without
+    # it the model fits the training images and validation flattens); until issue 45.
+    "hybrid": {**POOLED_HYBRID, "warmup_fraction": 0.25, "mixup_alpha": 0.2},
+    # The published CIFAR-10 hybrid's shape (issue 31's anchor: 3 strided stages, 4x4 = 16
+    # tokens of 192, 2 Transformer blocks; a long warmup, mixup 0.2); until 2026-11-25.
+    "hybrid_strided": {
+        "tokenizer": "hybrid",
+        "conv_layers": 3,
+        "conv_filters": 64,
+        "d_model": 192,
+        "num_heads": 3,
+        "mlp_dim": 384,
+        "num_layers": 2,
+        "pooling": "sequence",
+        "dropout": 0.0,
+        "warmup_fraction": 0.25,
+        "mixup_alpha": 0.2,
+        "flip_test_time": True,
+    },
+}
+
+
+def recorded_recipe(args) -> None:
+    """A recorded recipe's --preset becomes `base` with its overrides (under --set's)."""
+    from pipeline.options import parse_override
+
+    recipe = RECORDED_RECIPES.get(args.preset)
+    if recipe is not None:
+        given = dict(parse_override(o) for o in args.overrides)
+        args.overrides = [f"{k}={json.dumps(v)}" for k, v in {**recipe, **given}.items()]
+        args.preset = "base"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DEFAULT_DATA, help="the tarball or an image folder")
@@ -159,6 +197,7 @@ def main() -> int:
         parser, "cifar10_pipeline", task.default_epochs, task.recipe_preset
     )
     args = parser.parse_args()
+    recorded_recipe(args)
 
     overrides = report.overrides(args)
     config = report.model_config("cifar10", args)

@@ -4,7 +4,7 @@
     KERAS_BACKEND=jax python -m benchmarks.training_step --backend jax [--batch-size 256]
 
 For the preset each pipeline benchmark trains (text encoder `small` at 256 tokens, ViT `cct`
-and the `hybrid` candidate, translator `base` on 24-token batches, BERT's default preset at
+and its `hybrid_airbench`, translator `base` on 24-token batches, BERT's default preset at
 all-MiniLM-L6-v2's shape), times
 Keras `train_on_batch` on random inputs of the preset's batch size under the float32 and
 mixed_bfloat16 policies (median of `--steps` steps after two warm-up steps), and prints
@@ -141,7 +141,7 @@ def bert():
 FAMILIES = {
     "text_encoder": text_encoder,
     "vit": vit,
-    "vit_hybrid": lambda: vit("hybrid"),  # the ViT paper's hybrid (issue 31's candidate)
+    "vit_hybrid": lambda: vit("hybrid_airbench"),  # the ViT paper's hybrid, airbench's stem
     "translator": translator,
     "bert": bert,
 }

@@ -121,9 +121,13 @@ class PipelineOptions:
         "passes over the training split; the Trainer computes its steps from the number "
         "of training examples (default on your data: the task's benchmark recipe, "
         + "; ".join(
-            f"{t.name}: {t.default_epochs:g}"
-            + "".join(f", {t.name} --model {m}: {e:g}" for m, e in sorted(t.family_epochs.items()))
-            for t in sorted(TASKS.values(), key=lambda t: t.name)
+            f"{t.name}: {t.default_epochs:g}" for t in sorted(TASKS.values(), key=lambda t: t.name)
+        )
+        + "; "
+        + "; ".join(
+            f"--model {f.name}: {f.recipe_epochs:g} on any task"
+            for f in sorted(FAMILIES.values(), key=lambda f: f.name)
+            if f.recipe_epochs is not None
         )
         + "; on the embedded corpus: the "
         "task's steps)",

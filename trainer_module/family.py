@@ -191,6 +191,10 @@ class ModelFamily:
     # Imported by the Evaluator before it loads the model: TFMA metrics, custom ops.
     evaluator_module: Optional[str] = None
     options: Tuple[Option, ...] = ()
+    # Passes over the training split of the family's measured recipe on any task's data (a
+    # pretrained model fine-tunes in a few, whatever the task); None: the task's own
+    # (Task.default_epochs), which a model trained from scratch needs per task.
+    recipe_epochs: Optional[float] = None
 
     @property
     def tunable(self) -> bool:

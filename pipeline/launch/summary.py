@@ -43,9 +43,9 @@ def summarize(launch, failed) -> dict:
     return {
         "status": "failed" if failed else "succeeded",
         **({"error": f"task {failed[0]}: {failed[1]}"} if failed else {}),
-        "pipeline_name": launch.pipeline_name,
-        "job": launch.job_name,
-        "target": launch.target,
+        "pipeline_name": launch.job.pipeline_name,
+        "job": launch.job.job_name,
+        "target": launch.job.target,
         "tasks": launch.states,
         "blessed": bool(blessing.get("blessed")) if blessing else None,
         "metrics": metrics,

@@ -148,8 +148,6 @@ class Task:
     # On other data (unless --train-steps or --epochs): the benchmark's recipe, in passes over
     # the training split; the Trainer turns it into steps from the examples it is given.
     default_epochs: float = 1.0
-    # The same for the task's other families, by name, where their measured recipe differs.
-    family_epochs: Mapping[str, float] = dataclasses.field(default_factory=dict)
     # With default_epochs, on other data and the default family (unless --preset): the preset
     # the benchmark measured; None: the family's default preset.
     recipe_preset: Optional[str] = None
@@ -183,8 +181,10 @@ class Task:
         return {name: FAMILIES[name] for name in names}
 
     def recipe_epochs(self, model: Optional[str] = None) -> float:
-        """The epochs of the benchmark recipe of `model` (default: the task's default family)."""
-        return self.family_epochs.get(model or self.default_model, self.default_epochs)
+        """The epochs of the benchmark recipe of `model` (default: the task's default family):
+        the family's own where it has them (a pretrained one's fine-tuning), else the task's."""
+        family = self.model_family(model)
+        return self.default_epochs if family.recipe_epochs is None else family.recipe_epochs
 
     def model_family(self, model: Optional[str]) -> ModelFamily:
         model = model or self.default_model

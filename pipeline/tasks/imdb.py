@@ -142,7 +142,6 @@ TASK = Task(
     default_eval_steps=5,
     raw_feature=features.TEXT,
     default_epochs=2.0,  # the text encoder's measured recipe (docs/tasks/imdb.md)
-    family_epochs={"bert": 2.0},  # BERT's measured recipe (docs/models/bert.md)
     # A span whose label shares, lengths or words moved this far from the champion's data
     # stops the run.
     drift_checks=(

@@ -37,3 +37,25 @@ def test_the_anchor_results_named_are_in_the_repository_and_told_apart():
         assert os.path.exists(os.path.join(cifar10_pipeline.ANCHOR_RESULTS, f"{name}.json")), name
     labels = [label for *_, label in cifar10_pipeline.references()]
     assert len(set(labels)) == len(labels)  # each schedule and measurement told apart
+
+
+def test_a_recorded_recipe_runs_as_the_base_preset_with_its_overrides_under_set():
+    """The presets the task shipped before live beside their benchmark, not in vit/config.py:
+    `--preset hybrid` still trains the config its results files name."""
+    import argparse
+
+    from benchmarks import report
+    from trainer_module.vit.config import POOLED_HYBRID, PRESETS, VitConfig
+
+    args = argparse.Namespace(preset="hybrid", overrides=["mixup_alpha=0.3"])
+    cifar10_pipeline.recorded_recipe(args)
+    assert args.preset == "base" and "hybrid" not in PRESETS
+    expected = VitConfig(**POOLED_HYBRID, warmup_fraction=0.25, mixup_alpha=0.3)
+    assert report.model_config("cifar10", args) == expected
+    args = argparse.Namespace(preset="hybrid_strided", overrides=[])
+    cifar10_pipeline.recorded_recipe(args)
+    strided = report.model_config("cifar10", args)
+    assert (strided.d_model, strided.grid_size, strided.flip_test_time) == (192, 4, True)
+    args = argparse.Namespace(preset="hybrid_airbench", overrides=[])
+    cifar10_pipeline.recorded_recipe(args)  # a shipped preset is left as it is
+    assert args.preset == "hybrid_airbench" and args.overrides == []

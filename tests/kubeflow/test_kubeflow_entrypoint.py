@@ -9,7 +9,6 @@ import tensorflow as tf
 
 from pipeline.kubeflow_entrypoint import fill_input_types, fixed_arguments
 from pipeline.kubeflow_runner import KUBEFLOW_ENTRYPOINT, TFX_ENTRYPOINT
-from pipeline.launch.job_service import JobService
 from pipeline.launch.launcher import Launch
 from pipeline.launch.runners import LocalRunner
 from tests.kubeflow.test_compile import ENVIRONMENT, compile_job
@@ -89,18 +88,15 @@ def statistics_gen_in_kubeflows_shape(tmp_path, entrypoint: str) -> tuple:
     write_examples(examples["uri"])
     launch.store.publish(examples["name"], {"split_names": '["train", "eval"]', "span": 0.0})
     launch.outputs["ReviewsExampleGen"] = {"examples": [examples]}
-    launch.runner = LocalRunner({}, str(tmp_path / "forkserver.log"), fresh=True)
-    launch.jobs = JobService(launch.runner)
     import os
 
     os.makedirs(launch.log_dir, exist_ok=True)
     try:
-        launch.run_task("StatisticsGen", "[1/1] StatisticsGen")
+        with launch.started(LocalRunner({}, str(tmp_path / "forkserver.log"), fresh=True)):
+            launch.run_task("StatisticsGen", "[1/1] StatisticsGen")
         return launch, None
     except RuntimeError as error:
         return launch, error
-    finally:
-        launch.jobs.close()
 
 
 def test_tfx_own_entrypoint_fails_on_the_backends_input_tfx_7768(tmp_path):

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from pipeline.launch import launcher
+from pipeline.launch import execution, job
 from pipeline.launch.launcher import Launch, LaunchError
 from tests.kubeflow.test_compile import ENVIRONMENT, compile_job
 
@@ -27,14 +27,14 @@ def test_tasks_run_after_what_they_need_in_a_stable_order():
         "a": {},
         "d": {},
     }
-    assert launcher.task_order(tasks) == ["a", "b", "c", "d"]
+    assert job.task_order(tasks) == ["a", "b", "c", "d"]
     with pytest.raises(LaunchError, match="cycle"):
-        launcher.task_order({"a": {"dependentTasks": ["b"]}, "b": {"dependentTasks": ["a"]}})
+        job.task_order({"a": {"dependentTasks": ["b"]}, "b": {"dependentTasks": ["a"]}})
 
 
 def test_gcs_paths_become_folders_under_the_output_inside_json_strings_too():
     value = {"a": ["gs://b/x", '{"base": "gs://b/y"}'], "n": 3}
-    assert launcher.map_gcs(value, "/out") == {
+    assert job.map_gcs(value, "/out") == {
         "a": ["/out/gs/b/x", '{"base": "/out/gs/b/y"}'],
         "n": 3,
     }
@@ -42,20 +42,20 @@ def test_gcs_paths_become_folders_under_the_output_inside_json_strings_too():
 
 def test_the_imdb_job_runs_in_dependency_order_with_its_paths_mapped(tmp_path):
     launch = Launch(str(job_file(tmp_path)), str(tmp_path / "out"), {"data_dir": "data/imdb"})
-    order = launcher.task_order(launch.tasks)
+    order = launch.job.order()
     assert order.index("ChampionModel") < order.index("Evaluator") < order.index("Pusher")
     assert order[-1] == "RunReport"
-    assert launch.root == str(
+    assert launch.job.root == str(
         tmp_path / "out" / "gs" / "bucket" / "tt" / "pipelines" / ("imdb-text-encoder")
     )
-    assert launch.parameters["data_dir"].endswith("/data/imdb")  # made absolute
-    assert launch.parameters["data_dir"].startswith("/")
+    assert launch.job.parameters["data_dir"].endswith("/data/imdb")  # made absolute
+    assert launch.job.parameters["data_dir"].startswith("/")
 
 
 def test_a_task_command_line_as_it_runs_here(tmp_path):
     launch = Launch(str(job_file(tmp_path)), str(tmp_path / "out"))
-    container = launch.executor_of("Transform")["container"]
-    line = launch.command_line(container["command"], container["args"], {"inputs": {}})
+    container = launch.job.executor_of("Transform")["container"]
+    line = execution.command_line(container["command"], container["args"], {"inputs": {}})
     assert line[:3] == [sys.executable, "-m", container["command"][-1]]
     assert json.loads(line[line.index("--json_serialized_invocation_args") + 1]) == {"inputs": {}}
     # Dataflow's runner becomes the local one, in memory; every other option stays.
@@ -67,8 +67,8 @@ def test_a_task_command_line_as_it_runs_here(tmp_path):
     assert temp == f"--temp_location={tmp_path}/out/gs/bucket/tt/tmp/imdb-text-encoder"
     # A Vertex AI training job's executor runs through the local job client, which sends
     # the job to the launch's job service.
-    trainer = launch.executor_of("Trainer")["container"]
-    line = launch.command_line(trainer["command"], trainer["args"], {})
+    trainer = launch.job.executor_of("Trainer")["container"]
+    line = execution.command_line(trainer["command"], trainer["args"], {})
     assert line[1:3] == ["-m", "pipeline.launch.training_jobs"]
     assert line[3] == "--service" and line[4].startswith("http://127.0.0.1:")
     assert line[5:7] == ["-m", "tfx.orchestration.kubeflow.v2.container.kubeflow_v2_run_executor"]
@@ -76,11 +76,11 @@ def test_a_task_command_line_as_it_runs_here(tmp_path):
 
 def test_the_job_name_placeholder_is_filled_in_and_an_unknown_one_refused(tmp_path):
     launch = Launch(str(job_file(tmp_path)), str(tmp_path / "out"))
-    values = launch.parameter_values("RunReport")
-    assert values["run_id"] == launch.job_name
+    values = launch.job.parameter_values("RunReport")
+    assert values["run_id"] == launch.job.job_name
     assert values["pipeline_name"] == "imdb-text-encoder"
     with pytest.raises(LaunchError, match=r"\{\{\$.pipeline_job_uuid\}\}"):
-        launcher.substitute_placeholders("{{$.pipeline_job_uuid}}", {})
+        job.substitute_placeholders("{{$.pipeline_job_uuid}}", {})
 
 
 def test_a_vertex_registry_job_is_refused_before_anything_runs(tmp_path):
@@ -132,7 +132,7 @@ def test_a_resolver_task_answers_with_its_filter_over_recorded_artifacts(tmp_pat
             }
         }
     }
-    found = launch.resolve(blessing_query, {})
+    found = launch.cache.resolve(blessing_query, {})
     assert [a["metadata"]["blessed"] for a in found["model_blessing"]] == [1.0]
     model_query = {
         "outputArtifactQueries": {
@@ -142,9 +142,11 @@ def test_a_resolver_task_answers_with_its_filter_over_recorded_artifacts(tmp_pat
             }
         }
     }
-    assert launch.resolve(model_query, {"input": found["model_blessing"]}) == {"model": [model]}
+    assert launch.cache.resolve(model_query, {"input": found["model_blessing"]}) == {
+        "model": [model]
+    }
     # No blessing yet: nothing to fill the placeholder with, and nothing resolved.
-    assert launch.resolve(model_query, {"input": []}) == {"model": []}
+    assert launch.cache.resolve(model_query, {"input": []}) == {"model": []}
 
 
 def test_a_failed_task_is_reported_by_its_exception_not_the_runners_last_line():
@@ -154,7 +156,7 @@ def test_a_failed_task_is_reported_by_its_exception_not_the_runners_last_line():
         "subprocess exited with status 1\n",
         "Error: exit status 1\n",  # buildah run's own
     ]
-    assert launcher.failure_reason(tail, 1) == (
+    assert execution.failure_reason(tail, 1) == (
         "FileNotFoundError: parallel corpus directory not found: /data/translation"
     )
-    assert launcher.failure_reason(["Killed\n"], -9) == "exit status -9"
+    assert execution.failure_reason(["Killed\n"], -9) == "exit status -9"

@@ -56,8 +56,9 @@ def test_conv_tokenizer_grid_and_sequence_pooling():
 def test_hybrid_stem_gives_one_token_per_cell_of_its_feature_map(stages, grid):
     """Each stage halves the 32x32 grid (its second convolution has stride 2)."""
     config = get_preset(
-        "hybrid_strided",
-        {"conv_layers": stages, "conv_filters": 8, "d_model": 24, "num_layers": 1},
+        "base",
+        {"tokenizer": "hybrid", "conv_layers": stages, "conv_filters": 8, "d_model": 24}
+        | {"num_heads": 3, "num_layers": 1, "pooling": "sequence"},
     )
     model = VitClassifier(config)
     images = np.random.default_rng(0).normal(size=(2, 32, 32, 3)).astype("float32")
@@ -76,7 +77,7 @@ def test_pooled_stem_is_airbenchs_blocks_and_gives_one_token_per_cell(whitening,
     whitening convolution makes the grid 31 -> 15 -> 7 -> 3 (flooring), 32 -> 16 -> 8 -> 4
     without it."""
     config = get_preset(
-        "hybrid",
+        "hybrid_airbench",
         {"stem_pooling": True, "whitening_kernel": whitening, "conv_filters": 8, "d_model": 24}
         | {"num_heads": 2, "mlp_dim": 16, "num_layers": 1},
     )
@@ -115,8 +116,9 @@ def test_whitening_kernel_decorrelates_its_samples_patches_to_unit_variance():
 @pytest.mark.parametrize("pooling, first", [(False, "stem_0a"), (True, "whitening")])
 def test_the_whitened_stem_stays_frozen_while_the_rest_trains(pooling, first):
     config = get_preset(
-        "hybrid",
-        {"image_size": 16, "conv_layers": 2, "conv_filters": 8, "d_model": 16, "num_layers": 1}
+        "base",
+        {"tokenizer": "hybrid", "label_smoothing": 0.2, "pooling": "sequence"}
+        | {"image_size": 16, "conv_layers": 2, "conv_filters": 8, "d_model": 16, "num_layers": 1}
         | {"num_heads": 2, "mlp_dim": 16, "whitening_kernel": 2, "batch_size": 8}
         | {"stem_pooling": pooling},
     )

@@ -16,6 +16,7 @@ FAMILY = ModelFamily(
     transform_config=config.transform_config,
     preprocessing_fn="trainer_module.bert.preprocessing.preprocessing_fn",
     run_fn="trainer_module.bert.training.run_fn",
+    recipe_epochs=config.RECIPE_EPOCHS,
     # The exported tokenizer runs tensorflow-text's ops: the Evaluator registers them first.
     evaluator_module="trainer_module.serving.custom_ops",
     options=(

@@ -83,7 +83,7 @@ class VitConfig(PresetConfig):
     evaluations: int = 4  # validation passes spread over the training steps
     # Test-time augmentation: at inference (validation, TFMA, serving) the logits are the mean
     # of the image's and its mirror's. Doubles the cost of a prediction.
-    flip_test_time: bool = False  # on in the `hybrid` preset
+    flip_test_time: bool = False  # on in the `hybrid_airbench` preset
     # With flip_test_time: also the mean over the image (and its mirror) shifted by one pixel
     # up-left and down-right, reflect-padded, weighted as airbench's (the unshifted views count
     # half): 6 passes per prediction.
@@ -144,7 +144,8 @@ class VitConfig(PresetConfig):
         return self.grid_size**2
 
 
-# The pooled hybrid's network and what its two recipes share (the `hybrid` presets below): a
+# The pooled hybrid's network, which its recipes share (hybrid_airbench below, and the
+# recorded `hybrid` of benchmarks/cifar10_pipeline.py): a
 # frozen 2x2 whitening convolution, three conv-pool stages of 64, 128 and 256 channels (3x3 = 9
 # tokens of 256), two Transformer blocks, airbench's label smoothing, flip test-time views.
 POOLED_HYBRID: dict[str, Any] = dict(
@@ -206,16 +207,10 @@ PRESETS: Mapping[str, VitConfig] = {
         dropout=0.0,
         mixup_alpha=0.2,
     ),
-    # The ViT paper's hybrid with airbench's stem (POOLED_HYBRID) and AdamW: a long warmup,
-    # mixup 0.2 (without it the model fits the training images and validation flattens): the
-    # CIFAR-10 task's recipe until issue 45 (docs/benchmarks/cifar10.md).
-    "hybrid": VitConfig(
-        **POOLED_HYBRID,
-        warmup_fraction=0.25,
-        mixup_alpha=0.2,
-    ),
-    # The hybrid above trained with airbench's recipe (issue 45; the CIFAR-10 task's recipe:
-    # benchmarks/cifar10_recipes.py chose it under JAX, docs/benchmarks/cifar10.md): batches
+    # The CIFAR-10 task's recipe: the ViT paper's hybrid with airbench's stem (POOLED_HYBRID)
+    # trained with airbench's recipe (benchmarks/cifar10_recipes.py chose it under JAX,
+    # docs/benchmarks/cifar10.md; the recipes before it are benchmarks/cifar10_pipeline.py's
+    # RECORDED_RECIPES): batches
     # of 1,024; Nesterov SGD (momentum 0.85) from 0.2 x its peak of 0.1 up to the peak over 23%
     # of the steps, then linearly down to 0.07 x; decoupled weight decay 0.05; stem BatchNorms
     # with a moving-average momentum of 0.6 and no scale, their offsets learning 64 x faster;
@@ -235,23 +230,6 @@ PRESETS: Mapping[str, VitConfig] = {
         norm_bias_scaler=64.0,
         crop_padding=2,
         translate_test_time=True,
-    ),
-    # The hybrid before (the task's recipe until 2026-11-25): the published CIFAR-10 hybrid's
-    # shape (issue 31's anchor: 3 strided stages, 4x4 = 16 tokens of 192, 2 Transformer
-    # blocks; a long warmup, mixup 0.2), 14 epochs in the same CPU time.
-    "hybrid_strided": VitConfig(
-        tokenizer="hybrid",
-        conv_layers=3,
-        conv_filters=64,
-        d_model=192,
-        num_heads=3,
-        mlp_dim=384,
-        num_layers=2,
-        pooling="sequence",
-        dropout=0.0,
-        warmup_fraction=0.25,
-        mixup_alpha=0.2,
-        flip_test_time=True,
     ),
     # The ViT paper's recipe scaled to CIFAR: 4x4 patches, 6 layers of 256, for a GPU (not
     # measured here).
