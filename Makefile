@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup image image-tools browser services test-services lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report clean
+.PHONY: setup image image-tools browser services test-services lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot clean
 
 # Installs with bytecode compiled, as pip does and uv does not by default: without it every
 # process compiles the stack's ~9,000 modules on import where PYTHONDONTWRITEBYTECODE is set
@@ -114,6 +114,11 @@ run-translation: setup
 # The image pipeline (a Vision Transformer) on the embedded shapes (data/shapes).
 run-cifar10: setup
 	$(VENV)/bin/tfx-transformers run --task cifar10
+
+# The run report's screenshot on docs/report.md, from a real run of the main job on the
+# embedded corpus in a fresh folder, in headless Chromium (after `make browser`).
+report-screenshot: setup
+	$(PY) -m scripts.report_screenshot --output docs/figures/run-report.png
 
 # The path of the newest run report (open it in a browser).
 report: setup

@@ -1,30 +1,19 @@
-"""Opens a page in headless Chromium (Debian's `chromium`, driven by Playwright).
+"""Opens a page in headless Chromium (Debian's `chromium`, driven by Playwright), as
+scripts/report_screenshot.py does.
 
 The browser is a system package (`make browser`); without it the browser tests skip, unless
 REQUIRE_BROWSER=1 (set by CI), which turns a missing browser into a failure.
 """
 
 import os
-import shutil
 
 import pytest
 
-CHROMIUM_NAMES = ("chromium", "chromium-browser")
-# Headless as root, with Chromium's own background traffic off: the page must need no network.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from scripts import report_screenshot
 
 
 def chromium_path() -> str:
-    path = os.environ.get("CHROMIUM") or next(
-        (p for p in map(shutil.which, CHROMIUM_NAMES) if p), None
-    )
+    path = report_screenshot.find_chromium()
     if path is None:
         message = "Chromium not installed (make browser)"
         if os.environ.get("REQUIRE_BROWSER") == "1":
@@ -36,9 +25,4 @@ def chromium_path() -> str:
 def open_page(playwright, url: str, requests: list):
     """(browser, page) with `url` loaded; every request the page makes is appended to
     `requests`."""
-    browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.on("request", lambda request: requests.append(request.url))
-    page.goto(url)
-    page.wait_for_load_state("load")
-    return browser, page
+    return report_screenshot.open_page(playwright, url, requests, chromium_path())

@@ -159,6 +159,21 @@ def text_encoder_run(tmp_path_factory):
     )
 
 
+TRANSLATOR_OVERRIDES = {
+    "max_source_length": 12,
+    "max_target_length": 12,
+    "max_decode_length": 11,
+    "dropout": 0.0,
+    "label_smoothing": 0.0,
+    "peak_learning_rate": 3e-3,
+    "warmup_fraction": 0.033,  # 10 of the 300 steps
+    "batch_size": 4,
+    "beam_width": 2,
+    "shared_vocabulary": True,
+}
+TRANSLATOR_STEPS = 300
+
+
 @pytest.fixture(scope="session")
 def translator_run(tmp_path_factory):
     """Overfitted to PAIRS: its translations are exact. With one vocabulary for both languages
@@ -170,19 +185,8 @@ def translator_run(tmp_path_factory):
         [{"source": s, "target": t} for s, t in PAIRS],
         pair_spec(),
         str(tmp_path_factory.mktemp("translator")),
-        overrides={
-            "max_source_length": 12,
-            "max_target_length": 12,
-            "max_decode_length": 11,
-            "dropout": 0.0,
-            "label_smoothing": 0.0,
-            "peak_learning_rate": 3e-3,
-            "warmup_fraction": 0.033,  # 10 of the 300 steps
-            "batch_size": 4,
-            "beam_width": 2,
-            "shared_vocabulary": True,
-        },
-        train_steps=300,
+        overrides=TRANSLATOR_OVERRIDES,
+        train_steps=TRANSLATOR_STEPS,
         eval_steps=1,
     )
 

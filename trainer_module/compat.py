@@ -61,3 +61,9 @@ def feedforward_intermediate_dense(block):
 def layer_norms(block) -> list:
     """A KerasHub TransformerEncoder's two LayerNorms (after attention, after feed-forward)."""
     return [block._self_attention_layer_norm, block._feedforward_layer_norm]
+
+
+def leaf_layers(model) -> list:
+    """Every layer of `model` that holds no layers of its own, however deeply nested (what
+    Keras' Model.quantize walks): Keras keeps the walk as `_flatten_layers`."""
+    return [layer for layer in model._flatten_layers() if len(list(layer._flatten_layers())) == 1]

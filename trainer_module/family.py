@@ -72,6 +72,27 @@ class PretrainingConfig:
             raise ValueError(f"mask_rate must be between 0 and 1, not {self.mask_rate}")
 
 
+# What the export's weights may be stored as (serving/quantization.py).
+QUANTIZATION = (None, "int8")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportConfig:
+    """Mixed into the configs of the families whose export can be quantized (BERT, the text
+    encoder, the translator)."""
+
+    # "int8": before export, each Dense and EinsumDense kernel becomes int8 with one float scale
+    # per output unit, and each call quantizes its inputs per row (Keras' Model.quantize, on
+    # those layers only: embeddings, norms and the wide path stay as trained). The SavedModel,
+    # MLflow's loader and `serve` answer with it unchanged. Off by default: under TensorFlow on
+    # a CPU it is slower than float32 (docs/benchmarks/systems.md#int8-exports).
+    quantize: Optional[str] = None
+
+    def check_quantize(self) -> None:
+        if self.quantize not in QUANTIZATION:
+            raise ValueError(f"quantize must be one of {QUANTIZATION}, not {self.quantize!r}")
+
+
 @dataclasses.dataclass(frozen=True)
 class WidePathConfig:
     """Mixed into a text classifier's config: the wide path (NBSVM, Wang and Manning, 2012), a

@@ -152,3 +152,20 @@ def test_every_list_starts_after_a_blank_line(page):
         continues = re.match(r"^(\s*- |\s*\d+\. |\s+\S|\|)", previous)
         assert code or not starts_list or not previous.strip() or continues, f"{page}:{number}"
         previous = line
+
+
+def test_the_run_report_page_shows_a_screenshot_the_project_takes_of_a_real_run():
+    """docs/figures/run-report.png is what scripts/report_screenshot.py writes (`make
+    report-screenshot`): a PNG of the report's first screen at the browser's width."""
+    import struct
+
+    from scripts import report_screenshot
+
+    page = (ROOT / "docs" / "report.md").read_text()
+    assert "](figures/run-report.png)" in page and "make browser report-screenshot" in page
+    assert "report-screenshot:" in (ROOT / "Makefile").read_text()
+    head = (ROOT / "docs" / "figures" / "run-report.png").read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", head[16:24])
+    assert width == report_screenshot.VIEWPORT["width"]
+    assert 0 < height <= report_screenshot.SHOWN_HEIGHT

@@ -3,7 +3,7 @@
 import dataclasses
 from typing import Mapping, Optional
 
-from trainer_module.family import PresetConfig, PretrainingConfig, WidePathConfig
+from trainer_module.family import ExportConfig, PresetConfig, PretrainingConfig, WidePathConfig
 
 # Passes over the training split of the measured recipe, on any data (ModelFamily's
 # recipe_epochs): the BERT paper fine-tunes for 2 to 4; 2 reached 0.932 on IMDB's held-out
@@ -12,7 +12,7 @@ RECIPE_EPOCHS = 2.0
 
 
 @dataclasses.dataclass(frozen=True)
-class BertConfig(PretrainingConfig, WidePathConfig, PresetConfig):
+class BertConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetConfig):
     """Fine-tuning in two phases: the head alone on a frozen backbone, then everything."""
 
     # A KerasHub preset (a name, downloaded at run time, or a save_to_preset folder) or a
@@ -80,10 +80,12 @@ class BertConfig(PretrainingConfig, WidePathConfig, PresetConfig):
     # Keras leaves XLA off on machines without an accelerator unless asked.
     jit_compile: bool = True
     evaluations: int = 1  # validation passes in phase 2 (phase 1 has none)
-    # The wide path's fields (ngram_buckets, ...) are WidePathConfig's: trainer_module/family.py.
+    # The wide path's fields (ngram_buckets, ...) are WidePathConfig's, the export's (quantize)
+    # ExportConfig's: trainer_module/family.py.
 
     def __post_init__(self):
         self.check_pretraining()
+        self.check_quantize()
         if self.pretrain_objective != "masked":
             raise ValueError(
                 "BERT pretrains by masked-token prediction only: the replaced-token sampler "

@@ -5,6 +5,7 @@ import dataclasses
 from typing import Mapping
 
 from trainer_module.family import (
+    ExportConfig,
     PresetConfig,
     PretrainingConfig,
     WidePathConfig,
@@ -18,7 +19,7 @@ NUM_OOV_BUCKETS = 1  # every word outside the vocabulary shares one id
 
 
 @dataclasses.dataclass(frozen=True)
-class TextEncoderConfig(PretrainingConfig, WidePathConfig, PresetConfig):
+class TextEncoderConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetConfig):
     """Every knob of the text encoder classifier and its training, with why it has its value."""
 
     # Vocabulary and input: shared by tf.Transform (which builds the ids) and the model.
@@ -40,7 +41,8 @@ class TextEncoderConfig(PretrainingConfig, WidePathConfig, PresetConfig):
     pooling: str = "mean"  # "mean" (masked mean over tokens) or "cls" (a learned [CLS] vector)
     num_classes: int = 2  # negative, positive
     # The wide path's fields (ngram_buckets, ...) are WidePathConfig's, and pretraining's
-    # (pretrain_epochs, ...) PretrainingConfig's: trainer_module/family.py.
+    # (pretrain_epochs, ...) PretrainingConfig's, the export's (quantize) ExportConfig's:
+    # trainer_module/family.py.
     # Optimisation: AdamW with linear warmup, then a decay.
     batch_size: int = 32  # per replica; small batches regularise this small model
     peak_learning_rate: float = 1e-3  # reached at the end of warmup
@@ -72,6 +74,7 @@ class TextEncoderConfig(PretrainingConfig, WidePathConfig, PresetConfig):
             )
         self.check_wide_path()
         self.check_pretraining()
+        self.check_quantize()
 
     @property
     def embedding_rows(self) -> int:

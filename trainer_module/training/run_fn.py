@@ -11,6 +11,7 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module import quiet_shutdown
+from trainer_module.serving import quantization
 from trainer_module.training import backup, distribution, plan, pretraining
 from trainer_module.training.history import throughput, write_history
 from trainer_module.training.inputs import Prepared, TrainerRun
@@ -112,8 +113,9 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
     training/plan.py), the model built over those steps and fitted (after masked-token
     pretraining when the family offers it and the config asks for it:
     training/pretraining.py), what trains after it (the text classifiers' wide path and
-    combination: training/wide_path.py), history.json written, and the model exported
-    (`Prepared.served`'s). Returns the model that trained."""
+    combination: training/wide_path.py), the model to export (`Prepared.served`'s) quantized
+    when the config asks for it (serving/quantization.py), history.json written, and that model
+    exported. Returns the model that trained (quantized with it)."""
     prepared = prepare(trainer_run)
     config = prepared.config
     planned = plan.fit_to_budget(prepared.run, prepared)
@@ -134,6 +136,8 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
 
     fitted = prepared.fit(model, trainer_run, pretrain if planned.pretrain_steps else None)
     paths = prepared.after_fit(model, trainer_run)
+    served = prepared.served(model)
+    quantized = quantization.quantize(served, getattr(config, "quantize", None))
     write_history(
         trainer_run.model_run_dir,
         config.to_dict(),
@@ -142,6 +146,7 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
         learning_rate=plan.schedule_as_trained(model),
         pretraining=fitted.pretraining,
         **prepared.describe(model),
+        **({"quantized_layers": quantized} if quantized else {}),
         **throughput(
             fitted.fit_seconds,
             trainer_run,
@@ -150,7 +155,7 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
             warm_start=fitted.warm_start,
         ),
     )
-    prepared.export(prepared.served(model), trainer_run.serving_model_dir)
+    prepared.export(served, trainer_run.serving_model_dir)
     return model
 
 

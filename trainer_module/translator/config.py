@@ -4,7 +4,7 @@ data: no TensorFlow, no Keras)."""
 import dataclasses
 from typing import Mapping
 
-from trainer_module.family import PresetConfig, check_decay, default_search_space
+from trainer_module.family import ExportConfig, PresetConfig, check_decay, default_search_space
 
 # Ids before the vocabulary's pieces or words, in both languages.
 RESERVED_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
@@ -22,8 +22,10 @@ OUTPUT_VOCABULARIES = ("targets", "all")  # TranslatorConfig.output_vocabulary
 
 
 @dataclasses.dataclass(frozen=True)
-class TranslatorConfig(PresetConfig):
+class TranslatorConfig(ExportConfig, PresetConfig):
     """Every knob of the translation model, its vocabularies and its training."""
+
+    # The export's field (quantize) is ExportConfig's: trainer_module/family.py.
 
     # Vocabularies and lengths: shared by tf.Transform (which builds the ids) and the model.
     # "wordpiece": subwords learned from the training split, case and punctuation kept, so
@@ -96,6 +98,7 @@ class TranslatorConfig(PresetConfig):
     jit_compile_max_batch: int = 4
 
     def __post_init__(self):
+        self.check_quantize()
         if self.tokenizer not in ("wordpiece", "word"):
             raise ValueError(f"tokenizer must be 'wordpiece' or 'word', not {self.tokenizer!r}")
         if self.positional not in ("sinusoidal", "learned"):
