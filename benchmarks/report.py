@@ -291,6 +291,11 @@ def run_pipeline(args, task: str, data_dir: str, eval_steps: int, model=None, ex
             beam_mode=args.beam_mode,
             preset=args.preset,
             overrides={**overrides(args), **(extra_overrides or {})},
+            **(
+                {"mixed_precision": args.mixed_precision}
+                if getattr(args, "mixed_precision", None)
+                else {}
+            ),
         )
     )
     summary = run_local(pipeline, paths)

@@ -54,6 +54,14 @@ def test_exported_model_classifies_raw_text_as_the_keras_model_does(text_encoder
     )
     np.testing.assert_allclose(from_examples["probabilities"].numpy(), probabilities, rtol=1e-6)
 
+    # classify_transformed: the model alone, on Transform's outputs (what ONNX converters
+    # take: benchmarks/int8_serving.py), answers the same.
+    model_part = loaded.signatures["classify_transformed"]
+    assert set(model_part.structured_input_signature[1]) == set(transformed) - {"label"}
+    alone = model_part(**{k: v for k, v in transformed.items() if k != "label"})
+    np.testing.assert_allclose(alone["probabilities"].numpy(), probabilities, rtol=1e-6)
+    assert alone["label"].numpy().tolist() == raw["label"].numpy().tolist()
+
 
 def test_attention_signature_returns_each_layers_weights_over_the_tokens(text_encoder_run):
     model = text_encoder_run.model

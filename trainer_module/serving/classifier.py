@@ -5,6 +5,9 @@ Signatures:
   serving_default(examples: serialized tf.Example) -> probabilities, label, label_name[, score]
   <raw_signature>(<raw feature>: string)          -> the same, from the raw value
   transform_features(examples)                    -> Transform's outputs (for TFMA)
+  classify_transformed(<Transform's outputs>)     -> the same, from Transform's outputs: the
+                                                     model alone (what ONNX converters take;
+                                                     benchmarks/int8_serving.py)
   attention(<raw feature>: string)                -> per-layer attention weights, when the
                                                      model family exports them (run report)
 """
@@ -15,6 +18,7 @@ import keras
 import tensorflow as tf
 import tensorflow_transform as tft
 
+from trainer_module import features
 from trainer_module.serving.archive import strings_function, write_saved_model
 
 
@@ -66,6 +70,7 @@ def export_classifier(
         "serving_default": serve_examples,
         raw_signature: classify_raw,
         "transform_features": transform_features,
+        "classify_transformed": transformed_function(tf_transform_output, classify),
     }
     if attention is not None:
 
@@ -75,3 +80,19 @@ def export_classifier(
 
         signatures["attention"] = attention_raw
     write_saved_model(export_dir, model, tft_layer, signatures)
+
+
+def transformed_function(tf_transform_output: tft.TFTransformOutput, classify: Callable):
+    """`classify` as a signature over Transform's outputs (the label's aside), batched: the
+    model without the tf.Transform graph."""
+    spec = {
+        name: tf.TensorSpec([None, *feature.shape], feature.dtype, name=name)
+        for name, feature in tf_transform_output.transformed_feature_spec().items()
+        if name != features.LABEL
+    }
+
+    @tf.function(input_signature=[spec])
+    def classify_transformed(transformed):
+        return classify(transformed)
+
+    return classify_transformed

@@ -1,0 +1,293 @@
+"""Benchmark: a classifier's int8 export against its float32 one, and both against ONNX Runtime,
+the peer a team serving on CPUs would pick instead (issue 88).
+
+    .venv/bin/python -m benchmarks.int8_serving [--model text_encoder] [--tarball PATH]
+        [--epochs E] [--set KEY=VALUE ...] [--seconds 10] [--name NAME]
+    .venv/bin/python -m benchmarks.int8_serving --reuse OUTPUT   # measure runs trained before
+
+1. Trains the IMDB pipeline twice on the same data and seed (imdb_pipeline.py's split): the
+   family's recipe exported in float32, then with `--set quantize=int8`. Training is
+   deterministic on the CPU, so the second export holds the first's weights, quantized.
+   Both compute in float32 (`--mixed-precision off`, not the automatic bfloat16 of CPUs with
+   AVX512-BF16), so that tf2onnx can convert the same model.
+2. Per export: validation accuracy (TFMA, the same held-out 20%), size on disk, and serving
+   (benchmarks/serving.py: the SavedModel's raw signature, MLflow's pyfunc, HTTP; one request's
+   p50 and p99, examples a second at batch 32), the two exports measured in turn.
+3. The peer: tf2onnx on the float32 export's raw signature, and whether ONNX Runtime loads it
+   (the tf.Transform graph's string ops: where it breaks is recorded); then the model alone
+   (`classify_transformed`: Transform's outputs in, probabilities out) converted, in ONNX
+   Runtime as float32 and as its dynamic int8 quantization, beside the SavedModel's own
+   `classify_transformed` and the int8 export's: one request and batch 32 of the same
+   requests' token ids, and each one's accuracy over the validation split.
+
+Writes benchmarks/results/int8_serving/NAME.json (the docs' systems page shows it).
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+from benchmarks import pages, report, serving
+from benchmarks.imdb_pipeline import DEFAULT_TARBALL, extract
+
+MANIFEST = "int8_serving.json"  # under --output: the two runs trained, for --reuse
+PIPELINE = "imdb-{family}"
+VARIANTS = ("float32", "int8")
+
+
+def train(args) -> dict:
+    """Both pipelines; {variant: {"output", "metrics", "history"}}, also written to MANIFEST."""
+    from pipeline.tasks import get_task
+
+    if args.epochs is None:
+        args.epochs = get_task("imdb").recipe_epochs(args.model)
+    extra = {"backbone_preset": os.path.abspath(args.bert_preset)} if args.bert_preset else {}
+    data = args.data or extract(args.tarball, os.path.join(args.output, "data"))
+    config = report.model_config("imdb", args, args.model)
+    runs = {}
+    for variant in VARIANTS:
+        overrides = {**extra, **({"quantize": "int8"} if variant == "int8" else {})}
+        summary, history = report.run_pipeline(
+            args, "imdb", data, 5_000 // config.batch_size, args.model, overrides
+        )
+        runs[variant] = {
+            "output": os.path.dirname(os.path.dirname(summary["pipeline_root"])),
+            "pipeline_root": summary["pipeline_root"],
+            "metrics": summary["metrics"],
+            "blessed": summary["blessed"],
+            "quantized_layers": history.get("quantized_layers"),
+            "fit_seconds": history.get("fit_seconds"),
+        }
+    with open(os.path.join(args.output, MANIFEST), "w") as f:
+        json.dump(runs, f, indent=1)
+    return runs
+
+
+def registry_of(output: str):
+    from components.model_registry.backends import from_config, mlflow_config
+    from pipeline import configs
+
+    return from_config(mlflow_config(configs.output_paths(output, "")["registry_dir"]))
+
+
+def folder_mb(path: str) -> float:
+    sizes = [os.path.getsize(p) for p in glob.glob(os.path.join(path, "**"), recursive=True)]
+    return round(sum(sizes) / 1e6, 2)
+
+
+def validation_split(pipeline_root: str, limit: int) -> tuple:
+    """(serialized tf.Examples, labels) of the run's held-out split, as ExampleGen wrote it."""
+    import tensorflow as tf
+
+    files = glob.glob(
+        os.path.join(pipeline_root, "*ExampleGen", "examples", "*", "Split-eval", "*")
+    )
+    records, labels = [], []
+    for record in tf.data.TFRecordDataset(files, compression_type="GZIP").take(limit):
+        records.append(record.numpy())
+        example = tf.train.Example.FromString(records[-1])
+        labels.append(example.features.feature["label"].int64_list.value[0])
+    return records, labels
+
+
+def as_examples(texts: list, template: bytes) -> list:
+    """Raw reviews as serialized tf.Examples with every feature ExampleGen wrote (Transform
+    parses them all): a copy of `template`, one of the run's, with the review's text."""
+    import tensorflow as tf
+
+    examples = []
+    for i, text in enumerate(texts):
+        example = tf.train.Example.FromString(template)
+        example.features.feature["text"].bytes_list.value[:] = [text.encode()]
+        example.features.feature["id"].bytes_list.value[:] = [f"request-{i}".encode()]
+        examples.append(example.SerializeToString())
+    return examples
+
+
+def transformed(saved_model, examples: list) -> dict:
+    """Transform's outputs (the label's aside) of serialized raw tf.Examples, through the
+    export's own graph."""
+    import tensorflow as tf
+
+    outputs = saved_model.signatures["transform_features"](examples=tf.constant(examples))
+    return {k: v.numpy() for k, v in outputs.items() if k != "label"}
+
+
+def in_batches(features: dict, size: int):
+    count = len(next(iter(features.values())))
+    for start in range(0, count, size):
+        yield {k: v[start : start + size] for k, v in features.items()}
+
+
+def onnx_models(export_dir: str, folder: str) -> dict:
+    """tf2onnx on the raw signature and on `classify_transformed`; the latter's dynamic int8
+    quantization. {name: path or the reason there is none}."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from components.model_registry.mlflow_model import raw_signature
+
+    found = {}
+    for name, signature in (("raw", raw_signature(export_dir)), ("model", "classify_transformed")):
+        path = os.path.join(folder, f"{name}.onnx")
+        command = [sys.executable, "-m", "tf2onnx.convert", "--saved-model", export_dir]
+        command += ["--signature_def", signature, "--output", path, "--opset", "17"]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            found[name] = "tf2onnx: " + (done.stderr.strip().splitlines() or ["failed"])[-1]
+            continue
+        try:
+            ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            found[name] = path
+        except Exception as error:  # ONNX Runtime refuses the graph: say where
+            found[name] = f"ONNX Runtime: {str(error).splitlines()[0][:400]}"
+    if os.path.exists(str(found.get("model"))):
+        int8 = os.path.join(folder, "model-int8.onnx")
+        quantize_dynamic(found["model"], int8, weight_type=QuantType.QInt8)
+        found["model_int8"] = int8
+    return found
+
+
+class SavedModelPart:
+    """An export's classify_transformed, called on numpy features."""
+
+    def __init__(self, saved_model):
+        self.function = saved_model.signatures["classify_transformed"]
+        self.size_mb = None
+
+    def __call__(self, features: dict):
+        import tensorflow as tf
+
+        tensors = {k: tf.constant(v) for k, v in features.items()}
+        return self.function(**tensors)["probabilities"].numpy()
+
+
+class OnnxPart:
+    """An ONNX model of classify_transformed in ONNX Runtime, on every core."""
+
+    def __init__(self, path: str):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = os.cpu_count() or 1
+        self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.size_mb = round(os.path.getsize(path) / 1e6, 2)
+
+    def __call__(self, features: dict):
+        feed = {k: v for k, v in features.items() if k in self.inputs}
+        return self.session.run(["probabilities"], feed)[0]
+
+
+def model_part_rows(runs: dict, folder: str, seconds: float, limit: int) -> tuple:
+    """The model alone: the exports' classify_transformed and ONNX Runtime's, on the same
+    token ids (one request, batch 32) and over the validation split. (rows, notes)"""
+    import numpy as np
+    import tensorflow as tf
+
+    import trainer_module.serving.custom_ops  # noqa: F401  tensorflow-text's ops (WordPiece)
+
+    loaded = {v: tf.saved_model.load(runs[v]["export_dir"]) for v in VARIANTS}
+    records, labels = validation_split(runs["float32"]["pipeline_root"], limit)
+    split = transformed(loaded["float32"], records)
+    texts = serving.example_inputs("classify_text")
+    requests = transformed(loaded["float32"], as_examples(texts, records[0]))
+    converted = onnx_models(runs["float32"]["export_dir"], folder)
+    notes = []
+    if not os.path.exists(str(converted["raw"])):
+        notes.append(f"ONNX of the raw signature: {converted['raw']}")
+    parts: dict = {f"SavedModel {v}, model part": SavedModelPart(loaded[v]) for v in VARIANTS}
+    for name, label in (("model", "float32"), ("model_int8", "int8 (dynamic)")):
+        path = converted.get(name)
+        if os.path.exists(str(path)):
+            parts[f"ONNX Runtime {label}, model part"] = OnnxPart(str(path))
+        else:
+            notes.append(f"ONNX Runtime {label}: {path}")
+    rows = {}
+    one = {k: v[:1] for k, v in requests.items()}
+    for name, part in parts.items():
+        row = serving.measure(
+            lambda part=part: part(one), lambda part=part: part(requests), seconds
+        )
+        predicted = np.concatenate([part(batch).argmax(-1) for batch in in_batches(split, 64)])
+        row["validation_accuracy"] = round(float(np.mean(predicted == np.array(labels))), 4)
+        if part.size_mb is not None:
+            row["size_mb"] = part.size_mb
+        rows[name] = row
+    notes.append(
+        f"Model-part accuracy over {len(labels)} validation reviews; the requests are the 32 "
+        "embedded reviews' token ids (Transform ran before the clock)."
+    )
+    return rows, notes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tarball", default=DEFAULT_TARBALL)
+    parser.add_argument("--data", help="an extracted aclImdb tree (instead of --tarball)")
+    parser.add_argument("--model", default="text_encoder", choices=["text_encoder", "bert"])
+    parser.add_argument("--bert-preset", help="with --model bert: a preset or checkpoint folder")
+    parser.add_argument("--reuse", action="store_true", help="measure the runs --output holds")
+    # float32 compute (not the Trainer's automatic bfloat16 on CPUs with AVX512-BF16): tf2onnx
+    # cannot convert a graph with bfloat16 constants ("Numpy data type not understood yet:
+    # dtype(bfloat16)"), so the peer could not be measured on the same model.
+    parser.add_argument("--mixed-precision", default="off", help="the pipeline's (default: off)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per measurement")
+    parser.add_argument("--limit", type=int, default=5_037, help="validation reviews scored")
+    report.add_pipeline_arguments(parser, "int8_serving", None, None)
+    args = parser.parse_args()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.makedirs(args.output, exist_ok=True)
+    if args.reuse:
+        with open(os.path.join(args.output, MANIFEST)) as f:
+            runs = json.load(f)
+    else:
+        runs = train(args)
+
+    name = PIPELINE.format(family=args.model.replace("_", "-"))
+    results = {}
+    for variant in VARIANTS:
+        registry = registry_of(runs[variant]["output"])
+        os.environ["MLFLOW_TRACKING_URI"] = registry.tracking_uri
+        champion = registry.by_alias(name, "champion")
+        runs[variant]["export_dir"] = champion["saved_model"]
+        row = serving.benchmark(runs[variant]["output"], name, registry, args.seconds)
+        results[f"{variant} export"] = {
+            "validation_accuracy": runs[variant]["metrics"].get("binary_accuracy"),
+            "size_mb": folder_mb(champion["saved_model"]),
+            **{path: row[path] for path in ("saved_model", "pyfunc", "http")},
+        }
+    started = time.monotonic()
+    folder = os.path.join(args.output, "onnx")
+    os.makedirs(folder, exist_ok=True)
+    parts, notes = model_part_rows(runs, folder, args.seconds, args.limit)
+    results.update(parts)
+    seconds = time.monotonic() - started
+    print(f"\nint8 and ONNX Runtime serving ({report.machine()}), model parts in {seconds:.0f} s\n")
+    columns, rows = pages.nested_table(results)
+    for row in rows:
+        print(" | ".join(str(c) for c in row))
+    for note in notes:
+        print(note)
+    title = f"int8 and ONNX Runtime: the {args.model.replace('_', ' ')} on IMDB"
+    report.save(
+        "int8_serving",
+        args.name or f"{args.model}-int8",
+        {
+            "title": title,
+            "model": args.model,
+            "epochs": args.epochs,
+            "quantized_layers": runs["int8"].get("quantized_layers"),
+            "results": results,
+            "notes": notes,
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
