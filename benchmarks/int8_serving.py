@@ -35,7 +35,6 @@ from benchmarks import pages, report, serving
 from benchmarks.imdb_pipeline import DEFAULT_TARBALL, extract
 
 MANIFEST = "int8_serving.json"  # under --output: the two runs trained, for --reuse
-PIPELINE = "imdb-{family}"
 VARIANTS = ("float32", "int8")
 
 
@@ -61,6 +60,7 @@ def train(args) -> dict:
             "blessed": summary["blessed"],
             "quantized_layers": history.get("quantized_layers"),
             "fit_seconds": history.get("fit_seconds"),
+            "epochs": args.epochs,
         }
     with open(os.path.join(args.output, MANIFEST), "w") as f:
         json.dump(runs, f, indent=1)
@@ -68,10 +68,19 @@ def train(args) -> dict:
 
 
 def registry_of(output: str):
+    """The registry a run under `output` wrote, made the one MLflow's own calls read (the
+    pipelines run in this process set MLflow's tracking URI to theirs)."""
+    import mlflow
+
+    from components.model_registry import mlflow_registry
     from components.model_registry.backends import from_config, mlflow_config
     from pipeline import configs
 
-    return from_config(mlflow_config(configs.output_paths(output, "")["registry_dir"]))
+    registry_dir = configs.output_paths(output, "")["registry_dir"]
+    uri = mlflow_registry.local_tracking_uri(registry_dir)
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    mlflow.set_tracking_uri(uri)
+    return from_config(mlflow_config(registry_dir, tracking_uri=uri))
 
 
 def folder_mb(path: str) -> float:
@@ -245,14 +254,14 @@ def main() -> int:
     if args.reuse:
         with open(os.path.join(args.output, MANIFEST)) as f:
             runs = json.load(f)
+        args.epochs = args.epochs or runs["float32"].get("epochs")
     else:
         runs = train(args)
 
-    name = PIPELINE.format(family=args.model.replace("_", "-"))
     results = {}
     for variant in VARIANTS:
         registry = registry_of(runs[variant]["output"])
-        os.environ["MLFLOW_TRACKING_URI"] = registry.tracking_uri
+        (name,) = {row["name"] for row in registry.versions()}  # the run's pipeline
         champion = registry.by_alias(name, "champion")
         runs[variant]["export_dir"] = champion["saved_model"]
         row = serving.benchmark(runs[variant]["output"], name, registry, args.seconds)

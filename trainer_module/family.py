@@ -84,8 +84,9 @@ class ExportConfig:
     # "int8": before export, each Dense and EinsumDense kernel becomes int8 with one float scale
     # per output unit, and each call quantizes its inputs per row (Keras' Model.quantize, on
     # those layers only: embeddings, norms and the wide path stay as trained). The SavedModel,
-    # MLflow's loader and `serve` answer with it unchanged. Off by default: under TensorFlow on
-    # a CPU it is slower than float32 (docs/benchmarks/systems.md#int8-exports).
+    # MLflow's loader and `serve` answer with it unchanged. Off by default: under TensorFlow it
+    # was slower than float32 on the Zen 4 (the text encoder's one review: 2.4x the time at the
+    # same accuracy; docs/benchmarks/systems.md#int8-exports-and-onnx-runtime).
     quantize: Optional[str] = None
 
     def check_quantize(self) -> None:
