@@ -63,6 +63,12 @@ def parse_thresholds(text: str) -> Tuple[Tuple[str, float], ...]:
     return tuple(pairs)
 
 
+def by_task(describe: Callable[[Task], str], separator: str = "; ") -> str:
+    """What each task says in an option's help, by task name (tasks that say nothing left out)."""
+    said = (describe(t) for t in sorted(TASKS.values(), key=lambda t: t.name))
+    return separator.join(text for text in said if text)
+
+
 def _field(default, help: str, parse: Callable = str, local: bool = False, metavar=None):
     """A declared option: its default, help, parser and whether only local runs take it."""
     return dataclasses.field(
@@ -103,11 +109,7 @@ class PipelineOptions:
         None,
         "the family's preset (default: on your data with the task's default family, the task's "
         "benchmark recipe, "
-        + "; ".join(
-            f"{t.name}: {t.recipe_preset}"
-            for t in sorted(TASKS.values(), key=lambda t: t.name)
-            if t.recipe_preset
-        )
+        + by_task(lambda t: f"{t.name}: {t.recipe_preset}" if t.recipe_preset else "")
         + "; otherwise the family's default)",
     )
     overrides: Mapping[str, Any] = _field(
@@ -120,9 +122,7 @@ class PipelineOptions:
         None,
         "passes over the training split; the Trainer computes its steps from the number "
         "of training examples (default on your data: the task's benchmark recipe, "
-        + "; ".join(
-            f"{t.name}: {t.default_epochs:g}" for t in sorted(TASKS.values(), key=lambda t: t.name)
-        )
+        + by_task(lambda t: f"{t.name}: {t.default_epochs:g}")
         + "; "
         + "; ".join(
             f"--model {f.name}: {f.recipe_epochs:g} on any task"
@@ -145,18 +145,15 @@ class PipelineOptions:
     eval_steps: Optional[int] = _field(
         None,
         "validation batches per evaluation (default: the task's, "
-        + ", ".join(
-            f"{t.name} {t.default_eval_steps}" for t in sorted(TASKS.values(), key=lambda t: t.name)
-        )
+        + by_task(lambda t: f"{t.name} {t.default_eval_steps}", ", ")
         + ")",
         positive_int,
     )
     blessing_threshold: Optional[float] = _field(
         None,
         "lower bound on the task's gating metric, in its unit: "
-        + "; ".join(
-            f"{t.name}: {t.gate.metric} ({t.gate.unit}, default {t.gate.default:g})"
-            for t in sorted(TASKS.values(), key=lambda t: t.name)
+        + by_task(
+            lambda t: f"{t.name}: {t.gate.metric} ({t.gate.unit}, default {t.gate.default:g})"
         ),
         float,
     )
@@ -171,10 +168,9 @@ class PipelineOptions:
         (),
         "how far a checked feature's distribution may move from the champion's data before "
         "the run stops, e.g. label=0.2 (comma-separated; "
-        + "; ".join(
-            f"{t.name}: "
+        + by_task(
+            lambda t: f"{t.name}: "
             + (", ".join(f"{c.feature} {c.threshold:g}" for c in t.drift_checks) or "none")
-            for t in sorted(TASKS.values(), key=lambda t: t.name)
         )
         + ")",
         parse_thresholds,
