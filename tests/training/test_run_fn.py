@@ -10,13 +10,27 @@ import tensorflow as tf
 from tfx.components.trainer.fn_args_utils import DataAccessor
 
 from trainer_module.training import run_fn
-from trainer_module.training.inputs import TrainerRun
+from trainer_module.training.inputs import TrainerOptions, TrainerRun
+
+
+def trainer_options(mixed_precision: str) -> dict:
+    """The custom_config the pipeline gives every Trainer (pipeline/options.py)."""
+    return TrainerOptions(
+        task="imdb",
+        model="text_encoder",
+        preset="tiny",
+        overrides={},
+        seed=7,
+        mixed_precision=mixed_precision,
+        epochs=None,
+        time_budget_minutes=None,
+    ).as_custom_config()
 
 
 def fake_fn_args(mixed_precision="off", serving_model_dir="/out/serving"):
     dataset = tf.data.Dataset.range(4)
     return types.SimpleNamespace(
-        custom_config={"mixed_precision": mixed_precision},
+        custom_config=trainer_options(mixed_precision),
         train_files=["/out/train"],
         eval_files=["/out/eval"],
         transform_output="/out/tft",
@@ -60,7 +74,7 @@ def test_run_calls_train_and_export_with_data_sharded_by_batch(monkeypatch):
     # training backs up beside the Trainer's executions, and the chief writes the backup
     assert run.backup_dir.startswith("/out/Trainer/backup/")
     assert run.backup_writer is True
-    assert fn_args.custom_config == {"mixed_precision": "off"}  # TFX's FnArgs untouched
+    assert fn_args.custom_config == trainer_options("off")  # TFX's FnArgs untouched
     with pytest.raises(TypeError):
         run.custom_config["epochs"] = 3  # a record is read-only: a stage makes a new one
     assert fake.seen["shard_policy"] == tf.data.experimental.AutoShardPolicy.DATA

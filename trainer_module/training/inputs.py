@@ -176,6 +176,13 @@ class TrainerRun:
             values[name] = int(values[name] or 0)
         return cls(**values)
 
+    @property
+    def options(self) -> TrainerOptions:
+        """The pipeline's settings (custom_config's TrainerOptions keys), typed; a missing one
+        is an error that names it."""
+        custom = check_trainer_keys(self.custom_config)
+        return TrainerOptions(**{key: custom[key] for key in TRAINER_KEYS})
+
     def replace(self, **changes) -> "TrainerRun":
         if "custom_config" in changes:
             changes["custom_config"] = dict(changes["custom_config"])
@@ -233,8 +240,8 @@ def start_run(run, family: ModelFamily):
     parameter), else ceil(epochs x examples / global batch) of custom_config["epochs"].
     """
     run = TrainerRun.from_fn_args(run)
-    custom = check_trainer_keys(run.custom_config)
-    config = family.config(custom["preset"], custom["overrides"])
+    options = run.options
+    config = family.config(options.preset, options.overrides)
     if run.hyperparameters:
         overrides = search_overrides(family.search_space, run.hyperparameters["values"])
         logging.info("Applying the Tuner's best values: %s", overrides)
@@ -244,20 +251,19 @@ def start_run(run, family: ModelFamily):
     # Pretraining's extra texts (none: the training split alone).
     unlabeled = count_examples(run.unlabeled_files, at_least_one=False)
     steps = run.train_steps
-    if custom["epochs"] and not steps:  # steps given at run time win
-        steps = steps_for_epochs(custom["epochs"], examples, config.batch_size)
+    if options.epochs and not steps:  # steps given at run time win
+        steps = steps_for_epochs(options.epochs, examples, config.batch_size)
         logging.info(
             "%g epochs of %d training examples in batches of %d: %d steps",
-            custom["epochs"],
+            options.epochs,
             examples,
             config.batch_size,
             steps,
         )
     if not steps:
         raise ValueError("the Trainer was given neither train_args.num_steps nor epochs")
-    keras.utils.set_random_seed(int(custom["seed"]))
+    keras.utils.set_random_seed(int(options.seed))
     run = run.replace(
-        custom_config=custom,
         train_examples=examples,
         unlabeled_examples=unlabeled,
         train_steps=steps,

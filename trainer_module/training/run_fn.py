@@ -27,7 +27,7 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
     """Runs `train_and_export` (a family's, from its `run_fn`) on the TrainerRun read from
     `fn_args`, inside the distribution
     strategy the environment calls for (distribution.strategy_for), with every dataset sharded
-    by batch across workers and the `custom_config["mixed_precision"]` policy (auto: mixed
+    by batch across workers and the pipeline's `mixed_precision` policy (auto: mixed
     precision where the hardware has it), restored afterwards.
 
     On a multi-worker job every worker trains and exports (saving is collective), but only the
@@ -41,7 +41,7 @@ def run(fn_args: FnArgs, train_and_export: Callable[[TrainerRun], keras.Model]) 
     tf_config = distribution.cluster_spec()
     gpus = len(tf.config.list_physical_devices("GPU"))
     strategy = distribution.strategy_for(tf_config, gpus)  # before any other op runs
-    policy = precision_policy(given.custom_config["mixed_precision"], gpus)
+    policy = precision_policy(given.options.mixed_precision, gpus)
     chief = distribution.is_chief(tf_config)
     role = "chief" if chief else f"{tf_config['task']['type']} {tf_config['task']['index']}"
     logging.info(

@@ -73,7 +73,7 @@ def tune(
         build,
         objective=keras_tuner.Objective(prepared.objective, direction="max"),
         max_trials=trials,
-        seed=int(run.custom_config["seed"]),
+        seed=int(run.options.seed),
         directory=run.working_dir,
         project_name="search",
         overwrite=True,

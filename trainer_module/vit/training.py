@@ -137,7 +137,7 @@ def prepare(run: TrainerRun) -> VitPrepared:
     names = class_names(tf_transform_output)
     config = config.replace(num_classes=len(names))
     logging.info("ViT config %s, classes %s", config, names)
-    seed = int(run.custom_config["seed"])
+    seed = int(run.options.seed)
     train, evaluation = (
         image_dataset(run, files, tf_transform_output, config, len(names), training, seed)
         for files, training in ((run.train_files, True), (run.eval_files, False))
