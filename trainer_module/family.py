@@ -85,8 +85,8 @@ class ExportConfig:
     # per output unit, and each call quantizes its inputs per row (Keras' Model.quantize, on
     # those layers only: embeddings, norms and the wide path stay as trained). The SavedModel,
     # MLflow's loader and `serve` answer with it unchanged. Off by default: under TensorFlow it
-    # was slower than float32 on the Zen 4 (the text encoder's one review: 2.4x the time at the
-    # same accuracy; docs/benchmarks/systems.md#int8-exports-and-onnx-runtime).
+    # was slower than float32 on the Zen 4 (the text encoder's model alone: 1.65x the time per
+    # review at the same accuracy; docs/benchmarks/systems.md#int8-exports-and-onnx-runtime).
     quantize: Optional[str] = None
 
     def check_quantize(self) -> None:
