@@ -291,11 +291,11 @@ def run_pipeline(args, task: str, data_dir: str, eval_steps: int, model=None, ex
             beam_mode=args.beam_mode,
             preset=args.preset,
             overrides={**overrides(args), **(extra_overrides or {})},
-            **(
-                {"mixed_precision": args.mixed_precision}
-                if getattr(args, "mixed_precision", None)
-                else {}
-            ),
+            **{
+                option: getattr(args, option)
+                for option in ("mixed_precision", "blessing_threshold")
+                if getattr(args, option, None) is not None
+            },
         )
     )
     summary = run_local(pipeline, paths)

@@ -60,6 +60,12 @@ def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     ids = result["token_ids"].numpy()
     assert ids.shape == (4, 11)  # max_decode_length
     assert ids[0].tolist()[:6] == translator_run.transformed[0]["target_ids"][:6].tolist()
+    # translate_transformed: the beam search alone, on Transform's source ids, the same ids.
+    source_ids = loaded.signatures["transform_features"](
+        examples=tf.constant([example(s, t) for s, t in PAIRS])
+    )["source_ids"]
+    alone = loaded.signatures["translate_transformed"](source_ids=source_ids)["token_ids"]
+    assert alone.numpy().tolist() == ids.tolist()
 
 
 def test_the_served_model_reads_its_vocabulary_once_when_loaded(translator_run, tmp_path):

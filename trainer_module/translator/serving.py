@@ -6,6 +6,8 @@ Signatures:
   serving_default(examples: tf.Example)  -> translation, and teacher-forced correct_tokens /
                                             target_tokens when the example has a target (TFMA)
   transform_features(examples)           -> Transform's outputs (TFMA reads `reference`)
+  translate_transformed(source_ids)      -> token_ids: the beam search alone, on Transform's
+                                            source ids (for ONNX converters)
   attention(source: string (B,))         -> source_tokens (B, S), target_tokens (B, L) (the
                                             translation's tokens), their masks, and each decoder
                                             layer's cross-attention (B, layers, heads, L, S)
@@ -139,6 +141,15 @@ def export(
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
+    @tf.function(
+        autograph=False,
+        input_signature=[tf.TensorSpec([None, None], tf.int64, name=SOURCE_IDS)],
+    )
+    def translate_transformed(source_ids):
+        # The model alone (the beam search) on Transform's source ids: what ONNX converters
+        # take where the Transform graph's string ops stop them (benchmarks/int8_serving.py).
+        return {"token_ids": generate(tf.cast(source_ids, tf.int32))[:, 1:]}
+
     source_words = tf.constant(vocabulary_tokens(tf_transform_output, SOURCE_VOCABULARY))
 
     @strings_function("source")
@@ -167,6 +178,7 @@ def export(
             "serving_default": serve_examples,
             TRANSLATE: translate,
             "transform_features": transform_features,
+            "translate_transformed": translate_transformed,
             "attention": attention,
         },
         also_track=[decoding_weights],
