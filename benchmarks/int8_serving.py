@@ -44,6 +44,8 @@ VARIANTS = ("float32", "int8")
 
 
 TASKS = {"text_encoder": "imdb", "bert": "imdb", "translator": "translation"}
+NAMES = {"text_encoder": "the text encoder on IMDB", "bert": "BERT on IMDB"}
+NAMES["translator"] = "the translator on Multi30k"
 # The validation figure each task's results carry: TFMA's metric and the name it is shown by.
 FIGURES = {"imdb": ("binary_accuracy", "validation_accuracy"), "translation": ("bleu", "bleu")}
 
@@ -412,7 +414,7 @@ def main() -> int:
     for note in notes:
         print(note)
     trained = {v: {k: runs[v].get(k) for k in ("train_steps", "fit_seconds")} for v in VARIANTS}
-    title = f"int8 and ONNX Runtime: the {args.model.replace('_', ' ')} on {TASKS[args.model]}"
+    title = f"int8 and ONNX Runtime: {NAMES[args.model]}, {args.epochs:g} epochs"
     report.save(
         "int8_serving",
         args.name or f"{args.model}-int8",
