@@ -23,7 +23,9 @@ team serving on CPUs would pick instead (issue 88).
    Runtime as float32 and as its dynamic int8 quantization, beside the SavedModel's own
    `classify_transformed` and the int8 export's: one request and batch 32 of the same
    requests' token ids, and each one's accuracy over the validation split. The translator:
-   tf2onnx on its `translate` signature (Transform and the beam search), and where it breaks.
+   tf2onnx on `translate` (Transform and the beam search) and on `translate_transformed` (the
+   search alone), where each breaks, and the exports' search on the 32 sentences' ids, with
+   ONNX Runtime's beside it where it runs.
 
 Writes benchmarks/results/int8_serving/NAME.json (the docs' systems page shows it).
 """
@@ -44,8 +46,11 @@ VARIANTS = ("float32", "int8")
 
 
 TASKS = {"text_encoder": "imdb", "bert": "imdb", "translator": "translation"}
-NAMES = {"text_encoder": "the text encoder on IMDB", "bert": "BERT on IMDB"}
-NAMES["translator"] = "the translator on Multi30k"
+NAMES = {
+    "text_encoder": "the text encoder on IMDB",
+    "bert": "BERT on IMDB",
+    "translator": "the translator on Multi30k",
+}
 # The validation figure each task's results carry: TFMA's metric and the name it is shown by.
 FIGURES = {"imdb": ("binary_accuracy", "validation_accuracy"), "translation": ("bleu", "bleu")}
 
@@ -294,14 +299,15 @@ def translator_part_rows(runs: dict, folder: str, seconds: float) -> tuple:
         sentences, eval_records(runs["float32"]["pipeline_root"], 1)[0], "source"
     )
     source_ids = transformed(loaded["float32"], examples)["source_ids"]
-    notes = []
+    notes, converted = [], {}
     for signature in ("translate", "translate_transformed"):
         where = to_onnx(runs["float32"]["export_dir"], signature, f"{folder}/{signature}.onnx")
-        if not os.path.exists(where):
+        converted[signature] = where
+        if not os.path.exists(where):  # a reason, not the converted model's path
             notes.append(f"ONNX of `{signature}`: {where}")
     parts: dict = {f"SavedModel {v}, model part": search_of(loaded[v]) for v in VARIANTS}
-    if os.path.exists(f"{folder}/translate_transformed.onnx"):
-        session = OnnxPart(f"{folder}/translate_transformed.onnx", "token_ids")
+    if os.path.exists(converted["translate_transformed"]):
+        session = OnnxPart(converted["translate_transformed"], "token_ids")
         try:
             session({"source_ids": source_ids[:1]})
             parts["ONNX Runtime float32, model part"] = search_of(session)

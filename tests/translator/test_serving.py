@@ -60,12 +60,18 @@ def test_the_beam_search_export_translates_raw_strings_exactly(translator_run):
     ids = result["token_ids"].numpy()
     assert ids.shape == (4, 11)  # max_decode_length
     assert ids[0].tolist()[:6] == translator_run.transformed[0]["target_ids"][:6].tolist()
-    # translate_transformed: the beam search alone, on Transform's source ids, the same ids.
+
+
+def test_translate_transformed_searches_transforms_ids_as_translate_does(translator_run):
+    """The beam search alone, on Transform's source ids (what ONNX converters take): the ids
+    `translate` answers for the same sentences."""
+    loaded = tf.saved_model.load(translator_run.export_dir)
+    ids = loaded.signatures["translate"](source=tf.constant([s for s, _ in PAIRS]))["token_ids"]
     source_ids = loaded.signatures["transform_features"](
         examples=tf.constant([example(s, t) for s, t in PAIRS])
     )["source_ids"]
     alone = loaded.signatures["translate_transformed"](source_ids=source_ids)["token_ids"]
-    assert alone.numpy().tolist() == ids.tolist()
+    assert alone.numpy().tolist() == ids.numpy().tolist()
 
 
 def test_the_served_model_reads_its_vocabulary_once_when_loaded(translator_run, tmp_path):
