@@ -30,6 +30,7 @@ from typing import List, Optional
 from components.model_registry.version import CHAMPION
 from pipeline import configs
 from pipeline.cloud import ENGINES, TARGETS, CloudConfig
+from pipeline.launch.shapes import NEWEST_KFP, OLDEST_KFP
 from trainer_module.serving import contract
 
 
@@ -164,6 +165,13 @@ def _add_launch(commands) -> None:
         default=[],
         metavar="NAME=VALUE",
         help="a variable in every task's environment, as the job's container env would set it",
+    )
+    launch.add_argument(
+        "--kfp-version",
+        metavar="VERSION",
+        help="with the kubeflow target: the Kubeflow Pipelines backend release whose input shape "
+        f"every task gets, {OLDEST_KFP} to {NEWEST_KFP} (default: {NEWEST_KFP}; "
+        "docs/kubeflow.md lists what changed between them)",
     )
     launch.add_argument(
         "--fresh-processes",
@@ -576,6 +584,7 @@ def command_launch(args) -> int:
             fresh_processes=args.fresh_processes,
             image=args.image,
             job_env=dict(args.job_env),
+            kfp_version=args.kfp_version,
         )
         summary = launch.run()
     except (LaunchError, ValueError, FileNotFoundError, RuntimeError) as error:

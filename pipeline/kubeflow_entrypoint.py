@@ -1,30 +1,54 @@
-"""The Kubeflow target's container entrypoint: TFX's KFP v2 entrypoint, with its input types
-filled in first (tensorflow/tfx#7768).
+"""The Kubeflow target's container entrypoint: TFX's KFP v2 entrypoint, run on the ExecutorInput
+every Kubeflow Pipelines 2 backend from 2.0 on hands a step, made into the one TFX reads.
 
-An open-source Kubeflow Pipelines 2 backend hands a step its upstream artifacts with an empty
-type: its driver reads them back from ML Metadata, which keeps no schema
-(`GetOutputArtifactsByExecutionId` in kubeflow/pipelines' `backend/src/v2/metadata/client.go`
-builds them with `Schema: ""`). TFX 1.16's entrypoint takes each input's class from that type
-(`yaml.safe_load(instance_schema).get("title")` in
-`tfx/orchestration/kubeflow/v2/container/kubeflow_v2_entrypoint_utils.py`), so every step with
-an input fails with "'NoneType' object has no attribute 'get'". Vertex AI sends the type, and
-needs none of this.
+TFX 1.16's entrypoint (`kubeflow_v2_run_executor`, unchanged in 1.21) was written for Vertex AI.
+What an open-source backend sends differently, and what this module does about each before it
+runs TFX's entrypoint unchanged, with the same arguments:
 
-The compiled command carries the component's own input definitions
-(`--json_serialized_inputs_spec_args`, each input's `artifactType`): this module copies each
-input's type from there into the ExecutorInput where the orchestrator left it empty, then runs
-TFX's entrypoint (`kubeflow_v2_run_executor`) unchanged, with the same arguments.
+- **Inputs without a type.** The driver reads upstream artifacts back from ML Metadata, which
+  keeps no schema (`GetOutputArtifactsByExecutionId` in `backend/src/v2/metadata/client.go`
+  builds them with `Schema: ""`); TFX takes each input's class from that type
+  (tensorflow/tfx#7768). Each input's type is copied from the component's own input
+  definitions, which the compiled command carries (`--json_serialized_inputs_spec_args`).
+- **Outputs the component does not declare.** From 2.5 the driver adds `executor-logs`, typed
+  `system.Artifact`, to every task (`provisionOutputs`, under `publish_logs`), and TFX imports
+  every output's type: `ImportError: Could not import system.Artifact`. Outputs not among those
+  the compiled command declares (`--declared_outputs_args`, which the kubeflow target adds) are
+  set aside before TFX parses them and left to the launcher that added them.
+- **Job placeholders left as compiled.** Before 2.5 the driver fills in no placeholder, so the
+  steps get `{{$.pipeline_job_name}}` itself as the run id. A parameter that is exactly a job
+  placeholder gets the run's id instead, read from the outputs' URIs
+  (`<root>/<pipeline>/<run id>/<task>[/<salt>]/<key>`, `provisionOutputs`).
+- **One executor output file for every task.** Before 2.15 it is
+  `/tmp/kfp_outputs/output_metadata.json`, from which TFX takes the task root and unique id
+  ("kfp_outputs" for every task). TFX is given the task's own folder on the pod's disk
+  instead, as 2.15 gives it (`/gcs/<task root>/output_metadata.json`), and what it writes there
+  is copied to the file the launcher reads.
 
-    python -m pipeline.kubeflow_entrypoint --executor_class_path ... \
-        --json_serialized_invocation_args '{{$}}' --json_serialized_inputs_spec_args '{...}'
+    python -m pipeline.kubeflow_entrypoint --executor_class_path ... \\
+        --json_serialized_invocation_args '{{$}}' --json_serialized_inputs_spec_args '{...}' \\
+        --declared_outputs_args '["statistics"]'
 """
 
 import json
+import os
+import re
+import shutil
 import sys
-from typing import List
+from typing import List, Optional
 
 INVOCATION = "--json_serialized_invocation_args"
 INPUTS_SPEC = "--json_serialized_inputs_spec_args"
+# The kubeflow target's own argument: the output keys the component declares.
+DECLARED_OUTPUTS = "--declared_outputs_args"
+# The executor output file of every task before Kubeflow Pipelines 2.15.
+LEGACY_OUTPUT_FILE = "/tmp/kfp_outputs/output_metadata.json"
+JOB_PLACEHOLDERS = (
+    "{{$.pipeline_job_name}}",
+    "{{$.pipeline_job_uuid}}",
+    "{{$.pipeline_job_resource_name}}",
+)
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def fill_input_types(executor_input: dict, inputs_spec: dict) -> dict:
@@ -42,6 +66,63 @@ def fill_input_types(executor_input: dict, inputs_spec: dict) -> dict:
     return executor_input
 
 
+def set_aside_undeclared_outputs(executor_input: dict, declared: List[str]) -> List[str]:
+    """Removes the output artifacts whose keys the component does not declare (the
+    orchestrator's own, such as `executor-logs`); returns their keys."""
+    outputs = executor_input.get("outputs", {}).get("artifacts", {})
+    undeclared = sorted(key for key in outputs if key not in declared)
+    for key in undeclared:
+        del outputs[key]
+    return undeclared
+
+
+def run_id_of(executor_input: dict) -> Optional[str]:
+    """The run's id in the outputs' URIs: `<root>/<pipeline>/<run id>/<task>/<key>`, with a
+    salt before the key from Kubeflow Pipelines 2.4 (both UUIDs)."""
+    for listed in executor_input.get("outputs", {}).get("artifacts", {}).values():
+        for artifact in listed.get("artifacts", []):
+            parts = artifact.get("uri", "").rstrip("/").split("/")
+            if len(parts) >= 5 and UUID.match(parts[-2]) and UUID.match(parts[-4]):
+                return parts[-4]
+            if len(parts) >= 4 and UUID.match(parts[-3]):
+                return parts[-3]
+    return None
+
+
+def fill_job_placeholders(executor_input: dict) -> List[str]:
+    """Replaces each parameter that is exactly a job placeholder (a backend before 2.5 left it
+    as compiled) by the run's id; returns the parameters' names."""
+    values = executor_input.get("inputs", {}).get("parameterValues", {})
+    names = [name for name, value in values.items() if value in JOB_PLACEHOLDERS]
+    run_id = run_id_of(executor_input) if names else None
+    if not names:
+        return []
+    if run_id is None:
+        raise ValueError(
+            f"the parameters {names} are left as compiled ({values[names[0]]}) and no output URI "
+            "names the run: cannot tell the run's id"
+        )
+    for name in names:
+        values[name] = run_id
+    return names
+
+
+def task_output_file(executor_input: dict) -> Optional[str]:
+    """Where the task's executor output goes on the pod's disk as from 2.15, `/gcs/<task
+    root>/output_metadata.json`, when the backend gave it the legacy file; else None."""
+    if executor_input.get("outputs", {}).get("outputFile") != LEGACY_OUTPUT_FILE:
+        return None
+    uris = [
+        artifact["uri"]
+        for listed in executor_input["outputs"].get("artifacts", {}).values()
+        for artifact in listed.get("artifacts", [])
+    ]
+    if not uris or not all(u.startswith("gs://") for u in uris):
+        return None
+    task_root = os.path.dirname(uris[0].rstrip("/"))
+    return os.path.join("/gcs", task_root[len("gs://") :], "output_metadata.json")
+
+
 def value_of(argv: List[str], flag: str) -> "int | None":
     """The index of `flag`'s value in `argv` (as `--flag VALUE` or `--flag=VALUE`), or None."""
     for at, part in enumerate(argv):
@@ -52,29 +133,70 @@ def value_of(argv: List[str], flag: str) -> "int | None":
     return None
 
 
+def read(argv: List[str], at: int, flag: str) -> str:
+    return argv[at][len(flag) + 1 :] if argv[at].startswith(flag + "=") else argv[at]
+
+
+class Invocation:
+    """One step's command line, made into the one TFX's entrypoint reads (the module's
+    docstring): `argv` to run it with, and `finish()` to call once it has run."""
+
+    def __init__(self, argv: List[str]):
+        argv = list(argv)
+        declared: Optional[List[str]] = None
+        at = value_of(argv, DECLARED_OUTPUTS)
+        if at is not None:
+            declared = json.loads(read(argv, at, DECLARED_OUTPUTS))
+            del argv[at - (0 if argv[at].startswith(DECLARED_OUTPUTS + "=") else 1) : at + 1]
+        self.argv = argv
+        self.set_aside: List[str] = []
+        self.filled: List[str] = []
+        self.output_file: Optional[str] = None  # where TFX writes it, when not where it is read
+        invocation, spec = value_of(argv, INVOCATION), value_of(argv, INPUTS_SPEC)
+        if invocation is None:
+            return
+        executor_input = json.loads(read(argv, invocation, INVOCATION))
+        if spec is not None:
+            fill_input_types(executor_input, json.loads(read(argv, spec, INPUTS_SPEC)))
+        if declared is not None:
+            self.set_aside = set_aside_undeclared_outputs(executor_input, declared)
+        self.filled = fill_job_placeholders(executor_input)
+        self.output_file = task_output_file(executor_input)
+        if self.output_file:
+            executor_input["outputs"]["outputFile"] = self.output_file
+        text = json.dumps(executor_input)
+        self.argv[invocation] = (
+            f"{INVOCATION}={text}" if argv[invocation].startswith(INVOCATION + "=") else text
+        )
+
+    def finish(self) -> None:
+        """The executor output, where the launcher reads it."""
+        if self.output_file and os.path.exists(self.output_file):
+            os.makedirs(os.path.dirname(LEGACY_OUTPUT_FILE), exist_ok=True)
+            shutil.copyfile(self.output_file, LEGACY_OUTPUT_FILE)
+
+
 def fixed_arguments(argv: List[str]) -> List[str]:
-    """`argv` with the ExecutorInput's input types filled (fill_input_types)."""
-    invocation, spec = value_of(argv, INVOCATION), value_of(argv, INPUTS_SPEC)
-    if invocation is None or spec is None:
-        return argv
-
-    def read(at: int, flag: str) -> str:
-        return argv[at][len(flag) + 1 :] if argv[at].startswith(flag + "=") else argv[at]
-
-    executor_input = json.loads(read(invocation, INVOCATION))
-    filled = fill_input_types(executor_input, json.loads(read(spec, INPUTS_SPEC)))
-    argv = list(argv)
-    text = json.dumps(filled)
-    argv[invocation] = f"{INVOCATION}={text}" if argv[invocation].startswith(INVOCATION) else text
-    return argv
+    """`argv` as TFX's entrypoint reads it (Invocation)."""
+    return Invocation(argv).argv
 
 
 def main() -> None:
-    from absl import app
+    from absl import app, logging
     from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entrypoint
 
-    sys.argv = fixed_arguments(sys.argv)
-    app.run(tfx_entrypoint.main, flags_parser=tfx_entrypoint._parse_flags)
+    invocation = Invocation(sys.argv)
+    sys.argv = invocation.argv
+
+    def run(parsed) -> None:
+        if invocation.set_aside:
+            logging.info("Outputs the orchestrator added, left to it: %s", invocation.set_aside)
+        if invocation.filled:
+            logging.info("Parameters given the run's id for a placeholder: %s", invocation.filled)
+        tfx_entrypoint.main(parsed)
+        invocation.finish()
+
+    app.run(run, flags_parser=tfx_entrypoint._parse_flags)
 
 
 if __name__ == "__main__":

@@ -194,14 +194,30 @@ def for_target(job: dict, target: str) -> dict:
                     f"task {name} is a resolver, which Kubeflow Pipelines 2 does not run"
                 )
             container = executor.get("container", {})
-            container["command"] = [
-                KUBEFLOW_ENTRYPOINT if part == TFX_ENTRYPOINT else part
-                for part in container.get("command", [])
-            ]
+            if TFX_ENTRYPOINT in container.get("command", []):
+                container["command"] = [
+                    KUBEFLOW_ENTRYPOINT if part == TFX_ENTRYPOINT else part
+                    for part in container["command"]
+                ]
+                declared = sorted(
+                    spec["components"][task["componentRef"]["name"]]
+                    .get("outputDefinitions", {})
+                    .get("artifacts", {})
+                )
+                container["args"] = declare_outputs(container.get("args", []), declared)
             if container.pop("lifecycle", None) is not None:
                 # No driver: the executor resolves the span; the data decides, not a cache.
                 task.setdefault("cachingOptions", {})["enableCache"] = False
     return job
+
+
+def declare_outputs(args: list, declared: list) -> list:
+    """`args` with the kubeflow entrypoint's `--declared_outputs_args` (the output keys the
+    component declares) after the inputs' spec: the outputs a backend adds are set aside."""
+    from pipeline.kubeflow_entrypoint import DECLARED_OUTPUTS, INPUTS_SPEC
+
+    at = args.index(INPUTS_SPEC) + 2 if INPUTS_SPEC in args else len(args)
+    return [*args[:at], DECLARED_OUTPUTS, json.dumps(declared), *args[at:]]
 
 
 # Its keyword arguments are the `submit` command's flags, one each (pipeline/cli.py).

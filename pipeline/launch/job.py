@@ -12,7 +12,7 @@ import uuid
 from typing import Any, Dict, List, Mapping, Optional, Set
 
 from pipeline.cloud import TARGET_LABEL, TARGETS
-from pipeline.launch.shapes import GCS, ShapeError, shape_for
+from pipeline.launch.shapes import GCS, KfpBackend, ShapeError, shape_for
 from pipeline.launch.shapes import substitute_placeholders as _substitute
 
 
@@ -67,7 +67,8 @@ class CompiledJob:
 
     `target`: vertex or kubeflow (default: the job's label, else vertex). `parameters`: the
     job's parameter values to change. `in_image`: whether its tasks run in the pipeline image
-    (where a path on this machine means nothing)."""
+    (where a path on this machine means nothing). `kfp_version`: on the kubeflow target, the
+    Kubeflow Pipelines release whose input shape the tasks get (default: the newest read)."""
 
     def __init__(
         self,
@@ -76,6 +77,7 @@ class CompiledJob:
         target: Optional[str] = None,
         parameters: Optional[Mapping[str, str]] = None,
         in_image: bool = False,
+        kfp_version: Optional[str] = None,
     ):
         self.output = output
         self.in_image = in_image
@@ -96,8 +98,16 @@ class CompiledJob:
         self.job_name = f"{self.pipeline_name}-{stamp}-{uuid.uuid4().hex[:6]}"
         runtime = self.mapped.get("runtimeConfig", {})
         self.root = runtime.get("gcsOutputDirectory") or os.path.join(output, "pipeline_root")
+        try:
+            backend = KfpBackend.of(kfp_version) if kfp_version else None
+        except ShapeError as error:
+            raise LaunchError(str(error)) from None
+        if backend is not None and self.target != "kubeflow":
+            raise LaunchError(
+                "--kfp-version names a Kubeflow Pipelines backend: use it with the kubeflow target"
+            )
         self.shape = shape_for(
-            self.target, self.pipeline_name, self.job_name, self.root, self.bucket
+            self.target, self.pipeline_name, self.job_name, self.root, self.bucket, backend
         )
         self.check_resources()
 
@@ -214,8 +224,12 @@ class CompiledJob:
                 raise LaunchError(f"task {name}: parameter {key} is neither constant nor the job's")
         return values
 
-    def executor_input(self, inputs, parameters, outputs, output_file: str) -> dict:
-        """The ExecutorInput the target hands a container task, in its shape."""
+    def executor_input(
+        self, inputs, parameters, outputs, output_file: str, task_root: str = ""
+    ) -> dict:
+        """The ExecutorInput the target hands a container task, in its shape (with the outputs
+        the orchestrator adds to every task under `task_root`)."""
+        added = self.shape.launcher_outputs(task_root) if task_root else {}
         return {
             "inputs": {
                 "parameterValues": parameters,
@@ -227,8 +241,11 @@ class CompiledJob:
             },
             "outputs": {
                 "artifacts": {
-                    key: {"artifacts": [self.shape.output_artifact(a, key) for a in listed]}
-                    for key, listed in outputs.items()
+                    **{
+                        key: {"artifacts": [self.shape.output_artifact(a, key) for a in listed]}
+                        for key, listed in outputs.items()
+                    },
+                    **{key: {"artifacts": [artifact]} for key, artifact in added.items()},
                 },
                 "outputFile": output_file,
             },

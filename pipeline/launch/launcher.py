@@ -30,6 +30,11 @@ from pipeline.launch.execution import DATAFLOW, TaskProcesses, read_output
 from pipeline.launch.job import CompiledJob, LaunchError
 from pipeline.launch.job_service import JobService
 from pipeline.launch.runners import ImageRunner, LocalRunner
+from pipeline.launch.shapes import (
+    LEGACY_OUTPUT_FILE,
+    NEWEST_KFP,
+    KubeflowShape,
+)
 from pipeline.launch.store import Store
 
 __all__ = ["Launch", "LaunchError"]
@@ -59,11 +64,14 @@ class Launch:
         fresh_processes: bool = False,
         image: Optional[str] = None,
         job_env: Optional[Mapping[str, str]] = None,
+        kfp_version: Optional[str] = None,
     ):
         with open(job_path) as f:
             compiled = json.load(f)
         self.output = os.path.abspath(output)
-        self.job = CompiledJob(compiled, self.output, target, parameters, in_image=bool(image))
+        self.job = CompiledJob(
+            compiled, self.output, target, parameters, in_image=bool(image), kfp_version=kfp_version
+        )
         self.stream = stream or sys.stderr
         self.fresh_processes = fresh_processes
         self.image = image
@@ -143,11 +151,23 @@ class Launch:
             f"{job.job_name}, {self.processes.runner.describe()}; gs:// paths are folders "
             f"under {job.bucket}"
         )
-        if job.target == "kubeflow":
+        if isinstance(job.shape, KubeflowShape):
+            backend = job.shape.backend
             self.note(
-                "inputs as a Kubeflow Pipelines 2 backend hands them: MLMD ids for names, no "
-                "types, the executor output on the pod's disk (/gcs/...)"
+                f"inputs as a Kubeflow Pipelines {backend.name} backend hands them: MLMD ids for "
+                f"names, no types, the executor output on the pod's disk"
+                + (
+                    ", an executor-logs output the job does not declare"
+                    if backend.adds_executor_logs
+                    else ""
+                )
+                + ("" if backend.fills_job_placeholders else ", job placeholders left as compiled")
             )
+            if backend.newer_than_read:
+                self.note(
+                    f"Kubeflow Pipelines {backend.name} is newer than {NEWEST_KFP}, the "
+                    f"newest release read: its tasks get {NEWEST_KFP}'s input shape"
+                )
         if any(DATAFLOW in job.executor_args(name) for name in job.tasks):
             self.note(
                 "Beam steps compiled for Dataflow run on the local runner "
@@ -196,19 +216,23 @@ class Launch:
         task_root = job.shape.task_root(name)
         pod = os.path.join(self.pods_dir, f"{name}-{uuid.uuid4().hex[:8]}")
         told = job.shape.output_file(task_root, "/" if self.image else pod)
-        # Where the launcher reads it: the pod's disk is the folder `pod`, mounted at / inside.
+        # Where the launcher reads it: the pod's disk is the folder `pod`, its /gcs/ (and the
+        # legacy output file's folder) mounted inside.
         kubeflow_in_image = self.image and job.target == "kubeflow"
         output_file = os.path.join(pod, told.lstrip("/")) if kubeflow_in_image else told
-        mounts = {os.path.join(pod, "gcs"): "/gcs"} if kubeflow_in_image else {}
+        mounts = {}
+        if kubeflow_in_image:
+            legacy = os.path.dirname(LEGACY_OUTPUT_FILE)
+            mounts = {os.path.join(pod, "gcs"): "/gcs", os.path.join(pod, legacy[1:]): legacy}
         os.makedirs(task_root, exist_ok=True)
         task = _Task(prefix, os.path.join(self.log_dir, f"{name}.log"), mounts, output_file)
         outputs = self.cache.new_outputs(name, task_root)
         parameters = job.parameter_values(name)
-        executor_input = job.executor_input(inputs, parameters, outputs, told)
+        executor_input = job.executor_input(inputs, parameters, outputs, told, task_root)
         check = container.get("lifecycle", {}).get("preCacheCheck")
         if check:  # TFX's ExampleGen driver: span, version and a fingerprint of the data
             self.pre_cache_check(task, check, executor_input, parameters, outputs)
-            executor_input = job.executor_input(inputs, parameters, outputs, told)
+            executor_input = job.executor_input(inputs, parameters, outputs, told, task_root)
         cache_key = self.cache.key(name, inputs, parameters)
         hit = self.cache.hit(name, cache_key)
         if hit is not None:
@@ -225,7 +249,10 @@ class Launch:
         self.store.save()
         self.write(f"{prefix} ...")
         try:
-            self.execute(task, container, executor_input)
+            try:
+                self.execute(task, container, executor_input)
+            finally:
+                self.keep_logs(task, executor_input)
             written = read_output(task.output_file).get("artifacts", {})
         except Exception:
             execution["state"] = "failed"
@@ -257,6 +284,17 @@ class Launch:
             task.prefix,
             task.mounts,
         )
+
+    def keep_logs(self, task: "_Task", executor_input: dict) -> None:
+        """What the Kubeflow launcher does with the `executor-logs` output (from 2.5): the task's
+        log, written to its URI, whether the task succeeded or not."""
+        added = self.job.shape.launcher_outputs("")
+        for key in added:
+            for artifact in (
+                executor_input["outputs"]["artifacts"].get(key, {}).get("artifacts", [])
+            ):
+                os.makedirs(os.path.dirname(artifact["uri"]), exist_ok=True)
+                shutil.copyfile(task.log_file, artifact["uri"])
 
     def publish(self, outputs: Dict[str, List[dict]], written: dict) -> None:
         """The task's outputs recorded LIVE, with the metadata its ExecutorOutput gave."""

@@ -6,7 +6,15 @@ import json
 import pytest
 
 from pipeline.launch.launcher import Launch, LaunchError
-from pipeline.launch.shapes import KubeflowShape, ShapeError, VertexShape
+from pipeline.launch.shapes import (
+    KFP_RANGES,
+    LEGACY_OUTPUT_FILE,
+    NEWEST_KFP,
+    KfpBackend,
+    KubeflowShape,
+    ShapeError,
+    VertexShape,
+)
 from tests.kubeflow.test_compile import ENVIRONMENT, compile_job
 
 ARTIFACT = {
@@ -51,6 +59,68 @@ def test_kubeflow_sends_mlmd_ids_no_types_and_names_outputs_by_key():
     assert shape.parameter("{{$.pipeline_job_name}}", "Trainer") == "p-20261201-abc"
     assert shape.parameter("{{$.pipeline_job_uuid}}", "Trainer") == shape.run_id
     assert shape.parameter("run {{$.pipeline_job_name}}", "T") == "run {{$.pipeline_job_name}}"
+
+
+# One release from each side of every change KfpBackend models (kubeflow/pipelines' tags).
+RELEASES = ["2.0.5", "2.2.0", "2.3.0", "2.4.1", "2.5.0", "2.14.3", "2.15.0", "2.17.0"]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_each_kfp_release_builds_the_input_its_driver_and_launcher_build(release):
+    backend = KfpBackend.of(release)
+    version = backend.version
+    shape = KubeflowShape("p", "p-20261201-abc", "/out/gs/bucket/root", "/out/gs", backend)
+    root = shape.task_root("Trainer")
+    parts = root[len(f"/out/gs/bucket/root/p/{shape.run_id}/") :].split("/")
+    # From 2.4 a salt (a UUID) between the task and the outputs' keys.
+    assert parts == ["Trainer", parts[1]] if version >= (2, 4, 0) else parts == ["Trainer"]
+    output = shape.output_artifact(ARTIFACT, "examples")
+    # From 2.15 outputs are named by their keys, and the executor output file lies under the
+    # task root's /gcs/ path; before, no name, and one file for every task.
+    assert ("name" in output) == (version >= (2, 15, 0))
+    told = shape.output_file(root, "/")
+    if version >= (2, 15, 0):
+        assert told == f"/gcs/bucket/root/p/{shape.run_id}/{'/'.join(parts)}/output_metadata.json"
+    else:
+        assert told == LEGACY_OUTPUT_FILE
+    # From 2.5 every task gets an executor-logs output it does not declare ...
+    added = shape.launcher_outputs(root)
+    if version >= (2, 5, 0):
+        assert added["executor-logs"]["type"] == {"schemaTitle": "system.Artifact"}
+        assert added["executor-logs"]["uri"] == f"{root}/executor-logs"
+        assert ("name" in added["executor-logs"]) == (version >= (2, 15, 0))
+    else:
+        assert added == {}
+    # ... and a constant that is exactly a job placeholder is filled in; before, none is.
+    filled = shape.parameter("{{$.pipeline_job_name}}", "Trainer")
+    assert filled == ("p-20261201-abc" if version >= (2, 5, 0) else "{{$.pipeline_job_name}}")
+    # From 2.3 inputs carry the store session the launcher recorded.
+    given = shape.input_artifact(ARTIFACT, "examples")
+    assert ("store_session_info" in given["metadata"]) == (version >= (2, 3, 0))
+    assert given["type"] == {"instanceSchema": ""} and given["name"] == "7"
+
+
+def test_the_ranges_cover_every_release_and_each_changes_what_a_step_sees():
+    starts = [KfpBackend.of(low) for low, _ in KFP_RANGES]
+    assert starts[0].name == "2.0.0" and KFP_RANGES[-1][1] == NEWEST_KFP[:4]
+    seen = [
+        (b.salts_outputs, b.adds_executor_logs, b.fills_job_placeholders, b.names_outputs)
+        for b in starts
+    ]
+    assert len(set(seen)) == len(seen)
+    for (_, high), (low, _) in zip(KFP_RANGES, KFP_RANGES[1:]):  # no gap between ranges
+        assert KfpBackend.of(low).version[1] == KfpBackend.of(high).version[1] + 1
+
+
+@pytest.mark.parametrize("text", ["1.8.5", "3.0", "latest", "2"])
+def test_a_kfp_version_that_is_not_a_kfp_2_release_is_refused(text):
+    with pytest.raises(ShapeError, match="Kubeflow Pipelines 2"):
+        KfpBackend.of(text)
+
+
+def test_a_release_newer_than_the_newest_read_gets_its_shape_and_says_so():
+    backend = KfpBackend.of("2.21.0")
+    assert backend.newer_than_read and backend.names_outputs and backend.adds_executor_logs
 
 
 @pytest.mark.parametrize(
