@@ -34,8 +34,18 @@ def check_tracking_server(uri: str) -> None:
     """Refuses a tracking URI that is not a server: every step of a cloud job runs in a
     container of its own, so a SQLite file or a folder would be a new, empty store in each (no
     baseline ever found, every run registering a "version 1" that is thrown away)."""
-    scheme = uri.split(":", 1)[0].split("+", 1)[0].lower() if ":" in uri else ""
+    # "databricks" alone is MLflow's own spelling of its default Databricks profile.
+    scheme = uri.split(":", 1)[0].split("+", 1)[0].lower() if ":" in uri else uri.lower()
     if scheme in SERVER_URI_SCHEMES:
+        host = loopback_host(uri)
+        if host:
+            raise ValueError(
+                f"{TRACKING_URI_ENV}={uri!r} names {host}, this machine's own loopback, which "
+                "no step of a cloud job reaches (each runs in a pod or machine of its own): use "
+                "the tracking server's address on the cluster or the network, such as "
+                "http://mlflow.kubeflow.svc.cluster.local:5000 (a Kubernetes Service) or "
+                "http://10.0.0.5:5000 (docs/team.md)"
+            )
         return
     what = f"{TRACKING_URI_ENV}={uri!r}" if uri else f"no {TRACKING_URI_ENV}"
     raise ValueError(
@@ -45,6 +55,23 @@ def check_tracking_server(uri: str) -> None:
         "--backend-store-uri postgresql://... --artifacts-destination gs://...`) and set "
         f"{TRACKING_URI_ENV}=http://HOST:5000 (docs/team.md)"
     )
+
+
+def loopback_host(uri: str) -> Optional[str]:
+    """The host of `uri` when it is a loopback one (localhost, 127.0.0.0/8, ::1, 0.0.0.0), else
+    None. Only what the URI says: a name is not resolved, a cluster's names mean nothing
+    here."""
+    import ipaddress
+    import urllib.parse
+
+    host = (urllib.parse.urlsplit(uri).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return host
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    return host if address.is_loopback or address.is_unspecified else None
 
 
 def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):

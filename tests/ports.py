@@ -26,3 +26,21 @@ def free_port() -> int:
 
 def free_ports(count: int) -> list:
     return [free_port() for _ in range(count)]
+
+
+def host_address() -> str:
+    """This machine's own address on its network (not loopback): what a compiled job may name
+    for a server its steps reach, as a cluster's would be (compile refuses loopback). The
+    address the kernel would send from (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.254.254.254", 9))  # private: routed by the default route, if any
+            address = s.getsockname()[0]
+        except OSError:
+            address = ""
+    if not address or address.startswith("127."):
+        raise RuntimeError(
+            "this machine has no network address but loopback, which a compiled job may not "
+            "name: the launch tests need one (any interface that is up)"
+        )
+    return address

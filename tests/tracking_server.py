@@ -1,6 +1,7 @@
 """A real MLflow tracking server for tests, as a team runs it (docs/team.md): `mlflow
-server` on a free loopback port, its backend store a SQLite file or a PostgreSQL database, and
-artifacts proxied by the server (--serve-artifacts) into a folder clients never see."""
+server` on a free port (of loopback, or of another address of this machine's), its backend
+store a SQLite file or a PostgreSQL database, and artifacts proxied by the server
+(--serve-artifacts) into a folder (or a bucket) clients never see."""
 
 import os
 import signal
@@ -18,22 +19,32 @@ class TrackingServer:
     (SIGKILL: no chance to finish a request), `start()` starts it again on the same port and
     stores."""
 
-    def __init__(self, backend_store_uri: str, artifacts: str, workers: int = 2):
+    def __init__(
+        self,
+        backend_store_uri: str,
+        artifacts: str,
+        workers: int = 2,
+        host: str = "127.0.0.1",
+        environment: Optional[dict] = None,
+        log: Optional[str] = None,
+    ):
         self.backend_store_uri, self.artifacts, self.workers = backend_store_uri, artifacts, workers
+        self.host, self.environment = host, environment
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         self.process: Optional[subprocess.Popen] = None
-        self.log = artifacts + "-server.log"
+        self.log = log or artifacts + "-server.log"
 
     def start(self, timeout: float = 120) -> "TrackingServer":
-        os.makedirs(self.artifacts, exist_ok=True)
+        if "://" not in self.artifacts:  # a folder (else a store such as gs://)
+            os.makedirs(self.artifacts, exist_ok=True)
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [
                     os.path.join(os.path.dirname(sys.executable), "mlflow"),
                     "server",
                     "--host",
-                    "127.0.0.1",
+                    self.host,
                     "--port",
                     str(self.port),
                     "--backend-store-uri",
@@ -47,6 +58,7 @@ class TrackingServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # gunicorn's workers go with it
+                env=None if self.environment is None else {**os.environ, **self.environment},
             )
         deadline = time.monotonic() + timeout
         while True:

@@ -1,6 +1,7 @@
 """Compiles a task's cloud job as `tfx-transformers compile` does, and launches it with
 `tfx-transformers launch` in its own process, as a user runs them; the registry is a real
-MLflow tracking server on loopback, as a team's would be (a cloud job refuses a local store)."""
+MLflow tracking server on this machine's network address, as a team's would be on theirs (a
+cloud job refuses a local store and a loopback address)."""
 
 import json
 import os
@@ -13,6 +14,7 @@ from typing import Mapping, Optional
 from pipeline.cloud import CloudConfig
 from pipeline.kubeflow_runner import build_cloud_pipeline, compile_pipeline
 from pipeline.options import PipelineOptions
+from tests.ports import host_address
 from tests.tracking_server import TrackingServer
 
 # The issue's job: a demo project and bucket, MLflow as the registry, the pipeline image by
@@ -27,9 +29,12 @@ BUCKET = "demo-bucket"
 
 
 def tracking_server(folder: pathlib.Path) -> TrackingServer:
-    """`mlflow server` on loopback (a SQLite store, artifacts proxied by the server), started;
-    stop() it after."""
-    server = TrackingServer(f"sqlite:///{folder}/mlflow.db", str(folder / "artifacts"))
+    """`mlflow server` on this machine's network address, as a cluster's service is on its
+    own (a compiled job refuses loopback), a SQLite store, artifacts proxied by the server;
+    started; stop() it after."""
+    server = TrackingServer(
+        f"sqlite:///{folder}/mlflow.db", str(folder / "artifacts"), host=host_address()
+    )
     return server.start()
 
 

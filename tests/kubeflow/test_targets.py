@@ -165,6 +165,32 @@ def test_a_cloud_job_refuses_a_registry_that_is_not_a_server(tmp_path, uri):
         compile_job(tmp_path, "imdb", environ=environ)
 
 
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "http://127.0.0.1:5000",
+        "http://localhost:5000",
+        "https://LOCALHOST/mlflow",
+        "http://127.1.2.3:5000",
+        "http://[::1]:5000",
+        "http://0.0.0.0:5000",
+        "postgresql://tfxt@localhost:5432/mlflow",
+    ],
+)
+def test_a_cloud_job_refuses_a_loopback_tracking_server_naming_what_to_use(tmp_path, uri):
+    environ = {**ENVIRONMENT, "MODEL_REGISTRY": "mlflow", "MLFLOW_TRACKING_URI": uri}
+    with pytest.raises(ValueError, match="loopback.*address on the cluster.*svc.cluster.local"):
+        compile_job(tmp_path, "imdb", environ=environ)
+
+
+@pytest.mark.parametrize(
+    "uri", ["http://mlflow.kubeflow.svc.cluster.local:5000", "http://10.0.0.5:5000", "databricks"]
+)
+def test_a_cloud_job_takes_a_tracking_server_the_cluster_reaches(tmp_path, uri):
+    environ = {**ENVIRONMENT, "MODEL_REGISTRY": "mlflow", "MLFLOW_TRACKING_URI": uri}
+    assert compile_job(tmp_path, "imdb", environ=environ)
+
+
 def test_the_kubeflow_target_runs_every_step_through_its_entrypoint(tmp_path):
     # TRAINER_ACCELERATOR_TYPE unset: no GPU asked for.
     environ = {k: v for k, v in ENVIRONMENT.items() if k != "TRAINER_ACCELERATOR_TYPE"}
