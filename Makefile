@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup image image-tools browser services test-services lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot onnx clean
+.PHONY: setup image image-tools gcs-emulator browser services test-services lock test test-slow test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot onnx clean
 
 # Installs with bytecode compiled, as pip does and uv does not by default: without it every
 # process compiles the stack's ~9,000 modules on import where PYTHONDONTWRITEBYTECODE is set
@@ -35,6 +35,12 @@ image-tools:
 	  || $(SUDO) apt-get install -y --no-install-recommends buildah debootstrap \
 	  || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends buildah debootstrap; }
 	@buildah --version
+
+# fake-gcs-server, the Cloud Storage emulator `launch --gcs-emulator` and the GCS tests run
+# (pipeline/launch/gcs.py), built from Go's module proxy into .tools/bin (needs Go; without it
+# those tests skip, unless REQUIRE_GCS_EMULATOR=1, as in CI).
+gcs-emulator: setup
+	$(PY) -m pipeline.launch.gcs install
 
 # Debian's Chromium, for the run report's browser test (the test skips without it, unless
 # REQUIRE_BROWSER=1, as in CI). Playwright drives it; no browser is downloaded.

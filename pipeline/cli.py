@@ -174,6 +174,14 @@ def _add_launch(commands) -> None:
         "docs/kubeflow.md lists what changed between them)",
     )
     launch.add_argument(
+        "--gcs-emulator",
+        action="store_true",
+        help="keep gs:// paths gs://, on a Cloud Storage emulator on loopback that every step "
+        "speaks to through GCS's API (fake-gcs-server: `make gcs-emulator` builds it), over "
+        "DIR/launch/gcs; the files under DIR/gs/BUCKET/ are copied into its BUCKET first "
+        "(default: gs://BUCKET/PATH is the folder DIR/gs/BUCKET/PATH)",
+    )
+    launch.add_argument(
         "--fresh-processes",
         action="store_true",
         help="without --image: start every task from a new interpreter, as a container does "
@@ -585,6 +593,7 @@ def command_launch(args) -> int:
             image=args.image,
             job_env=dict(args.job_env),
             kfp_version=args.kfp_version,
+            gcs_emulator=args.gcs_emulator,
         )
         summary = launch.run()
     except (LaunchError, ValueError, FileNotFoundError, RuntimeError) as error:

@@ -19,6 +19,13 @@ runs TFX's entrypoint unchanged, with the same arguments:
   steps get `{{$.pipeline_job_name}}` itself as the run id. A parameter that is exactly a job
   placeholder gets the run's id instead, read from the outputs' URIs
   (`<root>/<pipeline>/<run id>/<task>[/<salt>]/<key>`, `provisionOutputs`).
+- **Folder markers its launcher cannot download.** The next step's launcher downloads each of
+  its inputs into the pod, joining object keys as paths (`DownloadBlob`): a zero-byte `dir/`
+  object, which TensorFlow's GCS file system writes for every folder it makes, becomes a
+  file, and the next object under that folder cannot be written: the next step fails before
+  it starts (kubeflow/pipelines#13476). Once TFX has run, the markers of folders that hold
+  objects are removed from the step's outputs; those of empty folders stay (a folder with
+  nothing else in it exists on GCS only as its marker, and downloads as a harmless file).
 - **One executor output file for every task.** Before 2.15 it is
   `/tmp/kfp_outputs/output_metadata.json`, from which TFX takes the task root and unique id
   ("kfp_outputs" for every task). TFX is given the task's own folder on the pod's disk
@@ -149,6 +156,7 @@ class Invocation:
             declared = json.loads(read(argv, at, DECLARED_OUTPUTS))
             del argv[at - (0 if argv[at].startswith(DECLARED_OUTPUTS + "=") else 1) : at + 1]
         self.argv = argv
+        self.outputs: List[str] = []  # the declared outputs' URIs
         self.set_aside: List[str] = []
         self.filled: List[str] = []
         self.output_file: Optional[str] = None  # where TFX writes it, when not where it is read
@@ -161,6 +169,11 @@ class Invocation:
         if declared is not None:
             self.set_aside = set_aside_undeclared_outputs(executor_input, declared)
         self.filled = fill_job_placeholders(executor_input)
+        self.outputs = [
+            artifact["uri"]
+            for listed in executor_input.get("outputs", {}).get("artifacts", {}).values()
+            for artifact in listed.get("artifacts", [])
+        ]
         self.output_file = task_output_file(executor_input)
         if self.output_file:
             executor_input["outputs"]["outputFile"] = self.output_file
@@ -169,11 +182,46 @@ class Invocation:
             f"{INVOCATION}={text}" if argv[invocation].startswith(INVOCATION + "=") else text
         )
 
-    def finish(self) -> None:
-        """The executor output, where the launcher reads it."""
+    def finish(self) -> List[str]:
+        """Once TFX has run: the executor output where the launcher reads it, the outputs'
+        folder markers removed (the module's docstring); returns the markers removed."""
+        self.copy_output_file()
+        uris = [uri for uri in self.outputs if uri.startswith("gs://")]
+        return remove_folder_markers(uris) if uris else []
+
+    def copy_output_file(self) -> None:
+        """The executor output TFX wrote to the task's own file, where the launcher reads it."""
         if self.output_file and os.path.exists(self.output_file):
             os.makedirs(os.path.dirname(LEGACY_OUTPUT_FILE), exist_ok=True)
             shutil.copyfile(self.output_file, LEGACY_OUTPUT_FILE)
+
+
+def folder_markers(names: List[str]) -> List[str]:
+    """The names of `names` that are folder markers (ending in "/") of folders holding other
+    objects."""
+    markers = [n for n in names if n.endswith("/")]
+    return [m for m in markers if any(n != m and n.startswith(m) for n in names)]
+
+
+def remove_folder_markers(uris: List[str], client=None) -> List[str]:
+    """Deletes the zero-byte markers of non-empty folders under each gs:// URI (the artifact's
+    own folder's included); returns the gs:// URIs of those deleted."""
+    if client is None:
+        from google.cloud import storage
+
+        client = storage.Client(project=None)
+    removed = []
+    for uri in uris:
+        bucket_name, _, key = uri[len("gs://") :].partition("/")
+        blobs = {b.name: b for b in client.list_blobs(bucket_name, prefix=key.rstrip("/"))}
+        under = [
+            n for n in blobs if n == key.rstrip("/") + "/" or n.startswith(key.rstrip("/") + "/")
+        ]
+        for name in folder_markers(under):
+            if blobs[name].size == 0:
+                blobs[name].delete()
+                removed.append(f"gs://{bucket_name}/{name}")
+    return removed
 
 
 def fixed_arguments(argv: List[str]) -> List[str]:
@@ -194,7 +242,13 @@ def main() -> None:
         if invocation.filled:
             logging.info("Parameters given the run's id for a placeholder: %s", invocation.filled)
         tfx_entrypoint.main(parsed)
-        invocation.finish()
+        removed = invocation.finish()
+        if removed:
+            logging.info(
+                "Removed %d folder markers from the outputs (kubeflow/pipelines#13476): %s",
+                len(removed),
+                removed[:5],
+            )
 
     app.run(run, flags_parser=tfx_entrypoint._parse_flags)
 

@@ -1,9 +1,9 @@
 """Pushes a blessed model to `<base_directory>/<version>/` in TF Serving's layout.
 
 TFX's own Pusher names versions by the current second and, when that folder already exists,
-skips the copy yet still records the model as pushed. This executor stages a complete copy in
-a hidden folder, then renames it to the next free version (>= the current UNIX time and above
-every existing version), so that:
+skips the copy yet still records the model as pushed. On a file system this executor stages a
+complete copy in a hidden folder, then renames it to the next free version (>= the current
+UNIX time and above every existing version), so that:
   - a version is never overwritten or reused, even by pushes in the same second;
   - a server watching the base directory never sees a partly copied model;
   - a model identical to the newest version (same SavedModel fingerprint, as when a rerun
@@ -11,12 +11,22 @@ every existing version), so that:
     when a push was killed after its rename, before ML Metadata recorded it);
   - a staging folder left by a push killed while copying is removed by a later push once it is
     an hour old (no live push takes that long).
+
+Cloud Storage has no rename: renaming a folder there copies and deletes object by object, so a
+reader listing the versions could see one half copied. In a bucket (gs://) a version is claimed
+first, by creating `.claims/<version>` only if no such object exists (a precondition GCS
+checks atomically, so two pushes never share one), then every file is copied into the
+version's folder, `saved_model.pb` last: a version is complete once its `saved_model.pb` is
+there, and every reader here (the versions a push compares with, the champion when there is no
+registry, `predict`'s newest version) takes only complete ones. A version a killed push left
+incomplete is never reused, and its folder is removed by a later push once its claim is an
+hour old.
 """
 
 import os
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from absl import logging
 from tfx import types
@@ -29,13 +39,25 @@ from tfx.utils import io_utils, proto_utils
 from components import file_io
 
 
-def existing_versions(base_directory: str) -> List[int]:
+def version_folders(base_directory: str) -> List[int]:
+    """Every version folder under `base_directory`, complete or not, in order."""
     if not fileio.isdir(base_directory):
         return []
     names = (name.rstrip("/") for name in file_io.listdir(base_directory))
     return sorted(int(name) for name in names if name.isdigit())
 
 
+def existing_versions(base_directory: str) -> List[int]:
+    """The complete versions under `base_directory` (their saved_model.pb there), in order."""
+    return [
+        v
+        for v in version_folders(base_directory)
+        if fileio.exists(os.path.join(base_directory, str(v), SAVED_MODEL))
+    ]
+
+
+SAVED_MODEL = "saved_model.pb"  # what makes a version folder a model: copied last to a bucket
+CLAIMS = ".claims"
 FINGERPRINT = "fingerprint.pb"  # written by tf.saved_model.save: checksums of the whole model
 STAGING_PREFIX = ".staging-"
 STALE_STAGING_SECONDS = 3600
@@ -72,18 +94,16 @@ def publish_new_version(
 
     When the newest version holds the same model, returns that version and copies nothing.
     """
+    if base_directory.startswith("gs://"):
+        return publish_to_bucket(model_path, base_directory, clock)
     fileio.makedirs(base_directory)
     remove_stale_staging(base_directory, clock)
-    versions = existing_versions(base_directory)
-    if versions:
-        newest = os.path.join(base_directory, str(versions[-1]))
-        fingerprint = _fingerprint(model_path)
-        if fingerprint is not None and fingerprint == _fingerprint(newest):
-            logging.info("%s is already published as version %s", model_path, versions[-1])
-            return str(versions[-1]), newest
+    same = same_as_newest(model_path, base_directory)
+    if same:
+        return same
     staging = os.path.join(base_directory, f"{STAGING_PREFIX}{uuid.uuid4().hex}")
     io_utils.copy_dir(model_path, staging)
-    version = max([int(clock())] + [v + 1 for v in existing_versions(base_directory)])
+    version = max([int(clock())] + [v + 1 for v in version_folders(base_directory)])
     while True:
         target = os.path.join(base_directory, str(version))
         if not fileio.exists(target):
@@ -94,6 +114,78 @@ def publish_new_version(
                 if not fileio.exists(target):
                     raise
         version += 1
+
+
+def same_as_newest(model_path: str, base_directory: str) -> Optional[Tuple[str, str]]:
+    """(version, path) of the newest complete version when it holds the same SavedModel (by
+    its fingerprint) as `model_path`, else None."""
+    versions = existing_versions(base_directory)
+    if not versions:
+        return None
+    newest = os.path.join(base_directory, str(versions[-1]))
+    fingerprint = _fingerprint(model_path)
+    if fingerprint is not None and fingerprint == _fingerprint(newest):
+        logging.info("%s is already published as version %s", model_path, versions[-1])
+        return str(versions[-1]), newest
+    return None
+
+
+def publish_to_bucket(
+    model_path: str, base_directory: str, clock: Callable[[], float] = time.time, client=None
+) -> Tuple[str, str]:
+    """publish_new_version on Cloud Storage (the module's docstring): a version claimed by a
+    create-if-absent, its files copied with saved_model.pb last."""
+    from google.api_core import exceptions
+
+    if client is None:
+        from google.cloud import storage
+
+        client = storage.Client(project=None)
+    same = same_as_newest(model_path, base_directory)
+    if same:
+        return same
+    bucket_name, _, prefix = base_directory[len("gs://") :].rstrip("/").partition("/")
+    bucket = client.bucket(bucket_name)
+    remove_abandoned_versions(client, bucket_name, prefix, clock)
+    claimed = {
+        int(b.name.rsplit("/", 1)[1])
+        for b in client.list_blobs(bucket_name, prefix=f"{prefix}/{CLAIMS}/")
+    }
+    version = max(
+        [int(clock())] + [v + 1 for v in version_folders(base_directory) + sorted(claimed)]
+    )
+    while True:
+        try:
+            bucket.blob(f"{prefix}/{CLAIMS}/{version}").upload_from_string(
+                model_path, if_generation_match=0
+            )
+            break
+        except exceptions.PreconditionFailed:  # another push claimed it first
+            version += 1
+    target = f"{base_directory.rstrip('/')}/{version}"
+    files = [
+        os.path.relpath(os.path.join(os.fsdecode(root).rstrip("/"), os.fsdecode(name)), model_path)
+        for root, _, names in fileio.walk(model_path)
+        for name in names
+    ]
+    for relative in sorted(files, key=lambda f: f == SAVED_MODEL):  # saved_model.pb last
+        destination = f"{target}/{relative}"
+        fileio.makedirs(os.path.dirname(destination))
+        fileio.copy(os.path.join(model_path, relative), destination, overwrite=True)
+    return str(version), target
+
+
+def remove_abandoned_versions(client, bucket_name: str, prefix: str, clock) -> None:
+    """Removes the folders of versions claimed over STALE_STAGING_SECONDS ago that never got
+    their saved_model.pb (pushes killed while copying)."""
+    for claim in client.list_blobs(bucket_name, prefix=f"{prefix}/{CLAIMS}/"):
+        version = claim.name.rsplit("/", 1)[1]
+        folder = f"gs://{bucket_name}/{prefix}/{version}"
+        age = clock() - claim.updated.timestamp()
+        if age > STALE_STAGING_SECONDS and not fileio.exists(f"{folder}/{SAVED_MODEL}"):
+            logging.info("Removing %s, left incomplete by a push that did not finish", folder)
+            if fileio.exists(folder):
+                fileio.rmtree(folder)
 
 
 class Executor(pusher_executor.Executor):

@@ -7,6 +7,7 @@ Vertex AI's, or a Kubeflow Pipelines 2 backend's).
 """
 
 import datetime
+import json
 import os
 import uuid
 from typing import Any, Dict, List, Mapping, Optional, Set
@@ -68,8 +69,10 @@ class CompiledJob:
     `target`: vertex or kubeflow (default: the job's label, else vertex). `parameters`: the
     job's parameter values to change. `in_image`: whether its tasks run in the pipeline image
     (where a path on this machine means nothing). `kfp_version`: on the kubeflow target, the
-    Kubeflow Pipelines release whose input shape the tasks get (default: the newest read)."""
+    Kubeflow Pipelines release whose input shape the tasks get (default: the newest read).
+    `gcs`: gs:// paths stay as they are, on a Cloud Storage (an emulator) the tasks reach."""
 
+    # Its arguments are the `launch` flags that shape what a task is handed, one each.
     def __init__(
         self,
         compiled: dict,
@@ -78,6 +81,7 @@ class CompiledJob:
         parameters: Optional[Mapping[str, str]] = None,
         in_image: bool = False,
         kfp_version: Optional[str] = None,
+        gcs: bool = False,
     ):
         self.output = output
         self.in_image = in_image
@@ -85,8 +89,11 @@ class CompiledJob:
         if self.target not in TARGETS:
             raise LaunchError(f"target must be one of {TARGETS}, not {self.target!r}")
         self.compiled = compiled  # kept for cache keys: what Vertex AI would hash
+        # Where gs:// paths are: a folder standing in for every bucket, or (`gcs`) Cloud Storage
+        # itself (an emulator, launch.gcs), the paths kept as they are.
+        self.gcs = gcs
         self.bucket = os.path.join(output, "gs")
-        self.mapped = map_gcs(compiled, output)
+        self.mapped = json.loads(json.dumps(compiled)) if gcs else map_gcs(compiled, output)
         spec = self.mapped["pipelineSpec"]
         self.pipeline_name: str = spec["pipelineInfo"]["name"]
         self.tasks: Dict[str, dict] = spec["root"]["dag"]["tasks"]
@@ -188,7 +195,7 @@ class CompiledJob:
             if name not in values and name not in declared:
                 known = ", ".join(sorted(set(values) | set(declared))) or "none"
                 raise LaunchError(f"the job has no parameter {name!r} (it has: {known})")
-            value = map_gcs(value, self.output)
+            value = value if self.gcs else map_gcs(value, self.output)
             if not self.in_image and not value.startswith(("/", "{")) and os.path.exists(value):
                 value = os.path.abspath(value)
             values[name] = value

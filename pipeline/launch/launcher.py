@@ -27,10 +27,13 @@ from typing import Dict, List, Mapping, Optional, TextIO
 from pipeline import configs
 from pipeline.launch.cache import TaskCache
 from pipeline.launch.execution import DATAFLOW, TaskProcesses, read_output
+from pipeline.launch.gcs import GcsEmulator
 from pipeline.launch.job import CompiledJob, LaunchError
 from pipeline.launch.job_service import JobService
+from pipeline.launch.kfp_launcher import KfpLauncher
 from pipeline.launch.runners import ImageRunner, LocalRunner
 from pipeline.launch.shapes import (
+    EXECUTOR_LOGS,
     LEGACY_OUTPUT_FILE,
     NEWEST_KFP,
     KubeflowShape,
@@ -49,7 +52,10 @@ class Launch:
     `image`: run every task inside this image (runners.ImageRunner) rather than here.
     `enable_cache`: None keeps each task's compiled caching, as `submit` does; True or False
     overrides every task's, as the SDKs' `enable_caching` does. `job_env`: variables set in
-    every task's environment, as the job's container env would be."""
+    every task's environment, as the job's container env would be. `gcs_emulator`: gs:// paths
+    stay gs://, on a Cloud Storage emulator on loopback (gcs.py) over OUTPUT/launch/gcs, which
+    every client of every task speaks to through GCS's API; the files under OUTPUT/gs/BUCKET/
+    are copied into its BUCKET first."""
 
     # Its arguments are the `launch` command's flags, one each (pipeline/cli.py).
     def __init__(
@@ -65,13 +71,21 @@ class Launch:
         image: Optional[str] = None,
         job_env: Optional[Mapping[str, str]] = None,
         kfp_version: Optional[str] = None,
+        gcs_emulator: bool = False,
     ):
         with open(job_path) as f:
             compiled = json.load(f)
         self.output = os.path.abspath(output)
         self.job = CompiledJob(
-            compiled, self.output, target, parameters, in_image=bool(image), kfp_version=kfp_version
+            compiled,
+            self.output,
+            target,
+            parameters,
+            in_image=bool(image),
+            kfp_version=kfp_version,
+            gcs=gcs_emulator,
         )
+        self.emulator: Optional[GcsEmulator] = None
         self.stream = stream or sys.stderr
         self.fresh_processes = fresh_processes
         self.image = image
@@ -91,23 +105,62 @@ class Launch:
     def run(self) -> dict:
         started = time.monotonic()
         os.makedirs(self.log_dir, exist_ok=True)
-        with self.store.locked(), self.started():
-            failed = self.run_tasks(self.job.order())
         from pipeline.launch.summary import summarize
 
-        summary = summarize(self, failed)
+        with self.store.locked(), self.storage():
+            with self.started():
+                failed = self.run_tasks(self.job.order())
+            summary = summarize(self, failed)
         summary["wall_seconds"] = round(time.monotonic() - started, 2)
         return summary
+
+    @contextlib.contextmanager
+    def storage(self):
+        """With `gcs_emulator`: the emulator (one already serving OUTPUT/launch/gcs, else one
+        started for the launch), the bucket folders copied in, and this process (its reads of
+        the tasks' outputs) pointed at it while inside."""
+        if not self.job.gcs:
+            yield
+            return
+        folder = os.path.join(self.output, "launch", "gcs")
+        attached = GcsEmulator.attach(folder)
+        self.emulator = attached or GcsEmulator(folder).start()
+        saved = dict(os.environ)
+        try:
+            os.environ.update(self.emulator.environment())
+            for bucket in (
+                sorted(os.listdir(self.job.bucket)) if os.path.isdir(self.job.bucket) else []
+            ):
+                copied = self.emulator.upload_tree(
+                    os.path.join(self.job.bucket, bucket), f"gs://{bucket}"
+                )
+                if copied:
+                    self.note(
+                        f"copied {copied} files from {self.job.bucket}/{bucket} to gs://{bucket}"
+                    )
+            yield
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+            if not attached:
+                self.emulator.close()
+
+    def task_environment(self) -> Dict[str, str]:
+        """What every task's environment gets beyond the image's: the job's, and the
+        emulator's when there is one."""
+        return {**self.job_env, **(self.emulator.environment() if self.emulator else {})}
 
     @contextlib.contextmanager
     def started(self, runner=None):
         """The task processes (in the image, or here) and the job service open while inside;
         `runner`: another runner than the launch's own."""
         if runner is None and self.image:
-            runner = ImageRunner(self.image, self.job.bucket, self.pods_dir, self.job_env)
+            # The bucket's folder, or the emulator's client files (its CA, the credentials).
+            shared = self.emulator.client_folder if self.emulator else self.job.bucket
+            runner = ImageRunner(self.image, shared, self.pods_dir, self.task_environment())
         elif runner is None:
             runner = LocalRunner(
-                {**self.environment, **self.job_env},
+                {**self.environment, **self.task_environment()},
                 os.path.join(self.log_dir, "forkserver.log"),
                 fresh=self.fresh_processes,
             )
@@ -146,10 +199,14 @@ class Launch:
     def say_what_changes(self) -> None:
         job = self.job
         assert self.processes is not None
+        where = (
+            f"objects in a Cloud Storage emulator on {self.emulator.url}, through GCS's API"
+            if self.emulator
+            else f"folders under {job.bucket}"
+        )
         self.write(
             f"launching {job.pipeline_name} as {job.target} would run it, as job "
-            f"{job.job_name}, {self.processes.runner.describe()}; gs:// paths are folders "
-            f"under {job.bucket}"
+            f"{job.job_name}, {self.processes.runner.describe()}; gs:// paths are {where}"
         )
         if isinstance(job.shape, KubeflowShape):
             backend = job.shape.backend
@@ -180,7 +237,15 @@ class Launch:
                 f"submit --{'cache' if enable else 'no-cache'} would set it"
             )
         data_dir = job.parameters.get("data_dir")
-        if isinstance(data_dir, str) and self.image and not data_dir.startswith(job.bucket):
+        if isinstance(data_dir, str) and job.gcs and not data_dir.startswith("gs://"):
+            self.note(
+                f"data_dir {data_dir} is not in a bucket: with the emulator a task reads "
+                f"gs:// paths (copy the data under {job.bucket}/BUCKET/..., which a launch "
+                "copies into the emulator, and pass --param data_dir=gs://BUCKET/...)"
+            )
+        elif job.gcs:
+            pass
+        elif isinstance(data_dir, str) and self.image and not data_dir.startswith(job.bucket):
             self.note(
                 f"data_dir {data_dir} is not in the bucket: a task in the image sees only the "
                 "image and the bucket (copy the data under "
@@ -224,7 +289,8 @@ class Launch:
         if kubeflow_in_image:
             legacy = os.path.dirname(LEGACY_OUTPUT_FILE)
             mounts = {os.path.join(pod, "gcs"): "/gcs", os.path.join(pod, legacy[1:]): legacy}
-        os.makedirs(task_root, exist_ok=True)
+        if not task_root.startswith("gs://"):
+            os.makedirs(task_root, exist_ok=True)
         task = _Task(prefix, os.path.join(self.log_dir, f"{name}.log"), mounts, output_file)
         outputs = self.cache.new_outputs(name, task_root)
         parameters = job.parameter_values(name)
@@ -248,12 +314,20 @@ class Launch:
         )
         self.store.save()
         self.write(f"{prefix} ...")
+        launcher = self.kfp_launcher(pod)
         try:
+            succeeded = False
             try:
+                if launcher:
+                    launcher.download_inputs(executor_input, task.log_file)
                 self.execute(task, container, executor_input)
+                succeeded = True
             finally:
-                self.keep_logs(task, executor_input)
-            written = read_output(task.output_file).get("artifacts", {})
+                if launcher:
+                    launcher.upload_outputs(executor_input, task.log_file, succeeded)
+                else:
+                    self.keep_logs(task, executor_input)
+            written = self.read_output(task.output_file).get("artifacts", {})
         except Exception:
             execution["state"] = "failed"
             raise
@@ -267,7 +341,7 @@ class Launch:
         """Runs the task's pre-cache check; what it drove (span, version, fingerprint) goes
         into `parameters` and the outputs' metadata."""
         self.execute(task, check, executor_input)
-        driven = read_output(task.output_file)
+        driven = self.read_output(task.output_file)
         parameters.update(driven.get("parameterValues", {}))
         for key, listed in driven.get("artifacts", {}).items():
             for artifact, written in zip(outputs.get(key, []), listed.get("artifacts", [])):
@@ -285,16 +359,30 @@ class Launch:
             task.mounts,
         )
 
+    def kfp_launcher(self, pod: str) -> Optional[KfpLauncher]:
+        """Kubeflow's launcher around a task, on Cloud Storage (the emulator): downloads its
+        inputs into the pod, uploads its outputs and log after; None elsewhere."""
+        if self.emulator is None or not isinstance(self.job.shape, KubeflowShape):
+            return None
+        return KfpLauncher(self.emulator.client(), self.job.shape, pod)
+
+    def read_output(self, path: str) -> dict:
+        """The ExecutorOutput a task wrote ({} where it wrote none), on the pod's disk or in
+        the bucket."""
+        if not path.startswith("gs://"):
+            return read_output(path)
+        assert self.emulator is not None
+        bucket, _, key = path[len("gs://") :].partition("/")
+        blob = self.emulator.client().bucket(bucket).get_blob(key)
+        return json.loads(blob.download_as_bytes()) if blob is not None else {}
+
     def keep_logs(self, task: "_Task", executor_input: dict) -> None:
-        """What the Kubeflow launcher does with the `executor-logs` output (from 2.5): the task's
-        log, written to its URI, whether the task succeeded or not."""
-        added = self.job.shape.launcher_outputs("")
-        for key in added:
-            for artifact in (
-                executor_input["outputs"]["artifacts"].get(key, {}).get("artifacts", [])
-            ):
-                os.makedirs(os.path.dirname(artifact["uri"]), exist_ok=True)
-                shutil.copyfile(task.log_file, artifact["uri"])
+        """What the Kubeflow launcher does with the `executor-logs` output (from 2.5), where gs://
+        is a folder: the task's log, written to its URI, whether the task succeeded or not."""
+        logs = executor_input["outputs"]["artifacts"].get(EXECUTOR_LOGS, {})
+        for artifact in logs.get("artifacts", []):
+            os.makedirs(os.path.dirname(artifact["uri"]), exist_ok=True)
+            shutil.copyfile(task.log_file, artifact["uri"])
 
     def publish(self, outputs: Dict[str, List[dict]], written: dict) -> None:
         """The task's outputs recorded LIVE, with the metadata its ExecutorOutput gave."""

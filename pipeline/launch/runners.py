@@ -4,8 +4,10 @@ pipeline image as a container would run it (`ImageRunner`).
 `ImageRunner` gives every task (and every replica of a training job) a container of its own,
 made from the image (`buildah from`) and removed after: the image's filesystem, environment
 and working directory, a fresh `/tmp` and `HOME`, only the job's environment (the image's, the
-job's `--env`, what the orchestrator sets) and no variable of the launcher's, and only the
-bucket's folder mounted, at the path the job's gs:// URIs map to. It runs the command with
+job's `--env`, what the orchestrator sets) and no variable of the launcher's, and one folder of
+this machine's mounted at its own path: the bucket's folder, which the job's gs:// URIs map to,
+or, on the Cloud Storage emulator (`launch --gcs-emulator`), the emulator's client files (its
+CA, the credentials), the bucket being reached through GCS's API. It runs the command with
 buildah's chroot isolation (`buildah run --isolation chroot`): no container runtime runs a
 container on this project's machines, and chroot isolation shares the host's network (a server
 on 127.0.0.1 is reachable, as a cluster's service would be) and its process ids. What a
@@ -107,13 +109,13 @@ class ImageRunner:
 
     in_image = True
 
-    def __init__(self, image: str, bucket: str, scratch: str, environment: Mapping[str, str]):
+    def __init__(self, image: str, shared: str, scratch: str, environment: Mapping[str, str]):
         if not shutil.which("buildah"):
             raise RuntimeError(
                 "launch --image runs each task in the image with buildah, which is not "
                 "installed (Debian: apt-get install buildah)"
             )
-        self.image, self.bucket, self.scratch = image, bucket, scratch
+        self.image, self.shared, self.scratch = image, shared, scratch
         # What the job sets in every container (`launch --env`), on top of the image's own.
         self.environment = dict(environment)
         inspect = subprocess.run(
@@ -145,7 +147,7 @@ class ImageRunner:
         mounts: Optional[Mapping[str, str]] = None,
     ) -> Running:
         """Starts `line` in a new container of the image, its output appended to `log_file`.
-        `mounts` {host folder: path inside} come with the bucket's folder; `env` on top of the
+        `mounts` {host folder: path inside} come with the shared folder; `env` on top of the
         job's."""
         container = f"tfxt-{uuid.uuid4().hex[:12]}"
         made = subprocess.run(
@@ -157,7 +159,7 @@ class ImageRunner:
             raise RuntimeError(f"buildah could not make a container of {self.image}: {made.stderr}")
         own = os.path.join(self.scratch, container)
         volumes: Dict[str, str] = {
-            self.bucket: self.bucket,
+            self.shared: self.shared,
             os.path.join(own, "tmp"): "/tmp",
             os.path.join(own, "home"): "/root",
             **(mounts or {}),

@@ -132,6 +132,12 @@ class KfpBackend:
         LEGACY_OUTPUT_FILE for every task."""
         return self.version >= (2, 15, 0)
 
+    @property
+    def checks_download_prefix(self) -> bool:
+        """The launcher's download skips listed keys outside the artifact's folder and refuses
+        a key that climbs out of it (2.17, `isBlobKeyUnderPrefix`, `sanitizeDownloadPath`)."""
+        return self.version >= (2, 17, 0)
+
 
 def schema_title(instance_schema: str) -> str:
     return (yaml.safe_load(instance_schema) or {}).get("title", "tfx.Artifact")

@@ -145,7 +145,7 @@ def test_the_legacy_output_file_becomes_the_tasks_own_and_is_copied_back(
     invocation.output_file = str(tmp_path / "task" / "output_metadata.json")  # TFX wrote here
     os.makedirs(tmp_path / "task")
     (tmp_path / "task" / "output_metadata.json").write_text('{"artifacts": {}}')
-    invocation.finish()
+    invocation.copy_output_file()
     assert legacy.read_text() == '{"artifacts": {}}'
 
 
