@@ -167,6 +167,17 @@ def _add_launch(commands) -> None:
         help="a variable in every task's environment, as the job's container env would set it",
     )
     launch.add_argument(
+        "--secret",
+        dest="secrets",
+        type=parse_parameter,
+        action="append",
+        default=[],
+        metavar="SECRET/KEY=VALUE",
+        help="with the kubeflow target: a Kubernetes secret's key, as the cluster holds it; "
+        "each pod gets the variables its compiled platform spec takes from secrets "
+        "(KUBERNETES_SECRET_ENV), and a launch refuses a job whose pods would miss one",
+    )
+    launch.add_argument(
         "--kfp-version",
         metavar="VERSION",
         help="with the kubeflow target: the Kubeflow Pipelines backend release whose input shape "
@@ -212,11 +223,21 @@ def _add_submit(commands) -> None:
         help="a runtime parameter, e.g. --param train_args='{\"num_steps\": 500}'",
     )
     submit.add_argument(
-        "--service-account", help="the identity the pipeline job's steps run as (Vertex AI)"
+        "--service-account",
+        help="the identity the pipeline job's steps run as: on Vertex AI a service account's "
+        "email, on a Kubeflow cluster a Kubernetes service account (default: "
+        "$KUBERNETES_SERVICE_ACCOUNT)",
     )
     submit.add_argument(
         "--namespace",
         help="with --target kubeflow: your profile's namespace on a multi-user cluster",
+    )
+    submit.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --target kubeflow: a file holding the bearer token a multi-user cluster "
+        "asks for (default: $KF_PIPELINES_TOKEN, else the service account token at "
+        "$KF_PIPELINES_SA_TOKEN_PATH)",
     )
     add_cache_arguments(submit)
 
@@ -594,6 +615,7 @@ def command_launch(args) -> int:
             job_env=dict(args.job_env),
             kfp_version=args.kfp_version,
             gcs_emulator=args.gcs_emulator,
+            secrets=dict(args.secrets),
         )
         summary = launch.run()
     except (LaunchError, ValueError, FileNotFoundError, RuntimeError) as error:
@@ -620,6 +642,7 @@ def command_submit(args) -> int:
             service_account=args.service_account,
             enable_cache=args.cache,
             namespace=args.namespace,
+            token_file=args.token_file,
         )
     except (ValueError, FileNotFoundError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)

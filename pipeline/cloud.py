@@ -42,7 +42,18 @@ ENVIRONMENT = {
     "BEAM_STEP_MEMORY": "beam_step_memory",
     "TRAINER_STEP_CPU": "trainer_step_cpu",
     "TRAINER_STEP_MEMORY": "trainer_step_memory",
+    "KUBERNETES_SECRET_ENV": "secret_env",
+    "KUBERNETES_SERVICE_ACCOUNT": "kubernetes_service_account",
+    "TRAINER_NODE_SELECTOR": "trainer_node_selector",
+    "TRAINER_TOLERATIONS": "trainer_tolerations",
 }
+# The settings of the kubeflow target's pods (its Kubernetes platform spec: pipeline/platform.py).
+KUBERNETES_SETTINGS = (
+    "KUBERNETES_SECRET_ENV",
+    "KUBERNETES_SERVICE_ACCOUNT",
+    "TRAINER_NODE_SELECTOR",
+    "TRAINER_TOLERATIONS",
+)
 BEAM_RUNNERS = ("dataflow", "direct", "portable", "flink", "spark")
 # Beam's runner classes of the portable runners: a job server on the cluster (BEAM_JOB_ENDPOINT)
 # runs the pipeline, its SDK workers in a worker pool running the pipeline image.
@@ -105,6 +116,14 @@ class CloudConfig:
     # pool their SDK workers run in.
     beam_job_endpoint: str = ""
     beam_worker_pool: str = DEFAULT_WORKER_POOL
+    # The kubeflow target's pods (pipeline/platform.py parses and checks them): environment
+    # variables from Kubernetes secrets in every step ("SECRET/KEY=ENV,..."), the service
+    # account its runs' pods run as, and the node selector ("LABEL=VALUE,...") and tolerations
+    # ("KEY[=VALUE]:EFFECT,...") of the Trainer's and Tuner's pods (an accelerator pool's).
+    secret_env: str = ""
+    kubernetes_service_account: str = ""
+    trainer_node_selector: str = ""
+    trainer_tolerations: str = ""
     # What the job is compiled for (`compile --target`): the orchestrator's names and rules for
     # resources follow it. Not from the environment.
     target: str = "vertex"
@@ -148,6 +167,25 @@ class CloudConfig:
                 "address on the cluster (HOST:8099; docs/kubeflow.md, Beam on a portable runner)"
             )
         self.check_accelerators()
+        self.check_kubernetes()
+
+    def check_kubernetes(self) -> None:
+        """The kubeflow target's pod settings, parsed as the platform spec will hold them;
+        on Vertex AI, which has no such spec, refused."""
+        given = [
+            variable for variable in KUBERNETES_SETTINGS if getattr(self, ENVIRONMENT[variable])
+        ]
+        if given and self.target != "kubeflow":
+            raise ValueError(
+                f"{', '.join(given)}: settings of a Kubeflow cluster's pods, which a Vertex AI "
+                "job has no place for: compile with --target kubeflow (on Vertex AI, the "
+                "training job's machine and service account: TRAINER_MACHINE_TYPE, "
+                "TRAINING_SERVICE_ACCOUNT)"
+            )
+        if given:
+            from pipeline.platform import PodSettings
+
+            PodSettings.of(self)
 
     def check_accelerators(self) -> None:
         """The accelerator names each orchestrator accepts: a Kubeflow pod asks for a

@@ -106,6 +106,9 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
     return pipeline
 
 
+# Where the kubeflow target's compiled job keeps its Kubernetes platform spec (platform.py).
+PLATFORM_SPEC = "platformSpec"
+
 # KFP's placeholder for the job's name, which the orchestrator substitutes in a parameter's
 # constant (`tfx-transformers launch` too): the run id the registry and the report record.
 JOB_NAME_PLACEHOLDER = "{{$.pipeline_job_name}}"
@@ -170,6 +173,12 @@ def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
     )
     job = for_target(job, target)
     keep_resources(job, pipeline)
+    if target == "kubeflow":
+        from pipeline.platform import PodSettings
+
+        platform = PodSettings.of(cloud).platform_spec(job)
+        if platform:
+            job[PLATFORM_SPEC] = platform
     os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
     with open(output_file, "w") as f:
         json.dump(job, f, sort_keys=True)
@@ -259,6 +268,7 @@ def submit(
     service_account: Optional[str] = None,
     enable_cache: Optional[bool] = None,
     namespace: Optional[str] = None,
+    token_file: Optional[str] = None,
 ) -> str:
     """Starts a run of a compiled pipeline on Vertex AI Pipelines or on a Kubeflow Pipelines
     cluster (`host`, and the user's `namespace` on a multi-user cluster), under the pipeline's
@@ -268,7 +278,8 @@ def submit(
     target, the ExampleGen are never cached); True or False is both SDKs' override of every
     task's, those two included. Each run gets a display name of its own (the pipeline's name
     and the time), which a Kubeflow backend hands the steps as `{{$.pipeline_job_name}}`: the
-    run id the registry and the report record."""
+    run id the registry and the report record. On a multi-user Kubeflow cluster, the request
+    carries a token (kfp_credentials)."""
     pipeline_root = cloud.paths(pipeline_name, "")["pipeline_root"]
     display_name = run_display_name(pipeline_name)
     if engine == "vertex":
@@ -288,17 +299,25 @@ def submit(
         import kfp
         import yaml
 
-        # A Kubeflow Pipelines cluster takes the pipeline spec alone, as YAML.
+        # A Kubeflow Pipelines cluster takes the pipeline spec as YAML, its platform spec (the
+        # pods' secrets, tolerations, node selectors) as the second document, as KFP's
+        # compiler writes them.
         with open(template_path) as f:
             job = json.load(f)
         spec_path = os.path.splitext(template_path)[0] + ".yaml"
+        documents = [job["pipelineSpec"]] + ([job[PLATFORM_SPEC]] if PLATFORM_SPEC in job else [])
         with open(spec_path, "w") as f:
-            yaml.safe_dump(job["pipelineSpec"], f, sort_keys=True)
+            yaml.safe_dump_all(documents, f, sort_keys=True)
         arguments = {
             **job.get("runtimeConfig", {}).get("parameterValues", {}),
             **(parameter_values or {}),
         }
-        client = kfp.Client(host=host, **({"namespace": namespace} if namespace else {}))
+        credentials = kfp_credentials(token_file)
+        if host:
+            check_access(host, credentials)
+        client = kfp.Client(
+            host=host, **({"namespace": namespace} if namespace else {}), **credentials
+        )
         run = client.create_run_from_pipeline_package(
             spec_path,
             arguments=arguments,
@@ -306,10 +325,63 @@ def submit(
             namespace=namespace,
             pipeline_root=pipeline_root,
             enable_caching=enable_cache,
-            service_account=service_account,
+            service_account=service_account or cloud.kubernetes_service_account or None,
         )
         return run.run_id
     raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
+
+
+# A bearer token for a multi-user Kubeflow Pipelines API (its Istio gateway, Dex or
+# oauth2-proxy): what `submit` sends when no --token-file is given.
+TOKEN_ENV = "KF_PIPELINES_TOKEN"
+
+
+def kfp_credentials(token_file: Optional[str] = None) -> dict:
+    """The kfp Client's credentials: the token in `token_file`, else in KF_PIPELINES_TOKEN,
+    else, where KF_PIPELINES_SA_TOKEN_PATH names one, the projected service account token the
+    kubelet refreshes (read again for each request); else none (the client's own defaults:
+    the cluster's in-pod token, the kubeconfig)."""
+    from kfp.client import KF_PIPELINES_SA_TOKEN_ENV
+
+    if token_file:
+        with open(token_file) as f:
+            return {"existing_token": f.read().strip()}
+    if os.environ.get(TOKEN_ENV):
+        return {"existing_token": os.environ[TOKEN_ENV].strip()}
+    if os.environ.get(KF_PIPELINES_SA_TOKEN_ENV):
+        from kfp.client.set_volume_credentials import ServiceAccountTokenVolumeCredentials
+
+        return {"credentials": ServiceAccountTokenVolumeCredentials()}
+    return {}
+
+
+def check_access(host: str, credentials: dict) -> None:
+    """Refuses, naming what to give, a cluster that turns the request away for want of a
+    token (the kfp Client retries its health check five times, then says only that it failed)."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{host.rstrip('/')}/apis/v2beta1/healthz")
+    token = credentials.get("existing_token")
+    if "credentials" in credentials:  # the service account token's file, as the client reads it
+        from kfp.client import KF_PIPELINES_SA_TOKEN_ENV
+
+        with open(os.environ[KF_PIPELINES_SA_TOKEN_ENV]) as f:
+            token = f.read().strip()
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        urllib.request.urlopen(request, timeout=30).close()
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            given = "the token given" if token else "no token"
+            raise ValueError(
+                f"the Kubeflow Pipelines API at {host} refused {given} ({error.code}): a "
+                f"multi-user cluster asks for one: --token-file FILE, {TOKEN_ENV}, or "
+                "KF_PIPELINES_SA_TOKEN_PATH (a projected service account token)"
+            ) from None
+    except OSError:
+        pass  # unreachable: the kfp Client says so in its own words
 
 
 def run_display_name(pipeline_name: str) -> str:

@@ -214,7 +214,15 @@ MACROS = {
     "test_suite_table": pages.test_suite_table,
     "test_suite_projection": pages.test_suite_projection,
     "cost_table": pages.cost_table,
+    "kfp_releases_table": lambda: kfp_releases_table(),
 }
+
+
+def kfp_releases_table() -> str:
+    """What each range of Kubeflow Pipelines releases hands a step (launch's KfpBackend)."""
+    from pipeline.launch.shapes import releases_table
+
+    return releases_table()
 
 
 def plot(name: str, page_uri: str = "") -> str:

@@ -2,7 +2,8 @@
 than killing it after a sleep that a faster or slower machine turns into another point.
 
 With TFXT_HALT_AT naming a point, the process that reaches it writes {"point", "pid"} to the file
-TFXT_HALT_FILE names, then waits there to be killed. Without the variable a point is one lookup.
+TFXT_HALT_FILE names (a gs:// object where the bucket is what the test and a pod share), then
+waits there to be killed. Without the variable a point is one lookup.
 
 Points: "transform" (the text encoder's preprocessing_fn, while Transform traces it),
 "registry.uploading" (the MLflow registry, its version's run created, the model not yet logged),
@@ -21,7 +22,14 @@ def point(name: str) -> None:
     """Halts here when HALT_AT names `name` (see the module's docstring); else returns."""
     if os.environ.get(HALT_AT) != name:
         return
-    with open(os.environ[HALT_FILE], "w") as f:
-        json.dump({"point": name, "pid": os.getpid()}, f)
+    path = os.environ[HALT_FILE]
+    if path.startswith("gs://"):
+        import tensorflow as tf
+
+        with tf.io.gfile.GFile(path, "w") as f:
+            f.write(json.dumps({"point": name, "pid": os.getpid()}))
+    else:
+        with open(path, "w") as f:
+            json.dump({"point": name, "pid": os.getpid()}, f)
     while True:
         time.sleep(60)

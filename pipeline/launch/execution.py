@@ -80,10 +80,13 @@ class TaskProcesses:
         self.write = write
         self.in_image = in_image
 
-    def execute(self, command, args, executor_input, log_file: str, prefix: str, mounts=None):
-        """Runs one command line to its end, its output appended to `log_file`; the
-        Trainer's progress lines are shown under the task's line; a failure raises with the
-        log's end."""
+    # Its arguments are what one task's container gets (pipeline/launch/launcher.py: _Task).
+    def execute(
+        self, command, args, executor_input, log_file: str, prefix: str, mounts=None, env=None
+    ):
+        """Runs one command line to its end (`env`: variables this task's pod gets beyond
+        every task's), its output appended to `log_file`; the Trainer's progress lines are
+        shown under the task's line; a failure raises with the log's end."""
         line = command_line(command, args, executor_input, self.jobs.url, self.in_image)
         with open(log_file, "ab") as log:
             log.write(f"$ {' '.join(line[:4])} ...\n".encode())
@@ -92,7 +95,7 @@ class TaskProcesses:
         follower.start()
         self.jobs.log_file = log_file
         try:
-            code = self.runner.run(line, log_file, mounts=mounts)
+            code = self.runner.run(line, log_file, mounts=mounts, env=env)
         finally:
             stop.set()
             follower.join()

@@ -152,20 +152,21 @@ class WarmProcesses:
                 )
             self.ready = False
 
-    def run(self, argv: list, log: str) -> int:
-        """Runs `argv` to its end with its output appended to `log`; its exit status (a
-        negative signal number when killed)."""
+    def run(self, argv: list, log: str, env: Optional[dict] = None) -> int:
+        """Runs `argv` to its end with its output appended to `log` (`env` on top of the
+        environment); its exit status (a negative signal number when killed)."""
+        environment = {**self.environment, **(env or {})}
         if self.server is None or argv[1:2] != ["-m"] or not self._ready():
             with open(log, "ab") as out:
                 process = subprocess.Popen(
                     argv,
                     stdout=out,
                     stderr=subprocess.STDOUT,
-                    env=self.environment,
+                    env=environment,
                     start_new_session=True,
                 )
                 return process.wait()
-        request = {"argv": argv, "env": self.environment, "log": log}
+        request = {"argv": argv, "env": environment, "log": log}
         stdin = self._pipes()[0]
         stdin.write(json.dumps(request) + "\n")
         stdin.flush()

@@ -131,6 +131,31 @@ class CompiledJob:
     def executor_args(self, name: str) -> List[str]:
         return self.executor_of(name).get("container", {}).get("args", [])
 
+    def pod_secrets(self, name: str) -> List[tuple]:
+        """(secret, key, variable) of each variable the task's pod gets from a Kubernetes
+        secret (the kubeflow target's platform spec)."""
+        from pipeline.kubeflow_runner import PLATFORM_SPEC
+        from pipeline.platform import secret_environment
+
+        label = self.components[self.tasks[name]["componentRef"]["name"]]["executorLabel"]
+        return secret_environment(self.compiled.get(PLATFORM_SPEC, {}), label)
+
+    def pod_environment(self, name: str, secrets: Mapping[str, str]) -> Dict[str, str]:
+        """The variables the task's pod gets from Kubernetes secrets, their values from
+        `secrets` ("SECRET/KEY" -> value), as `kubectl create secret` would hold them; a
+        LaunchError for one the launch was not given, which would keep the pod from
+        starting."""
+        environment = {}
+        for secret, key, variable in self.pod_secrets(name):
+            if f"{secret}/{key}" not in secrets:
+                raise LaunchError(
+                    f"task {name}: its pod takes {variable} from the key {key!r} of the secret "
+                    f"{secret!r}, which would keep it from starting where the secret has no such "
+                    f"key (CreateContainerConfigError): pass --secret {secret}/{key}=VALUE"
+                )
+            environment[variable] = secrets[f"{secret}/{key}"]
+        return environment
+
     def output_definitions(self, name: str) -> Dict[str, dict]:
         """The task's output artifacts as its component declares them, by key."""
         component = self.components[self.tasks[name]["componentRef"]["name"]]

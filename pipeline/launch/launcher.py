@@ -52,7 +52,9 @@ class Launch:
     `image`: run every task inside this image (runners.ImageRunner) rather than here.
     `enable_cache`: None keeps each task's compiled caching, as `submit` does; True or False
     overrides every task's, as the SDKs' `enable_caching` does. `job_env`: variables set in
-    every task's environment, as the job's container env would be. `gcs_emulator`: gs:// paths
+    every task's environment, as the job's container env would be. `secrets`: "SECRET/KEY" ->
+    value of the Kubernetes secrets the kubeflow target's pods take variables from (its
+    platform spec says which pod takes which). `gcs_emulator`: gs:// paths
     stay gs://, on a Cloud Storage emulator on loopback (gcs.py) over OUTPUT/launch/gcs, which
     every client of every task speaks to through GCS's API; the files under OUTPUT/gs/BUCKET/
     are copied into its BUCKET first."""
@@ -72,6 +74,7 @@ class Launch:
         job_env: Optional[Mapping[str, str]] = None,
         kfp_version: Optional[str] = None,
         gcs_emulator: bool = False,
+        secrets: Optional[Mapping[str, str]] = None,
     ):
         with open(job_path) as f:
             compiled = json.load(f)
@@ -86,6 +89,11 @@ class Launch:
             gcs=gcs_emulator,
         )
         self.emulator: Optional[GcsEmulator] = None
+        self.secrets = dict(secrets or {})
+        # What each pod gets from the cluster's secrets: checked before anything runs.
+        self.pod_environments = {
+            name: self.job.pod_environment(name, self.secrets) for name in self.job.order()
+        }
         self.stream = stream or sys.stderr
         self.fresh_processes = fresh_processes
         self.image = image
@@ -208,6 +216,7 @@ class Launch:
             f"launching {job.pipeline_name} as {job.target} would run it, as job "
             f"{job.job_name}, {self.processes.runner.describe()}; gs:// paths are {where}"
         )
+        self.say_what_pods_get()
         if isinstance(job.shape, KubeflowShape):
             backend = job.shape.backend
             self.note(
@@ -254,6 +263,48 @@ class Launch:
         elif isinstance(data_dir, str) and not self.image and not os.path.exists(data_dir):
             self.note(f"data_dir {data_dir} does not exist here: pass --param data_dir=PATH")
 
+    def say_what_pods_get(self) -> None:
+        """The kubeflow target's pods: which variables come from secrets, where the Trainer's
+        pod would be scheduled; what --env and --secret give that no pod would get."""
+        from pipeline.kubeflow_runner import PLATFORM_SPEC
+
+        platform = self.job.compiled.get(PLATFORM_SPEC, {})
+        given = {v for env in self.pod_environments.values() for v in env}
+        if given:
+            self.note(
+                f"variables from the cluster's secrets, as the pods get them: {sorted(given)}"
+            )
+        used = {f"{s}/{k}" for name in self.job.tasks for s, k, _ in self.job.pod_secrets(name)}
+        unused = sorted(set(self.secrets) - used)
+        if unused:
+            self.note(f"--secret {', '.join(unused)}: no pod of the job takes it")
+        if self.job.target == "kubeflow" and self.job_env:
+            self.note(
+                f"--env {', '.join(sorted(self.job_env))}: a variable no pod of the compiled job "
+                "gets (its pods get what its platform spec gives them: KUBERNETES_SECRET_ENV)"
+            )
+        executors = platform.get("platforms", {}).get("kubernetes", {}).get("deploymentSpec", {})
+        for label, config in sorted(executors.get("executors", {}).items()):
+            where = []
+            if config.get("nodeSelector"):
+                where.append(f"on nodes labelled {config['nodeSelector'].get('labels')}")
+            if config.get("tolerations"):
+                where.append(f"tolerating {[t.get('key') for t in config['tolerations']]}")
+            if where:
+                self.note(
+                    f"{label}'s pod would be scheduled {' and '.join(where)}; here it runs "
+                    "on this machine"
+                )
+                shape = self.job.shape
+                if (
+                    config.get("tolerations")
+                    and isinstance(shape, KubeflowShape)
+                    and shape.backend.version < (2, 1, 0)
+                ):
+                    self.note(
+                        f"Kubeflow Pipelines {shape.backend.name} ignores tolerations (2.1 on)"
+                    )
+
     def note(self, text: str) -> None:
         self.notes.append(text)
         self.write(f"note: {text}")
@@ -291,7 +342,13 @@ class Launch:
             mounts = {os.path.join(pod, "gcs"): "/gcs", os.path.join(pod, legacy[1:]): legacy}
         if not task_root.startswith("gs://"):
             os.makedirs(task_root, exist_ok=True)
-        task = _Task(prefix, os.path.join(self.log_dir, f"{name}.log"), mounts, output_file)
+        task = _Task(
+            prefix,
+            os.path.join(self.log_dir, f"{name}.log"),
+            mounts,
+            output_file,
+            self.pod_environments.get(name, {}),
+        )
         outputs = self.cache.new_outputs(name, task_root)
         parameters = job.parameter_values(name)
         executor_input = job.executor_input(inputs, parameters, outputs, told, task_root)
@@ -357,6 +414,7 @@ class Launch:
             task.log_file,
             task.prefix,
             task.mounts,
+            task.env,
         )
 
     def kfp_launcher(self, pod: str) -> Optional[KfpLauncher]:
@@ -397,9 +455,10 @@ class Launch:
 @dataclasses.dataclass(frozen=True)
 class _Task:
     """One container task's run: what its lines start with, where it logs, what its pod
-    mounts, where the launcher reads its ExecutorOutput."""
+    mounts, where the launcher reads its ExecutorOutput, what its pod's environment adds."""
 
     prefix: str
     log_file: str
     mounts: dict
     output_file: str
+    env: dict  # what its pod gets beyond every task's (the cluster's secrets)

@@ -72,11 +72,15 @@ class LocalRunner:
         return f"in this environment ({sys.executable})"
 
     def run(
-        self, line: List[str], log_file: str, mounts: Optional[Mapping[str, str]] = None
+        self,
+        line: List[str],
+        log_file: str,
+        mounts: Optional[Mapping[str, str]] = None,
+        env: Optional[Mapping[str, str]] = None,
     ) -> int:
-        """Runs a task's `line` to its end, its output appended to `log_file`; its exit
-        status."""
-        return self.processes.run(self.local(line), log_file)
+        """Runs a task's `line` to its end, its output appended to `log_file` (`env` on top of
+        the environment); its exit status."""
+        return self.processes.run(self.local(line), log_file, dict(env or {}))
 
     def start(
         self, line: List[str], log_file: str, env: Optional[Mapping[str, str]] = None
@@ -134,10 +138,14 @@ class ImageRunner:
         return f"inside the image {self.image} ({self.image_id}), a container per task"
 
     def run(
-        self, line: List[str], log_file: str, mounts: Optional[Mapping[str, str]] = None
+        self,
+        line: List[str],
+        log_file: str,
+        mounts: Optional[Mapping[str, str]] = None,
+        env: Optional[Mapping[str, str]] = None,
     ) -> int:
         """Runs a task's `line` in a new container of the image, to its end; its exit status."""
-        return self.start(line, log_file, mounts=mounts).wait()
+        return self.start(line, log_file, env=env, mounts=mounts).wait()
 
     def start(
         self,

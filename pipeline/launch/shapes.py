@@ -139,6 +139,35 @@ class KfpBackend:
         return self.version >= (2, 17, 0)
 
 
+def releases_table() -> str:
+    """What a step is handed on each range of Kubeflow Pipelines releases (docs/kubeflow.md's
+    table, made from KfpBackend)."""
+    rows = [
+        "| releases | outputs under the task's folder | outputs named | `executor-logs` added "
+        "| `{{$.pipeline_job_name}}` | executor output file |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for low, high in KFP_RANGES:
+        backend = KfpBackend.of(low)
+        rows.append(
+            "| "
+            + " | ".join(
+                [
+                    low if low == high else f"{low}-{high}",
+                    "`<task>/<salt>/<key>`" if backend.salts_outputs else "`<task>/<key>`",
+                    "yes" if backend.names_outputs else "no",
+                    "yes" if backend.adds_executor_logs else "no",
+                    "the run's name" if backend.fills_job_placeholders else "left as compiled",
+                    "`/gcs/<task root>/output_metadata.json`"
+                    if backend.names_outputs
+                    else f"`{LEGACY_OUTPUT_FILE}`",
+                ]
+            )
+            + " |"
+        )
+    return "\n".join(rows)
+
+
 def schema_title(instance_schema: str) -> str:
     return (yaml.safe_load(instance_schema) or {}).get("title", "tfx.Artifact")
 
@@ -254,7 +283,10 @@ class KubeflowShape(VertexShape):
         metadata = dict(artifact.get("metadata", {}))
         metadata.setdefault("display_name", artifact.get("output_key", key))
         if self.backend.records_store_session:
-            metadata.setdefault("store_session_info", json.dumps({"Provider": "gs", "Params": {}}))
+            metadata.setdefault(
+                "store_session_info",
+                json.dumps({"Provider": "gs", "Params": {"fromEnv": "true"}}),
+            )
         return {
             "name": str(artifact["sequence"]),
             "type": {"instanceSchema": ""},
