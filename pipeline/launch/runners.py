@@ -10,9 +10,9 @@ or, on the Cloud Storage emulator (`launch --gcs-emulator`), the emulator's clie
 CA, the credentials), the bucket being reached through GCS's API. It runs the command with
 buildah's chroot isolation (`buildah run --isolation chroot`): no container runtime runs a
 container on this project's machines, and chroot isolation shares the host's network (a server
-on 127.0.0.1 is reachable, as a cluster's service would be) and its process ids. What a
-container would add and this does not: resource limits, a user namespace, Beam's boot binary
-(the stand-in base image has none).
+on this machine's addresses is reachable, as a cluster's service would be) and its process ids.
+What a container would add and this does not: resource limits, a user namespace, Beam's boot
+binary (the stand-in base image has none).
 """
 
 import os
