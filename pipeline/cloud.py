@@ -47,7 +47,7 @@ ENVIRONMENT = {
     "TRAINER_NODE_SELECTOR": "trainer_node_selector",
     "TRAINER_TOLERATIONS": "trainer_tolerations",
 }
-# The settings of the kubeflow target's pods (its Kubernetes platform spec: pipeline/platform.py).
+# The settings of the kubeflow target's pods (its Kubernetes platform spec: pipeline/pods.py).
 KUBERNETES_SETTINGS = (
     "KUBERNETES_SECRET_ENV",
     "KUBERNETES_SERVICE_ACCOUNT",
@@ -116,7 +116,7 @@ class CloudConfig:
     # pool their SDK workers run in.
     beam_job_endpoint: str = ""
     beam_worker_pool: str = DEFAULT_WORKER_POOL
-    # The kubeflow target's pods (pipeline/platform.py parses and checks them): environment
+    # The kubeflow target's pods (pipeline/pods.py parses and checks them): environment
     # variables from Kubernetes secrets in every step ("SECRET/KEY=ENV,..."), the service
     # account its runs' pods run as, and the node selector ("LABEL=VALUE,...") and tolerations
     # ("KEY[=VALUE]:EFFECT,...") of the Trainer's and Tuner's pods (an accelerator pool's).
@@ -183,7 +183,7 @@ class CloudConfig:
                 "TRAINING_SERVICE_ACCOUNT)"
             )
         if given:
-            from pipeline.platform import PodSettings
+            from pipeline.pods import PodSettings
 
             PodSettings.of(self)
 

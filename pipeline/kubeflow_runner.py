@@ -106,7 +106,7 @@ def build_cloud_pipeline(options: PipelineOptions, cloud: CloudConfig):
     return pipeline
 
 
-# Where the kubeflow target's compiled job keeps its Kubernetes platform spec (platform.py).
+# Where the kubeflow target's compiled job keeps its Kubernetes platform spec (pods.py).
 PLATFORM_SPEC = "platformSpec"
 
 # KFP's placeholder for the job's name, which the orchestrator substitutes in a parameter's
@@ -174,7 +174,7 @@ def compile_pipeline(pipeline, cloud: CloudConfig, output_file: str) -> dict:
     job = for_target(job, target)
     keep_resources(job, pipeline)
     if target == "kubeflow":
-        from pipeline.platform import PodSettings
+        from pipeline.pods import PodSettings
 
         platform = PodSettings.of(cloud).platform_spec(job)
         if platform:

@@ -23,3 +23,17 @@ def test_the_package_metadata_lists_the_runtime_requirements():
     stated = importlib.metadata.requires("tfx-transformers")
     assert requirements(stated) == requirements(runtime)
     assert "tfx" in requirements(stated) and "mlflow" in requirements(stated)
+
+
+def test_no_module_of_a_folder_scripts_run_from_shadows_the_standard_library():
+    """`python pipeline/local_runner.py` (the TFX CLI's DSL file) and `python
+    kubeflow/imdb_runner.py` put their folder first on the path: a module there named like one
+    of the standard library's (platform.py, say) would be imported in its place, by TensorFlow
+    too."""
+    import sys
+
+    for folder in ("pipeline", "kubeflow", "scripts", "benchmarks"):
+        names = {p.stem for p in (ROOT / folder).glob("*.py")} | {
+            p.name for p in (ROOT / folder).iterdir() if p.is_dir()
+        }
+        assert not names & set(sys.stdlib_module_names), folder

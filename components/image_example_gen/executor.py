@@ -157,10 +157,9 @@ def list_folder_split(
 def read_image(path_and_label: Tuple[str, int], root: str) -> Tuple[bytes, int, str]:
     """(image bytes, label, id) of one image file, checked."""
     path, label = path_and_label
-    if not fileio.exists(path):
+    if not file_io.exists(path):
         raise ImageDataError(f"{path}: no such image file")
-    with fileio.open(path, "rb") as f:
-        data = f.read()
+    data = file_io.read_bytes(path)
     check_image(path, data)
     return data, label, os.path.relpath(path, root)
 

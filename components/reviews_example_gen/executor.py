@@ -123,8 +123,7 @@ def read_aclimdb_review(path: str, root: str, classes: Sequence[str] = BINARY) -
         raise ReviewDataError(f"{path}: rating {rating} is outside 1-10")
     if binary and (rating > 5) != bool(label):
         raise ReviewDataError(f"{path}: rating {rating} contradicts its folder '{folder}'")
-    with fileio.open(path, "rb") as f:
-        text = decode_text(path, f.read())
+    text = decode_text(path, file_io.read_bytes(path))
     if not text.strip():
         raise ReviewDataError(f"{path}: empty review")
     review_id = os.path.relpath(path, root)[: -len(".txt")]  # e.g. train/pos/123_8

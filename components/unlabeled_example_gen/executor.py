@@ -62,11 +62,9 @@ def read_inputs(path: str, feature: str) -> Iterator[Tuple[str, bytes]]:
     name = os.path.basename(path)
     suffix = os.path.splitext(path)[1].lower()
     if suffix in IMAGE_SUFFIXES:
-        with fileio.open(path, "rb") as f:
-            yield name, check_image(path, f.read())
+        yield name, check_image(path, file_io.read_bytes(path))
         return
-    with fileio.open(path, "rb") as f:
-        data = f.read()
+    data = file_io.read_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

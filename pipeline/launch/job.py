@@ -135,7 +135,7 @@ class CompiledJob:
         """(secret, key, variable) of each variable the task's pod gets from a Kubernetes
         secret (the kubeflow target's platform spec)."""
         from pipeline.kubeflow_runner import PLATFORM_SPEC
-        from pipeline.platform import secret_environment
+        from pipeline.pods import secret_environment
 
         label = self.components[self.tasks[name]["componentRef"]["name"]]["executorLabel"]
         return secret_environment(self.compiled.get(PLATFORM_SPEC, {}), label)

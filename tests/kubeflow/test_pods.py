@@ -1,4 +1,4 @@
-"""The kubeflow target's pods as a cluster schedules them (pipeline/platform.py): secrets as
+"""The kubeflow target's pods as a cluster schedules them (pipeline/pods.py): secrets as
 environment variables in every step, the Trainer's node selector and tolerations, compiled as a
 Kubernetes platform spec that kfp-kubernetes' own proto and KFP's PlatformSpec take, sent by
 `submit` through the kfp SDK's own Client to a stand-in API server, with a token where the
