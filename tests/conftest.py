@@ -275,8 +275,14 @@ def uses_a_module_fixture(item) -> bool:
     return any(d[-1].scope == "module" for d in definitions)
 
 
+# The slow tier's longest tests (the launches in the image, ten minutes the longest), started
+# first: xdist hands out work in collection order, and one started last ends the tier alone.
+LONGEST_FIRST = ("tests/e2e/test_launch_slow.py",)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in LONGEST_FIRST)  # stable
     for item in items:
         groups = sorted({SHARED_RUNS[name] for name in item.fixturenames if name in SHARED_RUNS})
         if not groups and uses_a_module_fixture(item):

@@ -1,5 +1,5 @@
 """The other compiled jobs, launched here (`tfx-transformers launch`), each in its own process,
-registering in a real MLflow tracking server on loopback:
+registering in a real MLflow tracking server on this machine's network address:
 
 - the IMDB job compiled for a Kubeflow Pipelines 2 cluster outside Google Cloud (`--target
   kubeflow`, VERTEX_TRAINING=0, BEAM_RUNNER=direct), inside the image, every task given its
@@ -9,9 +9,10 @@ registering in a real MLflow tracking server on loopback:
   launched again (every data step runs again, into new folders, as on that backend) resumes
   from the backup; a third launch registers version 2 with the first as its baseline (the
   same job in each older release's shape: tests/e2e/test_launch_kfp_releases.py);
-- translation and CIFAR-10, once each inside the image, on their embedded data;
-- the Vertex AI job with its Trainer in its own step, killed with -9 and launched again (in
-  this environment): its data steps come from the cache and it resumes.
+- translation and CIFAR-10, once each inside the image, on their embedded data.
+
+A Trainer killed and resumed under LocalDagRunner: tests/e2e/test_faults.py; the Vertex AI
+job's data steps from the cache on a second launch: tests/e2e/test_launch.py.
 """
 
 import json
@@ -188,36 +189,6 @@ def test_translation_and_cifar10_jobs_launch_in_the_image_on_their_embedded_data
     assert summary["blessed"] is True
     assert summary["registered"]["version"] == "1"
     assert os.path.exists(os.path.join(summary["pushed_model"], "saved_model.pb"))
-
-
-def test_a_trainer_killed_mid_training_resumes_when_the_job_is_launched_again(tmp_path, server):
-    job = compile_job(
-        tmp_path,
-        "imdb",
-        server.url,
-        {"VERTEX_TRAINING": "0"},
-        preset="tiny",
-        train_steps=40,
-        overrides={"evaluations": 4},
-    )
-    halt_file = tmp_path / "halted.json"
-    data = ["--param", f"data_dir={IMDB}"]
-    killed_in_training(
-        job,
-        tmp_path / "out",
-        halt_file,
-        *data,
-        *[f"--env={k}={v}" for k, v in halting_at_backup(halt_file).items()],
-    )
-    resumed = launch(job, tmp_path / "out", *data)
-    assert resumed["tasks"]["Transform"]["state"] == "cached"
-    assert resumed["tasks"]["Trainer"]["state"] == "succeeded"
-    assert resumed["training"]["resumed_from_step"] >= 10  # at least one interval of 40 steps
-    assert resumed["training"]["train_steps"] == 40
-    assert resumed["registered"]["version"] == "1"
-    # The backup lives outside the job's folder, and is removed once the model is exported.
-    backups = tmp_path / "out" / "gs" / "demo-bucket" / "root" / "backup" / "imdb-text-encoder"
-    assert backups.is_dir() and not any(backups.iterdir())
 
 
 def test_a_job_reading_a_folder_of_this_machine_fails_in_the_image_as_on_the_cloud(tmp_path):
