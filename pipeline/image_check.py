@@ -12,10 +12,16 @@ and imports what each names, as the container would when the job runs:
 - every project function a parameter names (a family's `run_fn`, `preprocessing_fn`,
   `tuner_fn`, the Evaluator's module), and what the Vertex AI training job's replicas start
   (`tfx.scripts.run_executor`).
+
+It then starts a Beam SDK worker through the image's boot binary (/opt/apache/beam/boot, the
+ENTRYPOINT: what Dataflow and a portable runner's worker pool run), as a worker pool with that
+executable does, and runs a small pipeline on it (`beam_worker`).
 """
 
 import json
+import os
 import re
+import subprocess
 import sys
 import tempfile
 from typing import Dict, Iterator, List, Set, Tuple
@@ -26,6 +32,9 @@ PROJECT_PATH = re.compile(
 )
 # What a Vertex AI training job's replicas run (TFX's Google Cloud extension builds it).
 TRAINING_REPLICA_MODULES = ("tfx.scripts.run_executor",)
+# Where Beam's SDK image keeps its boot binary (and the stand-in base: scripts/image_base.sh).
+BOOT = "/opt/apache/beam/boot"
+BEAM_WORKER_SECONDS = 120
 CLOUD = {
     "GOOGLE_CLOUD_PROJECT": "image-check",
     "PIPELINE_ROOT": "gs://image-check/root",
@@ -158,7 +167,85 @@ def check(names: Dict[str, Set[str]]) -> List[str]:
     return failures
 
 
+def beam_worker(boot: str) -> dict:
+    """A pipeline run on an SDK worker started through `boot`: Beam's worker pool (as `boot
+    --worker_pool` starts it) asked for a worker by the portable runner starts `boot --id ...
+    --provision_endpoint ...`, which fetches the job's options and artifacts and starts the
+    SDK harness. {"squares": what the pipeline computed, "worker_parent": the executable of
+    the process that started the worker's}."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.worker.worker_pool_main import BeamFnExternalWorkerPoolServicer
+
+    address, server = BeamFnExternalWorkerPoolServicer.start(
+        use_process=True, port=0, container_executable=boot
+    )
+    options = PipelineOptions(
+        runner="PortableRunner",
+        job_endpoint="embed",
+        environment_type="EXTERNAL",
+        environment_config=address,
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            with beam.Pipeline(options=options) as pipeline:
+                _ = (
+                    pipeline
+                    | beam.Create([1, 2, 3])
+                    | beam.Map(worker_square)
+                    | beam.io.WriteToText(os.path.join(folder, "out"), shard_name_template="")
+                )
+        finally:
+            server.stop(0)
+        with open(os.path.join(folder, "out")) as f:
+            rows = [json.loads(line) for line in f]
+    return {
+        "squares": sorted(row["square"] for row in rows),
+        "worker_parent": sorted({row["parent"] for row in rows}),
+    }
+
+
+def worker_square(x: int) -> str:
+    """x squared, and the executable of the worker's parent process (boot, when it started it)."""
+    return json.dumps({"square": x * x, "parent": os.readlink(f"/proc/{os.getppid()}/exe")})
+
+
+def check_beam_worker(boot: str = BOOT) -> List[str]:
+    """`beam_worker(boot)` in a process of its own, within BEAM_WORKER_SECONDS; what failed."""
+    if not os.access(boot, os.X_OK):
+        return [
+            f"no Beam boot binary at {boot}: Dataflow and the portable runners start their "
+            "workers through it"
+        ]
+    # In a folder of its own: boot writes the job's options to pipeline_options.json where it
+    # starts.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            ran = subprocess.run(
+                [sys.executable, "-m", "pipeline.image_check", "--beam-worker", boot],
+                capture_output=True,
+                text=True,
+                timeout=BEAM_WORKER_SECONDS,
+                cwd=folder,
+                env={**os.environ, "PYTHONPATH": path},
+            )
+    except subprocess.TimeoutExpired:
+        return [f"beam worker through {boot}: no result in {BEAM_WORKER_SECONDS} s"]
+    lines = ran.stdout.strip().splitlines()
+    result = json.loads(lines[-1]) if ran.returncode == 0 and lines else {}
+    if result.get("squares") != [1, 4, 9] or result.get("worker_parent") != [
+        os.path.realpath(boot)
+    ]:
+        return [f"beam worker through {boot}: {result or ran.stderr[-2000:]}"]
+    return []
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--beam-worker"]:
+        print(json.dumps(beam_worker(sys.argv[2])))
+        return 0
     names: Dict[str, Set[str]] = {k: set() for k in ("modules", "classes", "types", "functions")}
     with tempfile.TemporaryDirectory() as folder:
         jobs = 0
@@ -166,9 +253,13 @@ def main() -> int:
             jobs += 1
             for kind, found in named_by(job).items():
                 names[kind] |= found
-    failures = check(names)
+    failures = check(names) + check_beam_worker()
     counts = ", ".join(f"{len(v)} {k}" for k, v in names.items())
-    print(json.dumps({"jobs": jobs, "imported": counts, "failures": failures}))
+    print(
+        json.dumps(
+            {"jobs": jobs, "imported": counts, "beam_worker_through": BOOT, "failures": failures}
+        )
+    )
     return 1 if failures else 0
 
 

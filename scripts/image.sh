@@ -68,7 +68,10 @@ else
   if [ -d "$cache" ]; then
     mounts+=(-v "$(realpath "$cache"):/root/.cache/uv" --build-arg UV_NO_CACHE=0)
   fi
-  buildah bud --isolation chroot --layers "${mounts[@]}" "${args[@]}" .
+  # The host's UTS namespace: chroot isolation shares the host's network and /etc/hosts but
+  # names each RUN step's container by its id, which nothing resolves; the build's Beam worker
+  # (pipeline/image_check.py) reaches its runner at the hostname, as Docker's and a pod's resolve.
+  buildah bud --isolation chroot --uts host --layers "${mounts[@]}" "${args[@]}" .
 fi
 seconds=$(( $(date +%s) - started ))
 size=$("$builder" image inspect --format '{{.Size}}' "$image" 2>/dev/null || echo "")

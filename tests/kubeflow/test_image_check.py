@@ -1,8 +1,16 @@
 """What the pipeline image's build checks (pipeline/image_check.py): every module a compiled
 job names, found in the jobs and imported here as the image's build imports them there."""
 
-from pipeline import image_check
+import os
+import re
+import sys
+
+import pytest
+
+from pipeline import configs, image_check
 from tests.kubeflow.test_compile import ENVIRONMENT, compile_job
+
+RUNTIME_LOCK = (configs.REPO_ROOT / "requirements" / "runtime-lock.txt").read_text()
 
 
 def test_a_compiled_job_names_its_entrypoints_executors_types_and_functions(tmp_path):
@@ -54,3 +62,30 @@ def test_what_does_not_import_is_named_with_why():
     assert len(failures) == 2
     assert failures[0].startswith("module tfx.orchestration.kubeflow.v2.container.no_such")
     assert "AttributeError" in failures[1] and "no_such_fn" in failures[1]
+
+
+def test_no_boot_binary_is_named_as_what_the_runners_start_workers_through(tmp_path):
+    (failure,) = image_check.check_beam_worker(str(tmp_path / "boot"))
+    assert failure.startswith(f"no Beam boot binary at {tmp_path / 'boot'}")
+
+
+@pytest.mark.slow
+def test_a_beam_worker_starts_through_beams_boot_binary_and_runs_a_pipeline(monkeypatch, tmp_path):
+    """scripts/beam_boot.sh's binary (built with the stand-in base, `make image`), as the
+    image's build runs it: the worker pool starts it, it fetches the job's options and artifacts
+    from the runner, and the SDK harness it starts (in this environment: the image sets the same
+    variable) squares 1, 2, 3 with boot as its parent process."""
+    boot = beam_boot()
+    monkeypatch.setenv("RUN_PYTHON_SDK_IN_DEFAULT_ENVIRONMENT", "1")
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    monkeypatch.chdir(tmp_path)
+    assert image_check.check_beam_worker(boot) == []
+    assert list(tmp_path.iterdir()) == []  # boot's pipeline_options.json left in its own folder
+
+
+def beam_boot() -> str:
+    version = re.search(r"^apache-beam==(\S+)$", RUNTIME_LOCK, re.M).group(1)
+    boot = configs.REPO_ROOT / ".tools" / "beam" / version / "boot"
+    if not os.access(boot, os.X_OK):
+        pytest.skip(f"no {boot}: scripts/beam_boot.sh builds it (make image does, with Go)")
+    return str(boot)
