@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup image image-tools gcs-emulator browser services test-services lock test test-slow test-kfp-releases test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot onnx clean
+.PHONY: setup image image-tools gcs-emulator browser services test-services lock test test-slow test-kfp-releases flink test-engines test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot onnx clean
 
 # Installs with bytecode compiled, as pip does and uv does not by default: without it every
 # process compiles the stack's ~9,000 modules on import where PYTHONDONTWRITEBYTECODE is set
@@ -69,13 +69,23 @@ test: setup
 # (reruns, the other tasks' and BERT's pipelines, the TFX CLI, compiled jobs launched, the
 # tracking server, processes killed with -9, a full disk, XLA); CI runs it after `make test`.
 test-slow: setup
-	$(PY) -m pytest -n 2 --dist loadgroup -m slow $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "slow and not engines" $(PYTEST_ARGS)
 
 # The kubeflow job launched in the image once in each older Kubeflow Pipelines release's input
 # shape (2.3, 2.4, 2.14; the slow tier runs the newest's), on the GCS emulator: on purpose
 # (after `make image gcs-emulator`).
 test-kfp-releases: setup
 	$(PY) -m pytest -n 2 -m kfp_releases $(PYTEST_ARGS)
+
+# A Flink session cluster on loopback and Beam's Flink job server (scripts/flink.sh: Flink from
+# PyPI, the runner from Maven Central; `make flink` fetches them, the tests start and stop it).
+flink:
+	scripts/flink.sh install
+
+# The data steps on a real Flink cluster, workers in the pipeline image, against the local
+# runner's outputs: on purpose (after `make image flink`).
+test-engines: setup flink
+	$(PY) -m pytest -n 2 --dist loadgroup -m engines $(PYTEST_ARGS)
 
 # The services tier: the registry on an MLflow tracking server backed by PostgreSQL, pipelines
 # started together against it, ML Metadata on MariaDB (after `make services`; without the

@@ -1,15 +1,16 @@
-"""The data steps on Beam's portable runner, as a self-hosted cluster runs them
+"""The data steps on Beam's portable runners, as a self-hosted cluster runs them
 (BEAM_RUNNER=portable, flink or spark: a job server, and the SDK workers in a worker pool that
 runs the pipeline image): the IMDB pipeline's ExampleGen, StatisticsGen, SchemaGen and
-Transform run once on the local runner and once on Beam's PortableRunner with its job server
-embedded (`--job_endpoint=embed`, what a Flink or Spark job server does on a cluster) and an
-EXTERNAL worker pool started from the pipeline image as a cluster's sidecar starts it: the
-image's ENTRYPOINT, Beam's boot binary, with `--worker_pool` (port 50000), which starts each
-SDK worker through boot again (it fetches the job's options and artifacts from the runner). The
-statistics and Transform's output (its vocabularies and schema, and the transformed records)
-are the same.
+Transform run once on the local runner and once on each engine below, with the Beam arguments
+pipeline/cloud.py compiles for it, and an EXTERNAL worker pool started from the pipeline image
+as a cluster's sidecar starts it: the image's ENTRYPOINT, Beam's boot binary, with
+`--worker_pool` (port 50000), which starts each SDK worker through boot again (it fetches the
+job's options and artifacts from the runner). The statistics and Transform's output (its
+vocabularies and schema, and the transformed records) are the same.
 
-Not here: a Flink or Spark cluster and Beam's job-server jars (issue 100)."""
+The engines: Beam's PortableRunner with its job server embedded (`--job_endpoint=embed`, Beam's
+own FnApiRunner: the slow tier), and a standalone Flink session cluster on loopback with Beam's
+Flink job server (`scripts/flink.sh`; marked `engines`: `make test-engines`, on purpose)."""
 
 import os
 import socket
@@ -25,6 +26,7 @@ from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 from tfx.orchestration.pipeline import Pipeline
 
 from pipeline import configs
+from pipeline.cloud import CloudConfig
 from pipeline.factory import data_components
 from pipeline.options import PipelineOptions
 from pipeline.tasks import TASKS
@@ -35,6 +37,11 @@ pytestmark = pytest.mark.slow  # the data steps twice, the second with workers i
 
 BOOT = "/opt/apache/beam/boot"
 POOL_PORT = 50000  # `boot --worker_pool` listens there, as Beam's sidecar spec expects
+FLINK = configs.REPO_ROOT / "scripts" / "flink.sh"
+ENGINES = [
+    pytest.param("portable", id="embedded"),
+    pytest.param("flink", id="flink", marks=pytest.mark.engines),
+]
 
 
 @pytest.fixture(scope="module")
@@ -125,31 +132,49 @@ def statistics(folder: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def both_runs(tmp_path_factory, worker_pool):
-    port, log = worker_pool
-    direct = data_steps(tmp_path_factory.mktemp("direct"), configs.BEAM_MODES["in_memory"])
-    portable = data_steps(
-        tmp_path_factory.mktemp("portable"),
-        [
-            "--runner=PortableRunner",
-            "--job_endpoint=embed",
-            "--environment_type=EXTERNAL",
-            f"--environment_config=localhost:{port}",
-            # As pipeline/cloud.py names it for a portable runner: TFX then stages no package
-            # of the module files for the workers to pip install (the image has the modules).
-            f"--sdk_container_image={pipeline_image()}",
-        ],
+def flink_job_server():
+    """`scripts/flink.sh start`: the cluster and Beam's job server, stopped after the module."""
+    started = subprocess.run([str(FLINK), "start"], capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr[-3000:]
+    try:
+        yield started.stdout.split("job server: ")[-1].strip()
+    finally:
+        subprocess.run([str(FLINK), "stop"], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def direct(tmp_path_factory):
+    return data_steps(tmp_path_factory.mktemp("direct"), configs.BEAM_MODES["in_memory"])
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def portable(request, tmp_path_factory, worker_pool):
+    """The data steps with the Beam arguments a job compiled for BEAM_RUNNER=<engine> carries
+    (the pipeline image named as the SDK container: TFX then stages no package of the module
+    files for the workers to pip install)."""
+    port, _ = worker_pool
+    endpoint = (
+        "embed" if request.param == "portable" else request.getfixturevalue("flink_job_server")
     )
-    return direct, portable, log
+    cloud = CloudConfig.from_environment(
+        {
+            "GOOGLE_CLOUD_PROJECT": "local",
+            "PIPELINE_ROOT": "gs://unused/root",  # only Dataflow's arguments name it
+            "PIPELINE_IMAGE": pipeline_image(),
+            "BEAM_RUNNER": request.param,
+            "BEAM_JOB_ENDPOINT": endpoint,
+            "BEAM_WORKER_POOL": f"localhost:{port}",
+        }
+    )
+    return data_steps(tmp_path_factory.mktemp(request.param), cloud.beam_pipeline_args("portable"))
 
 
 def by_id(steps: dict, suffix: str) -> str:
     return next(folder for name, folder in steps.items() if name.endswith(suffix))
 
 
-def test_the_workers_started_through_the_images_boot_binary(both_runs):
-    _, _, log = both_runs
-    text = log.read_text()
+def test_the_workers_started_through_the_images_boot_binary(portable, worker_pool):
+    text = worker_pool[1].read_text()
     # boot started the pool, the pool started each SDK worker through boot, and boot fetched
     # the job's options from the runner before starting the harness.
     assert "Starting worker pool" in text, text[-2000:]
@@ -157,8 +182,7 @@ def test_the_workers_started_through_the_images_boot_binary(both_runs):
     assert "Provision info:" in text, text[-2000:]
 
 
-def test_statistics_gen_writes_the_same_statistics_on_both_runners(both_runs):
-    direct, portable, _ = both_runs
+def test_statistics_gen_writes_the_same_statistics_on_both_runners(direct, portable):
     ours, theirs = (
         statistics(by_id(direct, "StatisticsGen")),
         statistics(by_id(portable, "StatisticsGen")),
@@ -167,8 +191,7 @@ def test_statistics_gen_writes_the_same_statistics_on_both_runners(both_runs):
         assert ours[split] == theirs[split], split
 
 
-def test_transform_writes_the_same_vocabularies_and_records_on_both_runners(both_runs):
-    direct, portable, _ = both_runs
+def test_transform_writes_the_same_vocabularies_and_records_on_both_runners(direct, portable):
     ours, theirs = by_id(direct, "Transform"), by_id(portable, "Transform")
     graph = ("transform_fn/assets", "transformed_metadata")
     assert folder_digest(newest(ours, "transform_graph"), graph) == folder_digest(

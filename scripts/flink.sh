@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# A standalone Apache Flink session cluster on loopback (a JobManager and a TaskManager, each a
+# process of its own, as `start-cluster.sh` starts them) and Beam's Flink job server pointed at
+# it: what a team's Flink cluster runs the pipeline's Beam stages on (BEAM_RUNNER=flink).
+#
+# Usage: scripts/flink.sh install|start|stop
+#   install  Flink's distribution from its Python packages on PyPI (apache-flink-libraries
+#            carries lib/, apache-flink bin/ and conf/: Maven Central serves no flink-dist),
+#            and Beam's Flink runner with its dependencies from Maven Central (the
+#            job-server jar itself is not served here: the runner's jar holds its main class).
+#            Into .tools/flink/; once.
+#   start    the cluster and the job server; waits until both answer, prints their endpoints.
+#   stop     both, and forgets their state.
+#
+# Settings (environment):
+#   FLINK_SLOTS        task slots of the TaskManager (default 1)
+#   FLINK_REST_PORT    the JobManager's REST port, the job server's --flink-master (8081)
+#   BEAM_JOB_PORT      the job server's job endpoint, BEAM_JOB_ENDPOINT (8099); its artifact
+#                      endpoint is the next port
+#
+# Versions: Flink 1.19 (of those Beam's Flink runner supports, the newest whose runner Maven
+# serves here), and that runner at the newest Beam release whose job-service dependency is
+# served (2.62.0; the pipeline's Python SDK is the lock's, its workers the pipeline image).
+set -euo pipefail
+cd "$(dirname "$(realpath "$0")")/.."
+flink_version=${FLINK_VERSION:-1.19.3}
+runner_version=${BEAM_FLINK_RUNNER_VERSION:-2.62.0}
+runner=beam-runners-flink-1.19
+home=$PWD/.tools/flink/$flink_version
+jobserver=$PWD/.tools/flink/$runner-$runner_version
+state=$PWD/.tools/flink/run
+rest_port=${FLINK_REST_PORT:-8081}
+job_port=${BEAM_JOB_PORT:-8099}
+slots=${FLINK_SLOTS:-1}
+
+install() {
+  command -v java >/dev/null || { echo "error: Flink needs Java 11 or 17 (java not found)" >&2; exit 1; }
+  if [ ! -f "$home/lib/flink-dist-$flink_version.jar" ]; then
+    scratch=$(mktemp -d)
+    trap 'rm -rf "$scratch"' EXIT
+    echo "fetching Flink $flink_version (apache-flink-libraries, apache-flink from PyPI)" >&2
+    python3 -m pip download --quiet --no-deps -d "$scratch" \
+      "apache-flink-libraries==$flink_version" "apache-flink==$flink_version" >&2
+    tar -C "$scratch" -xzf "$scratch/apache-flink-libraries-$flink_version.tar.gz"
+    python3 -m zipfile -e "$scratch"/apache_flink-"$flink_version"-*.whl "$scratch/wheel"
+    rm -rf "$home.partial"
+    mkdir -p "$home.partial"
+    deps=$scratch/apache-flink-libraries-$flink_version/deps
+    cp -r "$deps/lib" "$deps/opt" "$deps/plugins" "$home.partial/"
+    cp -r "$scratch/wheel/pyflink/bin" "$scratch/wheel/pyflink/conf" "$home.partial/"
+    cp "$deps/bin/bash-java-utils.jar" "$home.partial/bin/"
+    chmod +x "$home.partial"/bin/*.sh "$home.partial/bin/flink"
+    rm -rf "$home"
+    mv "$home.partial" "$home"
+  fi
+  if [ ! -f "$jobserver/classpath" ]; then
+    command -v mvn >/dev/null || { echo "error: Beam's job server is fetched with Maven (mvn not found)" >&2; exit 1; }
+    echo "fetching Beam's Flink runner $runner:$runner_version and its dependencies (Maven)" >&2
+    rm -rf "$jobserver"
+    mkdir -p "$jobserver"
+    cat > "$jobserver/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.tfx-transformers</groupId>
+  <artifactId>beam-flink-job-server</artifactId>
+  <version>1</version>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.beam</groupId>
+      <artifactId>$runner</artifactId>
+      <version>$runner_version</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+    mvn -q -B -f "$jobserver/pom.xml" dependency:copy-dependencies \
+      -DoutputDirectory="$jobserver/lib" -DincludeScope=runtime >&2
+    echo "$jobserver/lib/*" > "$jobserver/classpath"
+  fi
+}
+
+conf() {
+  # The distribution's config.yaml with this cluster's addresses, slots and memory.
+  mkdir -p "$state/conf" "$state/log"
+  cp "$home"/conf/log4j*.properties "$state/conf/"
+  cat > "$state/conf/config.yaml" <<EOF
+jobmanager:
+  rpc:
+    address: localhost
+    port: 6123
+  bind-host: localhost
+  memory:
+    process:
+      size: 1024m
+taskmanager:
+  bind-host: localhost
+  host: localhost
+  numberOfTaskSlots: $slots
+  memory:
+    process:
+      size: 2560m
+    # A Beam job is one Flink job of many stages, each holding its network buffers (a
+    # sort-shuffle partition 512 by default): TFX's StatisticsGen and Transform ask for more
+    # than the default 10% of the process gives.
+    network:
+      min: 512m
+      max: 512m
+  network:
+    sort-shuffle:
+      min-buffers: 64
+parallelism:
+  default: 1
+rest:
+  address: localhost
+  bind-address: localhost
+  port: $rest_port
+EOF
+}
+
+wait_for() {  # a port on loopback answers within 120 s
+  local port=$1 what=$2
+  for _ in $(seq 240); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.5
+  done
+  echo "error: $what did not answer on port $port; logs in $state/log" >&2
+  exit 1
+}
+
+start() {
+  install
+  conf
+  export FLINK_CONF_DIR=$state/conf FLINK_LOG_DIR=$state/log FLINK_PID_DIR=$state
+  "$home/bin/jobmanager.sh" start >&2
+  "$home/bin/taskmanager.sh" start >&2
+  wait_for "$rest_port" "Flink's JobManager"
+  nohup java -cp "$(cat "$jobserver/classpath")" org.apache.beam.runners.flink.FlinkJobServerDriver \
+    --flink-master="localhost:$rest_port" --job-host=localhost --job-port="$job_port" \
+    --artifact-port=$((job_port + 1)) --expansion-port=0 \
+    > "$state/log/job-server.log" 2>&1 &
+  echo $! > "$state/job-server.pid"
+  wait_for "$job_port" "Beam's Flink job server"
+  echo "flink: http://localhost:$rest_port  job server: localhost:$job_port"
+}
+
+stop() {
+  if [ -f "$state/job-server.pid" ]; then
+    kill "$(cat "$state/job-server.pid")" 2>/dev/null || true
+  fi
+  if [ -d "$state/conf" ]; then
+    export FLINK_CONF_DIR=$state/conf FLINK_LOG_DIR=$state/log FLINK_PID_DIR=$state
+    "$home/bin/taskmanager.sh" stop-all >&2 || true
+    "$home/bin/jobmanager.sh" stop-all >&2 || true
+  fi
+  rm -rf "$state"
+}
+
+case ${1:-} in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  *) echo "usage: scripts/flink.sh install|start|stop" >&2; exit 2 ;;
+esac
