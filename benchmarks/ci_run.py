@@ -39,9 +39,23 @@ def ci_commands(script: str) -> list:
 
 
 def empty_image_cache() -> None:
-    """The dev image and buildah's cached layers removed; the base stand-in kept."""
+    """The dev image and buildah's cached layers removed; the base stand-in kept. A working
+    container left on one of those layers keeps them (the build would then reuse them and the
+    image step would time nothing): that stops the benchmark, naming the containers."""
     if not shutil.which("buildah"):
         return
+    containers = subprocess.run(
+        ["buildah", "containers", "--format", "{{.ContainerName}} ({{.ImageName}})"],
+        capture_output=True,
+        text=True,
+    ).stdout.split("\n")
+    left = [" ".join(c.split()) for c in containers if c and "tfx-transformers-base" not in c]
+    if left:
+        raise SystemExit(
+            "buildah containers would keep the image's layers: "
+            + ", ".join(left)
+            + " (buildah rm them, or pass --keep-image-cache)"
+        )
     subprocess.run(["buildah", "rmi", "localhost/tfx-transformers:dev"], capture_output=True)
     subprocess.run(["buildah", "rmi", "--prune"], capture_output=True)
 
