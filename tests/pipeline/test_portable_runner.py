@@ -151,8 +151,9 @@ def direct(tmp_path_factory):
 def portable(request, tmp_path_factory, worker_pool):
     """The data steps with the Beam arguments a job compiled for BEAM_RUNNER=<engine> carries
     (the pipeline image named as the SDK container: TFX then stages no package of the module
-    files for the workers to pip install)."""
-    port, _ = worker_pool
+    files for the workers to pip install). (its components' output folders, what the worker
+    pool logged during the run)"""
+    port, log = worker_pool
     endpoint = (
         "embed" if request.param == "portable" else request.getfixturevalue("flink_job_server")
     )
@@ -166,7 +167,9 @@ def portable(request, tmp_path_factory, worker_pool):
             "BEAM_WORKER_POOL": f"localhost:{port}",
         }
     )
-    return data_steps(tmp_path_factory.mktemp(request.param), cloud.beam_pipeline_args("portable"))
+    logged_before = len(log.read_text())
+    steps = data_steps(tmp_path_factory.mktemp(request.param), cloud.beam_pipeline_args("portable"))
+    return steps, log.read_text()[logged_before:]
 
 
 def by_id(steps: dict, suffix: str) -> str:
@@ -174,25 +177,27 @@ def by_id(steps: dict, suffix: str) -> str:
 
 
 def test_the_workers_started_through_the_images_boot_binary(portable, worker_pool):
-    text = worker_pool[1].read_text()
-    # boot started the pool, the pool started each SDK worker through boot, and boot fetched
-    # the job's options from the runner before starting the harness.
-    assert "Starting worker pool" in text, text[-2000:]
+    _, text = portable
+    # boot started the pool, the pool started each of this engine's SDK workers through boot,
+    # and boot fetched the job's options from the runner before starting the harness.
+    assert "Starting worker pool" in worker_pool[1].read_text()
     assert f"Starting worker with command ['{BOOT}', '--id=" in text, text[-2000:]
     assert "Provision info:" in text, text[-2000:]
 
 
 def test_statistics_gen_writes_the_same_statistics_on_both_runners(direct, portable):
+    steps, _ = portable
     ours, theirs = (
         statistics(by_id(direct, "StatisticsGen")),
-        statistics(by_id(portable, "StatisticsGen")),
+        statistics(by_id(steps, "StatisticsGen")),
     )
     for split in ("train", "eval"):
         assert ours[split] == theirs[split], split
 
 
 def test_transform_writes_the_same_vocabularies_and_records_on_both_runners(direct, portable):
-    ours, theirs = by_id(direct, "Transform"), by_id(portable, "Transform")
+    steps, _ = portable
+    ours, theirs = by_id(direct, "Transform"), by_id(steps, "Transform")
     graph = ("transform_fn/assets", "transformed_metadata")
     assert folder_digest(newest(ours, "transform_graph"), graph) == folder_digest(
         newest(theirs, "transform_graph"), graph
