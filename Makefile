@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup image image-tools gcs-emulator browser services test-services lock test test-slow test-kfp-releases flink test-engines test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot onnx clean
+.PHONY: setup image image-tools gcs-emulator browser services test-services lock test test-slow test-kfp-releases flink spark test-engines test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot onnx clean
 
 # Installs with bytecode compiled, as pip does and uv does not by default: without it every
 # process compiles the stack's ~9,000 modules on import where PYTHONDONTWRITEBYTECODE is set
@@ -78,13 +78,19 @@ test-kfp-releases: setup
 	$(PY) -m pytest -n 2 -m kfp_releases $(PYTEST_ARGS)
 
 # A Flink session cluster on loopback and Beam's Flink job server (scripts/flink.sh: Flink from
-# PyPI, the runner from Maven Central; `make flink` fetches them, the tests start and stop it).
+# PyPI, the runner from Maven Central; `make flink` fetches them, the tests start and stop it;
+# without them the slow tier's Flink launch skips, unless REQUIRE_ENGINES=1, as in CI).
 flink:
 	scripts/flink.sh install
 
-# The data steps on a real Flink cluster, workers in the pipeline image, against the local
-# runner's outputs: on purpose (after `make image flink`).
-test-engines: setup flink
+# The same for Spark (scripts/spark.sh: Spark from the pyspark sdist, 317 MB, the runner from
+# Maven Central).
+spark:
+	scripts/spark.sh install
+
+# The IMDB job launched in the image with its Beam steps on a real Spark cluster, against the
+# local runner's outputs: on purpose (after `make image`; the slow tier runs it on Flink).
+test-engines: setup flink spark
 	$(PY) -m pytest -n 2 --dist loadgroup -m engines $(PYTEST_ARGS)
 
 # The services tier: the registry on an MLflow tracking server backed by PostgreSQL, pipelines

@@ -3,17 +3,19 @@
 # process of its own, as `start-cluster.sh` starts them) and Beam's Flink job server pointed at
 # it: what a team's Flink cluster runs the pipeline's Beam stages on (BEAM_RUNNER=flink).
 #
-# Usage: scripts/flink.sh install|start|stop
+# Usage: scripts/flink.sh install|installed|start|stop
 #   install  Flink's distribution from its Python packages on PyPI (apache-flink-libraries
 #            carries lib/, apache-flink bin/ and conf/: Maven Central serves no flink-dist),
 #            and Beam's Flink runner with its dependencies from Maven Central (the
 #            job-server jar itself is not served here: the runner's jar holds its main class).
 #            Into .tools/flink/; once.
+#   installed  exits 0 where install has run, 1 where it has not (the tests skip then).
 #   start    the cluster and the job server; waits until both answer, prints their endpoints.
 #   stop     both, and forgets their state.
 #
 # Settings (environment):
-#   FLINK_SLOTS        task slots of the TaskManager (default 1)
+#   FLINK_SLOTS        task slots of the TaskManager, and the jobs' default parallelism (1)
+#   FLINK_TM_MEMORY    the TaskManager's process memory (2560m)
 #   FLINK_REST_PORT    the JobManager's REST port, the job server's --flink-master (8081)
 #   BEAM_JOB_PORT      the job server's job endpoint, BEAM_JOB_ENDPOINT (8099); its artifact
 #                      endpoint is the next port
@@ -23,6 +25,7 @@
 # served (2.62.0; the pipeline's Python SDK is the lock's, its workers the pipeline image).
 set -euo pipefail
 cd "$(dirname "$(realpath "$0")")/.."
+source scripts/beam_runner.sh
 flink_version=${FLINK_VERSION:-1.19.3}
 runner_version=${BEAM_FLINK_RUNNER_VERSION:-2.62.0}
 runner=beam-runners-flink-1.19
@@ -32,6 +35,7 @@ state=$PWD/.tools/flink/run
 rest_port=${FLINK_REST_PORT:-8081}
 job_port=${BEAM_JOB_PORT:-8099}
 slots=${FLINK_SLOTS:-1}
+tm_memory=${FLINK_TM_MEMORY:-2560m}
 
 install() {
   command -v java >/dev/null || { echo "error: Flink needs Java 11 or 17 (java not found)" >&2; exit 1; }
@@ -53,30 +57,7 @@ install() {
     rm -rf "$home"
     mv "$home.partial" "$home"
   fi
-  if [ ! -f "$jobserver/classpath" ]; then
-    command -v mvn >/dev/null || { echo "error: Beam's job server is fetched with Maven (mvn not found)" >&2; exit 1; }
-    echo "fetching Beam's Flink runner $runner:$runner_version and its dependencies (Maven)" >&2
-    rm -rf "$jobserver"
-    mkdir -p "$jobserver"
-    cat > "$jobserver/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>local.tfx-transformers</groupId>
-  <artifactId>beam-flink-job-server</artifactId>
-  <version>1</version>
-  <dependencies>
-    <dependency>
-      <groupId>org.apache.beam</groupId>
-      <artifactId>$runner</artifactId>
-      <version>$runner_version</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-    mvn -q -B -f "$jobserver/pom.xml" dependency:copy-dependencies \
-      -DoutputDirectory="$jobserver/lib" -DincludeScope=runtime >&2
-    echo "$jobserver/lib/*" > "$jobserver/classpath"
-  fi
+  fetch_runner "$runner" "$runner_version" "$jobserver"
 }
 
 conf() {
@@ -98,7 +79,7 @@ taskmanager:
   numberOfTaskSlots: $slots
   memory:
     process:
-      size: 2560m
+      size: $tm_memory
     # A Beam job is one Flink job of many stages, each holding its network buffers (a
     # sort-shuffle partition 512 by default): TFX's StatisticsGen and Transform ask for more
     # than the default 10% of the process gives.
@@ -109,7 +90,14 @@ taskmanager:
     sort-shuffle:
       min-buffers: 64
 parallelism:
-  default: 1
+  default: $slots
+# Beam's classes (and their dependencies) from the TaskManager's own classpath, where start()
+# puts the runner's jars, not from the job's: only then does an SDK worker outlive the stage
+# that started it and serve the job's next one (--environment_cache_millis: Beam releases a
+# context made by a job's class loader at once), rather than a new worker, importing
+# TensorFlow again, for each of a Transform's dozen stages.
+classloader:
+  resolve-order: parent-first
 rest:
   address: localhost
   bind-address: localhost
@@ -117,29 +105,27 @@ rest:
 EOF
 }
 
-wait_for() {  # a port on loopback answers within 120 s
-  local port=$1 what=$2
-  for _ in $(seq 240); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
-    sleep 0.5
-  done
-  echo "error: $what did not answer on port $port; logs in $state/log" >&2
-  exit 1
+installed() {
+  [ -f "$home/lib/flink-dist-$flink_version.jar" ] && [ -f "$jobserver/classpath" ]
 }
 
 start() {
   install
   conf
   export FLINK_CONF_DIR=$state/conf FLINK_LOG_DIR=$state/log FLINK_PID_DIR=$state
+  # The runner's jars after Flink's own (Flink's scripts append HADOOP_CLASSPATH to theirs),
+  # less the Flink client jars it was built against.
+  HADOOP_CLASSPATH=$(find "$jobserver/lib" -name '*.jar' ! -name 'flink-*' | sort | paste -sd: -)
+  export HADOOP_CLASSPATH
   "$home/bin/jobmanager.sh" start >&2
   "$home/bin/taskmanager.sh" start >&2
-  wait_for "$rest_port" "Flink's JobManager"
+  wait_for "$rest_port" "Flink's JobManager" "$state/log"
   nohup java -cp "$(cat "$jobserver/classpath")" org.apache.beam.runners.flink.FlinkJobServerDriver \
     --flink-master="localhost:$rest_port" --job-host=localhost --job-port="$job_port" \
     --artifact-port=$((job_port + 1)) --expansion-port=0 \
     > "$state/log/job-server.log" 2>&1 &
   echo $! > "$state/job-server.pid"
-  wait_for "$job_port" "Beam's Flink job server"
+  wait_for "$job_port" "Beam's Flink job server" "$state/log"
   echo "flink: http://localhost:$rest_port  job server: localhost:$job_port"
 }
 
@@ -157,7 +143,8 @@ stop() {
 
 case ${1:-} in
   install) install ;;
+  installed) installed ;;
   start) start ;;
   stop) stop ;;
-  *) echo "usage: scripts/flink.sh install|start|stop" >&2; exit 2 ;;
+  *) echo "usage: scripts/flink.sh install|installed|start|stop" >&2; exit 2 ;;
 esac

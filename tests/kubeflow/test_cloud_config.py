@@ -118,7 +118,8 @@ def test_the_local_runner_in_a_step_has_one_worker_per_cpu_it_asks_for(target, c
 
 
 @pytest.mark.parametrize(
-    "runner, beam_class", [("portable", "PortableRunner"), ("flink", "FlinkRunner")]
+    "runner, beam_class",
+    [("portable", "PortableRunner"), ("flink", "FlinkRunner"), ("spark", "SparkRunner")],
 )
 def test_a_portable_runner_sends_the_beam_steps_to_a_job_server(runner, beam_class):
     environ = {**REQUIRED, "BEAM_RUNNER": runner, "BEAM_JOB_ENDPOINT": "beam-job-server:8099"}
@@ -127,5 +128,6 @@ def test_a_portable_runner_sends_the_beam_steps_to_a_job_server(runner, beam_cla
         "--job_endpoint=beam-job-server:8099",
         "--environment_type=EXTERNAL",
         "--environment_config=localhost:50000",
+        "--environment_cache_millis=60000",  # a worker serves the job's next stage too
         "--sdk_container_image=img:1",
     ]
