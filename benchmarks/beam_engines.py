@@ -156,7 +156,8 @@ def main() -> int:
     for slots in args.slots:
         label = f"Flink, {slots} slot{'s' if slots > 1 else ''}"
         os.environ["FLINK_SLOTS"] = str(slots)
-        os.environ.setdefault("FLINK_TM_MEMORY", "6g")
+        os.environ.setdefault("FLINK_TM_MEMORY", "10g")
+        os.environ.setdefault("FLINK_TM_OFF_HEAP", "1g")
         log = os.path.join(output, f"worker_pool-{slots}.log")
         pool = beam_engines.worker_pool(IMAGE, [output], pathlib.Path(log))
         with beam_engines.running("flink"), pool as (port, _):

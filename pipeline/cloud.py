@@ -65,6 +65,12 @@ DEFAULT_WORKER_POOL = "localhost:50000"
 # 0, starts a worker per stage: on Flink the IMDB Transform started eleven, each importing
 # TensorFlow and TFX again).
 ENVIRONMENT_CACHE_MILLIS = 60_000
+# What each engine's runner needs besides: Flink exchanges a batch job's data between stages
+# pipelined by default, and a job whose branches meet again (Transform: its analyzers' results
+# feed the transform of the same records) blocks for good once the data outgrows the network
+# buffers (FLINK-10672; IMDB at 16x stalled in Transform with every core idle): each stage's
+# output is written out first.
+ENGINE_OPTIONS = {"flink": ["--execution_mode_for_batch=BATCH_FORCED"]}
 # The accelerator a Vertex AI training job gets when TRAINER_ACCELERATOR_TYPE is not set; a step
 # that trains in its own container (VERTEX_TRAINING=0) gets none unless asked.
 DEFAULT_VERTEX_ACCELERATOR = "NVIDIA_TESLA_T4"
@@ -290,6 +296,7 @@ class CloudConfig:
                 "--environment_type=EXTERNAL",
                 f"--environment_config={self.beam_worker_pool}",
                 f"--environment_cache_millis={ENVIRONMENT_CACHE_MILLIS}",
+                *ENGINE_OPTIONS.get(self.beam_runner, []),
                 f"--sdk_container_image={self.image}",
             ]
         root = self.root.rstrip("/")

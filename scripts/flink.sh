@@ -11,11 +11,13 @@
 #            Into .tools/flink/; once.
 #   installed  exits 0 where install has run, 1 where it has not (the tests skip then).
 #   start    the cluster and the job server; waits until both answer, prints their endpoints.
-#   stop     both, and forgets their state.
+#   stop     both, and forgets their state (their logs stay in .tools/flink/run.log).
 #
 # Settings (environment):
 #   FLINK_SLOTS        task slots of the TaskManager, and the jobs' default parallelism (1)
-#   FLINK_TM_MEMORY    the TaskManager's process memory (2560m)
+#   FLINK_TM_MEMORY    the TaskManager's process memory (3072m)
+#   FLINK_TM_OFF_HEAP  its task off-heap memory (256m), where Beam's gRPC data channels to
+#                      the SDK workers keep their buffers (16x IMDB needs 1g)
 #   FLINK_REST_PORT    the JobManager's REST port, the job server's --flink-master (8081)
 #   BEAM_JOB_PORT      the job server's job endpoint, BEAM_JOB_ENDPOINT (8099); its artifact
 #                      endpoint is the next port
@@ -35,7 +37,8 @@ state=$PWD/.tools/flink/run
 rest_port=${FLINK_REST_PORT:-8081}
 job_port=${BEAM_JOB_PORT:-8099}
 slots=${FLINK_SLOTS:-1}
-tm_memory=${FLINK_TM_MEMORY:-2560m}
+tm_memory=${FLINK_TM_MEMORY:-3072m}
+tm_off_heap=${FLINK_TM_OFF_HEAP:-256m}
 
 install() {
   command -v java >/dev/null || { echo "error: Flink needs Java 11 or 17 (java not found)" >&2; exit 1; }
@@ -64,7 +67,15 @@ conf() {
   # The distribution's config.yaml with this cluster's addresses, slots and memory.
   mkdir -p "$state/conf" "$state/log"
   cp "$home"/conf/log4j*.properties "$state/conf/"
+  # The module openings the distribution's own config gives every JVM on Java 17: without them
+  # a failing task's error cannot even be reported, and the TaskManager shuts down.
+  local java_opts
+  java_opts=$(sed -n 's/^ *all: \(--add-.*\)$/\1/p' "$home/conf/config.yaml")
   cat > "$state/conf/config.yaml" <<EOF
+env:
+  java:
+    opts:
+      all: $java_opts
 jobmanager:
   rpc:
     address: localhost
@@ -80,6 +91,14 @@ taskmanager:
   memory:
     process:
       size: $tm_memory
+    # Beam's data channels to the SDK workers are gRPC's, in direct memory, which Flink caps
+    # at its off-heap sizes: without task off-heap memory, ExampleGen on 400,000 reviews dies
+    # with "OutOfMemoryError: Direct buffer memory". Managed memory (Flink's sorts) stays at
+    # 40%: each of a Transform's grouping stages gets its share, and one record, an
+    # analyzer's accumulator, must fit in it ("Record too large" at a quarter, 16x IMDB).
+    task:
+      off-heap:
+        size: $tm_off_heap
     # A Beam job is one Flink job of many stages, each holding its network buffers (a
     # sort-shuffle partition 512 by default): TFX's StatisticsGen and Transform ask for more
     # than the default 10% of the process gives.
@@ -137,6 +156,11 @@ stop() {
     export FLINK_CONF_DIR=$state/conf FLINK_LOG_DIR=$state/log FLINK_PID_DIR=$state
     "$home/bin/taskmanager.sh" stop-all >&2 || true
     "$home/bin/jobmanager.sh" stop-all >&2 || true
+  fi
+  # The last cluster's logs stay, for what went wrong.
+  if [ -d "$state/log" ]; then
+    rm -rf "$state.log"
+    mv "$state/log" "$state.log"
   fi
   rm -rf "$state"
 }

@@ -12,7 +12,7 @@
 #            distribution, as a job server's image bundles them). Into .tools/spark/; once.
 #   installed  exits 0 where install has run, 1 where it has not (the tests skip then).
 #   start    the cluster and the job server; waits until both answer, prints their endpoints.
-#   stop     all three, and forgets their state.
+#   stop     all three, and forgets their state (their logs stay in .tools/spark/run.log).
 #
 # Settings (environment):
 #   SPARK_CORES        cores the worker offers its executors (default 1), as Flink's task slots
@@ -108,6 +108,9 @@ stop() {
     environment
     "$home/sbin/spark-daemon.sh" stop org.apache.spark.deploy.worker.Worker 1 >&2 || true
     "$home/sbin/spark-daemon.sh" stop org.apache.spark.deploy.master.Master 1 >&2 || true
+    # The last cluster's logs stay, for what went wrong.
+    rm -rf "$state.log"
+    mv "$state/log" "$state.log"
   fi
   rm -rf "$state"
 }

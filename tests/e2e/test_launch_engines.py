@@ -45,6 +45,7 @@ ENGINE_OPTIONS = (
     "--environment_type=",
     "--environment_config=",
     "--environment_cache_millis=",
+    "--execution_mode_for_batch=",
     "--sdk_container_image=",
 )
 

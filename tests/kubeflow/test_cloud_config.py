@@ -129,5 +129,6 @@ def test_a_portable_runner_sends_the_beam_steps_to_a_job_server(runner, beam_cla
         "--environment_type=EXTERNAL",
         "--environment_config=localhost:50000",
         "--environment_cache_millis=60000",  # a worker serves the job's next stage too
+        *(["--execution_mode_for_batch=BATCH_FORCED"] if runner == "flink" else []),
         "--sdk_container_image=img:1",
     ]
