@@ -42,3 +42,13 @@ wait_for() {
   echo "error: $what did not answer on port $port; logs in $logs" >&2
   exit 1
 }
+
+# keep_logs STATE: the stopped cluster's logs kept beside its state (STATE.log), for what went
+# wrong, before the state goes.
+keep_logs() {
+  local state=$1
+  if [ -d "$state/log" ]; then
+    rm -rf "$state.log"
+    mv "$state/log" "$state.log"
+  fi
+}

@@ -157,11 +157,7 @@ stop() {
     "$home/bin/taskmanager.sh" stop-all >&2 || true
     "$home/bin/jobmanager.sh" stop-all >&2 || true
   fi
-  # The last cluster's logs stay, for what went wrong.
-  if [ -d "$state/log" ]; then
-    rm -rf "$state.log"
-    mv "$state/log" "$state.log"
-  fi
+  keep_logs "$state"
   rm -rf "$state"
 }
 

@@ -108,10 +108,8 @@ stop() {
     environment
     "$home/sbin/spark-daemon.sh" stop org.apache.spark.deploy.worker.Worker 1 >&2 || true
     "$home/sbin/spark-daemon.sh" stop org.apache.spark.deploy.master.Master 1 >&2 || true
-    # The last cluster's logs stay, for what went wrong.
-    rm -rf "$state.log"
-    mv "$state/log" "$state.log"
   fi
+  keep_logs "$state"
   rm -rf "$state"
 }
 
