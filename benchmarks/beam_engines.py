@@ -38,9 +38,9 @@ BEAM_STEPS = ("ExampleGen", "StatisticsGen", "Transform")
 CLUSTER_SIZES = (1, 4, 16, 64)
 
 
-def beam_arguments(engine: str, slots: int, image: str, pool: str) -> list:
+def beam_arguments(engine: str, slots: int, image: str, pool: str, parallelism: int = 0) -> list:
     """The local runner's arguments as local runs use them, or those `compile` writes for
-    BEAM_RUNNER=flink, with `slots` as the job's parallelism and its SDK workers."""
+    BEAM_RUNNER=flink with FLINK_PARALLELISM=`parallelism`, `slots` SDK workers."""
     from pipeline import configs
     from pipeline.cloud import CloudConfig
 
@@ -54,12 +54,10 @@ def beam_arguments(engine: str, slots: int, image: str, pool: str) -> list:
             "BEAM_RUNNER": engine,
             "BEAM_JOB_ENDPOINT": "localhost:8099",
             "BEAM_WORKER_POOL": pool,
+            "FLINK_PARALLELISM": str(parallelism),
         }
     )
-    return cloud.beam_pipeline_args("imdb") + [
-        f"--parallelism={slots}",
-        f"--sdk_worker_parallelism={slots}",
-    ]
+    return cloud.beam_pipeline_args("imdb") + [f"--sdk_worker_parallelism={slots}"]
 
 
 def run_steps(data: str, output: str, beam_args: list) -> dict:
@@ -122,6 +120,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=16)
     parser.add_argument("--slots", type=int, nargs="+", default=[1, 2])
+    parser.add_argument(
+        "--parallelism",
+        type=int,
+        default=0,
+        help="the Flink jobs' parallelism (FLINK_PARALLELISM): partitions per stage, run as "
+        "slots free up (default: the slots)",
+    )
     parser.add_argument("--source", help="the tarball or extracted tree (default: ../shared)")
     parser.add_argument("--name", help="the results file's name (default: x<scale>)")
     parser.add_argument(
@@ -161,7 +166,9 @@ def main() -> int:
         log = os.path.join(output, f"worker_pool-{slots}.log")
         pool = beam_engines.worker_pool(IMAGE, [output], pathlib.Path(log))
         with beam_engines.running("flink"), pool as (port, _):
-            beam_args = beam_arguments("flink", slots, IMAGE, f"localhost:{port}")
+            beam_args = beam_arguments(
+                "flink", slots, IMAGE, f"localhost:{port}", args.parallelism or slots
+            )
             runs[label] = run_child(
                 data, os.path.join(output, f"flink{slots}-{int(time.time())}"), beam_args
             )

@@ -27,7 +27,7 @@ def main() -> int:
 
     tflops = {
         dtype: {
-            str(size): round(report.matmul_tflops(size, dtype, args.seconds), 3)
+            str(size): round(precision.matmul_tflops(size, dtype, args.seconds), 3)
             for size in args.sizes
         }
         for dtype in ("float32", "bfloat16")

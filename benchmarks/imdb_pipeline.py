@@ -109,10 +109,11 @@ def efficiency_of(model: str, history: dict) -> dict:
         return report.efficiency(flops, history)
     from trainer_module.text_encoder.config import TextEncoderConfig
     from trainer_module.text_encoder.model import TextEncoderClassifier
+    from trainer_module.training import step_timing
 
     config = TextEncoderConfig.from_dict(history["config"])
     return report.training_efficiency(
-        TextEncoderClassifier, config, history, report.text_encoder_inputs(config)
+        TextEncoderClassifier, config, history, step_timing.text_encoder_inputs(config)
     )
 
 

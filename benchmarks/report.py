@@ -312,22 +312,6 @@ def trainer_history(pipeline_root: str) -> dict:
         return json.load(f)
 
 
-def text_encoder_inputs(config, seed: int = 0):
-    """Random inputs of one text encoder batch: token ids, and n-gram ids for the wide path."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(1, config.vocab_size, size=(config.batch_size, config.max_length))
-    if not config.ngram_buckets:
-        return ids
-    return {
-        "token_ids": ids,
-        "ngram_ids": rng.integers(
-            1, config.ngram_buckets + 1, size=(config.batch_size, config.max_ngrams)
-        ),
-    }
-
-
 def bert_step_flops(
     config, num_layers: int, hidden: int, intermediate: int, padded_lengths=None
 ) -> float:
@@ -354,23 +338,6 @@ def bert_step_flops(
     )
 
 
-def matmul_tflops(size: int, dtype: str, seconds: float) -> float:
-    """Sustained TFLOP/s of a (size x size) @ (size x size) matmul in `dtype` (TensorFlow's
-    oneDNN kernels, the ones training uses)."""
-    import tensorflow as tf
-
-    a = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-    b = tf.cast(tf.random.normal((size, size), dtype=tf.float32), dtype)
-    multiply = tf.function(lambda x, y: tf.linalg.matmul(x, y))
-    multiply(a, b).numpy()  # trace, warm the kernels
-    runs, started = 0, time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        multiply(a, b).numpy()
-        runs += 1
-    elapsed = time.perf_counter() - started
-    return 2 * size**3 * runs / elapsed / 1e12
-
-
 PEAK_SIZE, PEAK_SECONDS = 2048, 3.0  # hardware.py's largest size and its duration
 _PEAKS: dict = {}
 
@@ -379,6 +346,8 @@ def peak_tflops(dtype: str) -> float:
     """This CPU's matmul peak in `dtype`, measured in this run (once per process, on first use:
     a few seconds), so a share of the peak never divides by another machine's."""
     if dtype not in _PEAKS:
+        from trainer_module.training.precision import matmul_tflops
+
         _PEAKS[dtype] = round(matmul_tflops(PEAK_SIZE, dtype, PEAK_SECONDS), 3)
         print(f"matmul peak measured now: {_PEAKS[dtype]} TFLOP/s in {dtype}", flush=True)
     return _PEAKS[dtype]

@@ -23,9 +23,9 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 from benchmarks import report
+from trainer_module.training import step_timing
 
 POLICIES = ("float32", "mixed_bfloat16")
 
@@ -38,104 +38,47 @@ def batched(config):
 
 
 def text_encoder():
-    import keras
-
     from trainer_module.text_encoder.config import PRESETS
-    from trainer_module.text_encoder.model import TextEncoderClassifier
 
     config = batched(PRESETS["small"])
-    return (
-        TextEncoderClassifier,
-        config,
-        report.text_encoder_inputs(config),
-        one_hot(config),
-        keras.losses.CategoricalCrossentropy(from_logits=True),
-    )
+    return (lambda: step_timing.text_encoder(config)), config
 
 
 def vit(preset: str = "cct"):
-    import keras
-    import numpy as np
-
     from trainer_module.vit.config import PRESETS
-    from trainer_module.vit.model import VitClassifier
 
     config = batched(PRESETS[preset])
-    images = np.random.default_rng(0).normal(size=(config.batch_size, 32, 32, 3))
-    return (
-        VitClassifier,
-        config,
-        images.astype("float32"),
-        one_hot(config),
-        keras.losses.CategoricalCrossentropy(from_logits=True),
-    )
+    return (lambda: step_timing.vit(config)), config
 
 
 def translator():
-    import numpy as np
-
-    from trainer_module.training.sequence_losses import MaskedSequenceCrossEntropy
     from trainer_module.translator.config import PRESETS
-    from trainer_module.translator.model import Translator
 
     config = batched(PRESETS["base"].replace(source_vocab_size=9567, target_vocab_size=9567))
-    rng = np.random.default_rng(0)
-    shape = (config.batch_size, 24)  # Multi30k's batches are trimmed to about this length
-    inputs = {
-        "source_ids": rng.integers(4, 9567, size=shape),
-        "decoder_input_ids": rng.integers(4, 9567, size=shape),
-    }
-    return (
-        Translator,
-        config,
-        inputs,
-        rng.integers(4, 9567, size=shape),
-        MaskedSequenceCrossEntropy(0.1),
-    )
-
-
-def one_hot(config):
-    import numpy as np
-
-    return np.eye(config.num_classes, dtype="float32")[
-        np.arange(config.batch_size) % config.num_classes
-    ]
+    # Multi30k's batches are trimmed to about 24 tokens.
+    return (lambda: step_timing.translator(config, length=24)), config
 
 
 def bert():
     """all-MiniLM-L6-v2's shape (6 blocks of 384, 12 heads, feed-forward 1,536, vocabulary
     30,522) with random weights, under the BERT family's default preset."""
-    import keras
     import keras_hub
-    import numpy as np
 
     from trainer_module.bert.config import PRESETS
-    from trainer_module.bert.model import BertClassifier, example_inputs
 
-    config = batched(PRESETS["default"]).replace(ngram_buckets=0)
+    config = batched(PRESETS["default"])
 
-    def build(config):
+    def synthetic():
         backbone = keras_hub.models.BertBackbone(
-            vocabulary_size=30522, num_layers=6, num_heads=12, hidden_dim=384, intermediate_dim=1536
+            vocabulary_size=30522,
+            num_layers=6,
+            num_heads=12,
+            hidden_dim=384,
+            intermediate_dim=1536,
         )
-        model = BertClassifier(backbone, config)
-        model.train_phase("full")
-        return model
+        return step_timing.bert(config, backbone)
 
-    inputs = example_inputs(config, config.batch_size)
-    inputs["token_ids"] = (
-        np.random.default_rng(0)
-        .integers(1000, 30522, size=inputs["token_ids"].shape)
-        .astype("int32")
-    )
-    inputs["padding_mask"][:] = 1  # reviews fill the 128 pieces
-    return (
-        build,
-        config,
-        inputs,
-        one_hot(config),
-        keras.losses.CategoricalCrossentropy(from_logits=True),
-    )
+    return synthetic, config
 
 
 FAMILIES = {
@@ -155,26 +98,13 @@ def measure(family: str, policy: str, steps: int) -> dict:
 
     from lab.flops import training_flops
 
-    build, config, inputs, labels, loss = FAMILIES[family]()
-    previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(policy)
-    try:
-        keras.utils.set_random_seed(0)
-        model = build(config)
-        model.compile(optimizer=keras.optimizers.AdamW(1e-4), loss=loss)
-        for _ in range(2):
-            model.train_on_batch(inputs, labels)  # trace, warm the kernels
-        times = []
-        for _ in range(steps):
-            started = time.perf_counter()
-            model.train_on_batch(inputs, labels)
-            times.append(time.perf_counter() - started)
-        counted = family in COUNTED and keras.backend.backend() == "tensorflow"
-        flops = training_flops(model, inputs, labels) if counted else None
-        if family == "bert":  # counted from its shapes (report.bert_step_flops)
-            flops = report.bert_step_flops(config, 6, 384, 1536)
-    finally:
-        keras.mixed_precision.set_global_policy(previous)
+    synthetic, config = FAMILIES[family]()
+    times, (model, inputs, labels, _) = step_timing.timed_steps(synthetic, policy, steps)
+    flops = None
+    if family in COUNTED and keras.backend.backend() == "tensorflow":
+        flops = training_flops(model, inputs, labels)
+    if family == "bert":  # counted from its shapes (report.bert_step_flops)
+        flops = report.bert_step_flops(config, 6, 384, 1536)
     seconds = statistics.median(times)
     result = {
         "ms_per_step": round(1000 * seconds, 1),

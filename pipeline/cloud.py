@@ -38,6 +38,7 @@ ENVIRONMENT = {
     "DATAFLOW_SERVICE_ACCOUNT": "dataflow_service_account",
     "BEAM_JOB_ENDPOINT": "beam_job_endpoint",
     "BEAM_WORKER_POOL": "beam_worker_pool",
+    "FLINK_PARALLELISM": "flink_parallelism",
     "BEAM_STEP_CPU": "beam_step_cpu",
     "BEAM_STEP_MEMORY": "beam_step_memory",
     "TRAINER_STEP_CPU": "trainer_step_cpu",
@@ -67,9 +68,8 @@ DEFAULT_WORKER_POOL = "localhost:50000"
 ENVIRONMENT_CACHE_MILLIS = 60_000
 # What each engine's runner needs besides: Flink exchanges a batch job's data between stages
 # pipelined by default, and a job whose branches meet again (Transform: its analyzers' results
-# feed the transform of the same records) blocks for good once the data outgrows the network
-# buffers (FLINK-10672; IMDB at 16x stalled in Transform with every core idle): each stage's
-# output is written out first.
+# feed the transform of the same records) can block for good once the data outgrows the network
+# buffers (FLINK-10672): each stage's output is written out first.
 ENGINE_OPTIONS = {"flink": ["--execution_mode_for_batch=BATCH_FORCED"]}
 # The accelerator a Vertex AI training job gets when TRAINER_ACCELERATOR_TYPE is not set; a step
 # that trains in its own container (VERTEX_TRAINING=0) gets none unless asked.
@@ -126,6 +126,13 @@ class CloudConfig:
     # pool their SDK workers run in.
     beam_job_endpoint: str = ""
     beam_worker_pool: str = DEFAULT_WORKER_POOL
+    # A Flink job's parallelism: the partitions of each stage, run as task slots free up (the
+    # stages' data is written out between them). Beam's Flink runner processes a partition as
+    # one bundle and takes its outputs only once the SDK worker has finished it: a partition
+    # whose outputs pass about 1 GB (the runner queues 100 messages of up to 10 MB, the worker
+    # 100 MB more) stalls for good, every core idle (the IMDB Transform at 16x, one partition:
+    # docs/kubeflow.md). 0: the cluster's parallelism.default.
+    flink_parallelism: int = 0
     # The kubeflow target's pods (pipeline/pods.py parses and checks them): environment
     # variables from Kubernetes secrets in every step ("SECRET/KEY=ENV,..."), the service
     # account its runs' pods run as, and the node selector ("LABEL=VALUE,...") and tolerations
@@ -171,6 +178,11 @@ class CloudConfig:
             )
         if self.target not in TARGETS:
             raise ValueError(f"target must be one of {TARGETS}, not {self.target!r}")
+        if self.flink_parallelism < 0 or (self.flink_parallelism and self.beam_runner != "flink"):
+            raise ValueError(
+                f"FLINK_PARALLELISM={self.flink_parallelism}: a Flink job's partitions, 1 or "
+                f"more, with BEAM_RUNNER=flink (not {self.beam_runner})"
+            )
         if self.beam_runner in PORTABLE_RUNNERS and not self.beam_job_endpoint:
             raise ValueError(
                 f"BEAM_RUNNER={self.beam_runner} needs BEAM_JOB_ENDPOINT, the job server's "
@@ -297,6 +309,7 @@ class CloudConfig:
                 f"--environment_config={self.beam_worker_pool}",
                 f"--environment_cache_millis={ENVIRONMENT_CACHE_MILLIS}",
                 *ENGINE_OPTIONS.get(self.beam_runner, []),
+                *([f"--parallelism={self.flink_parallelism}"] if self.flink_parallelism else []),
                 f"--sdk_container_image={self.image}",
             ]
         root = self.root.rstrip("/")

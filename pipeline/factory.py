@@ -199,6 +199,11 @@ def cost_plan(run: ResolvedRun, settings) -> dict:
         "spans": run.spans,
         "rows": measured_speeds(run.task.name, run.family.name, run.preset),
         "classes": list(run.classes),  # a classifier's, as read from the data
+        # The run's model, whose steps are timed on a CPU kind no row measured.
+        "family": run.family.name,
+        "preset": run.preset,
+        "overrides": dict(run.overrides),
+        "mixed_precision": run.options.mixed_precision,
         # What the run's model changes from the measured preset (the projection warns).
         "changed": [
             f"{field}={value}"

@@ -27,6 +27,10 @@ class PresetConfig:
     __dataclass_fields__: ClassVar[dict]
     batch_size: int
     evaluations: int
+    # Fields that follow a length unless set: {field: (the length's field, positions of it the
+    # field cannot take)}. An override of the length alone keeps the field's share of it
+    # (BERT's truncation_head of sequence_length - 2: 64 of 318 becomes 12 of 62).
+    FOLLOWS_LENGTH: ClassVar[Mapping[str, Tuple[str, int]]] = {}
 
     def replace(self, **overrides: Any):
         """A copy with `overrides` applied; unknown names are an error, not silently ignored."""
@@ -36,6 +40,11 @@ class PresetConfig:
             raise ValueError(
                 f"unknown {type(self).__name__} fields: {unknown}; known: {sorted(known)}"
             )
+        for name, (length, reserved) in self.FOLLOWS_LENGTH.items():
+            new = overrides.get(length)
+            if name not in overrides and isinstance(new, int) and new != getattr(self, length):
+                old, room = getattr(self, length) - reserved, max(0, new - reserved)
+                overrides[name] = min(room, round(getattr(self, name) * room / max(1, old)))
         return dataclasses.replace(self, **overrides)
 
     def to_dict(self) -> dict:

@@ -7,17 +7,20 @@ on the embedded corpus. The Trainer's part is the run's steps times the seconds 
 the run's batch size); the rest (reading, statistics, Transform, evaluation, the orchestrator)
 is the embedded corpus's fixed cost plus the full data's remainder scaled by the training
 examples. On a machine of
-a measured kind (the same CPU family, model and cores) the projection is that kind's; on
-another, the slowest measured kind's, with the range of all of them: matmul peaks predict the
-measured speeds poorly (an AMX Xeon's peak is three times a Zen 4's, its BERT training 1.2
-times as fast), so nothing is scaled by them.
+a measured kind (the same CPU family, model and cores) the projection is that kind's. On
+another, the Trainer's part comes from a few steps of the run's own model timed on this machine
+(trainer_module/training/step_timing.py: a full batch at the longest inputs, without the
+Trainer's evaluation passes, wide path and export) and the rest from the slowest measured
+kind; without a timing, all of it is the slowest measured kind's, with the range of all of
+them. Matmul peaks predict the measured speeds poorly (an AMX Xeon's peak is three times a Zen
+4's, its BERT training 1.2 times as fast), so nothing is scaled by them.
 """
 
 import dataclasses
 import json
 import math
 import os
-from typing import Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 from components.cost_estimate import machine
 
@@ -57,10 +60,13 @@ def project(
     gpus: int = 0,
     time_budget_minutes: Optional[float] = None,
     changed: Sequence[str] = (),
+    timed_step: Optional[Callable[[], Optional[float]]] = None,
 ) -> Estimate:
     """The projection for `train_steps` steps of `batch_size` over `train_examples` on
     machine `here` (default: this one), from the measured `rows`; `changed`: the settings
-    (`field=value`) in which the run's model differs from the measured preset's."""
+    (`field=value`) in which the run's model differs from the measured preset's;
+    `timed_step()`: the seconds of one of the run's training steps timed here (None: it could
+    not be timed), called only where no row is of this machine's kind."""
     here = here or machine.this_machine()
     epochs = train_steps * batch_size / max(1, train_examples)
     warnings = list(projection_warnings(rows, here, changed)) if rows and not gpus else []
@@ -97,6 +103,21 @@ def project(
         return estimate(*minutes(same), f"as measured on this machine kind ({same['result']})")
     projected = {r["result"]: minutes(r) for r in rows}
     slowest = max(rows, key=lambda r: projected[r["result"]][0])
+    seconds = timed_step() if timed_step is not None else None
+    if seconds is not None:
+        training = train_steps * seconds
+        if time_budget_minutes:
+            training = min(training, time_budget_minutes * 60)
+        total, trained = projected[slowest["result"]]
+        # The timed steps are the run's own model on this CPU: neither warning applies.
+        warnings.clear()
+        return estimate(
+            round(total - trained + training / 60, 2),
+            round(training / 60, 2),
+            f"this CPU kind was not measured: training from steps of this run's model timed "
+            f"here ({seconds:.3g} s a step, before the Trainer's evaluation and export), the "
+            f"rest the slowest measured kind's ({machine.describe(slowest['machine'])})",
+        )
     low = min(total for total, _ in projected.values())
     kinds = "; ".join(machine.describe(r["machine"]) for r in rows)
     return estimate(

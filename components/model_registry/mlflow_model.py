@@ -74,6 +74,7 @@ def model_signature(signature: str):
             [
                 ColSpec(DataType.string, "label"),
                 ColSpec(DataType.long, "label_id"),
+                ColSpec(Array(DataType.string), "classes"),
                 ColSpec(Array(DataType.double), "probabilities"),
             ]
         )

@@ -74,7 +74,10 @@ class SavedModelPyfunc(mlflow.pyfunc.PythonModel):  # type: ignore[name-defined]
             contract.answer({name: column[i] for name, column in outputs.items()})
             for i in range(len(values))
         ]
-        frame = pd.DataFrame(answers, columns=list(contract.ANSWERS[self.signature]))
+        # The contract's columns this model answers (a classifier exported before `classes`
+        # was an output has none).
+        columns = [name for name in contract.ANSWERS[self.signature] if name in answers[0]]
+        frame = pd.DataFrame(answers, columns=columns)
         if "label_id" in frame:
             frame["label_id"] = frame["label_id"].astype("int64")
         return frame

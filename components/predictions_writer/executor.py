@@ -22,8 +22,8 @@ COUNT_PROPERTY = "predictions"  # on the Predictions artifact: the lines written
 
 def prediction_row(log: prediction_log_pb2.PredictionLog, feature: str) -> dict:
     """{"id", <feature> (texts only), <the answer>} of one PredictionLog of a predict
-    signature (one input; every output with a leading dimension of 1, string outputs [1, 1]:
-    trainer_module/serving/archive.py)."""
+    signature (one input; every output with a leading dimension of 1, a string output of one
+    value per input [1, 1]: trainer_module/serving/archive.py; `classes` [1, C])."""
     predict = log.predict_log
     (request,) = predict.request.inputs.values()
     example = tf.train.Example.FromString(request.string_val[0]).features.feature
@@ -33,7 +33,7 @@ def prediction_row(log: prediction_log_pb2.PredictionLog, feature: str) -> dict:
     outputs = {}
     for name, tensor in predict.response.outputs.items():
         value = tf.make_ndarray(tensor)[0]
-        outputs[name] = value[0] if value.dtype == object else value
+        outputs[name] = value[0] if value.dtype == object and value.shape == (1,) else value
     return {**row, **answer(outputs)}
 
 

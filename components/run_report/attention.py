@@ -113,15 +113,24 @@ def _patch_overlays(image_bytes: bytes, weights: np.ndarray, grid: int) -> str:
     return data_uri(figure)
 
 
+# A caption's predicted classes, most probable first, each with its probability.
+TOP_CLASSES = 3
+
+
 def _predictions(model, examples: List[tf.train.Example]) -> List[str]:
     served = model.signatures["serving_default"](
         examples=tf.constant([e.SerializeToString() for e in examples])
     )
     if "translation" in served:
         return [_text(t) for t in served["translation"].numpy()]
-    names = served["label_name"].numpy()
-    best = served["probabilities"].numpy().max(axis=-1)
-    return [f"{_text(n)} (p={p:.2f})" for n, p in zip(names, best)]
+    probabilities = served["probabilities"].numpy()
+    if "classes" not in served:  # exported before the classes were an output
+        names = served["label_name"].numpy()
+        return [f"{_text(n)} (p={p:.2f})" for n, p in zip(names, probabilities.max(axis=-1))]
+    return [
+        ", ".join(f"{_text(classes[i])} {row[i]:.2f}" for i in row.argsort()[::-1][:TOP_CLASSES])
+        for classes, row in zip(served["classes"].numpy(), probabilities)
+    ]
 
 
 def _caption(example: tf.train.Example, prediction: str, kind: str) -> dict:

@@ -4,6 +4,7 @@ from keras import ops
 
 from lab.tiny_bert import write_tiny_checkpoint
 from trainer_module.bert import FAMILY
+from trainer_module.bert.config import transform_config
 from trainer_module.bert.model import build_classifier, example_inputs
 
 get_preset = FAMILY.config
@@ -107,6 +108,20 @@ def test_presets_reject_unknown_fields_and_bad_values():
         get_preset("tiny", {"truncation_head": 31})
     with pytest.raises(ValueError, match="holdout_percent must be between 1 and 99"):
         get_preset("tiny", {"num_classes": 3, "holdout_percent": 0})
+
+
+def test_truncation_head_keeps_its_share_of_a_changed_sequence_length_unless_set():
+    config = get_preset("default", {"sequence_length": 64})  # 64 of 318 pieces: 12 of 62
+    assert (config.sequence_length, config.truncation_head) == (64, 12)
+    assert transform_config(config)["truncation_head"] == 12
+    assert get_preset("default", {"sequence_length": 512}).truncation_head == 103
+    assert get_preset("default", {"sequence_length": 3}).truncation_head == 0
+    assert (
+        get_preset("default", {"sequence_length": 64, "truncation_head": 62}).truncation_head == 62
+    )
+    assert get_preset("default", {"sequence_length": 320}).truncation_head == 64
+    with pytest.raises(ValueError, match="truncation_head=63 must be between 0 and"):
+        get_preset("default", {"sequence_length": 64, "truncation_head": 63})
 
 
 def sequence_inputs(batch_size: int = 2, length: int = 12) -> dict:

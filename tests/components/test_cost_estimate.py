@@ -53,6 +53,32 @@ def test_an_unmeasured_kind_gets_the_slowest_measured_kind_and_the_range():
     assert projected.basis.endswith(f"give {(60 + 20 + 2) / 60:.1f} min to 2.1 min")
 
 
+def test_an_unmeasured_kind_trains_at_the_runs_own_steps_timed_here():
+    rows = [row(ZEN5, 60.0, 40.0, name="zen5"), row(ZEN4, 100.0, 80.0)]
+    timings = []
+
+    def timed_step():
+        timings.append(1)
+        return 0.3
+
+    projected = project(rows, AVX2, timed_step=timed_step, changed=["max_length=512"])
+    assert timings == [1]
+    assert projected.training_minutes == round(500 * 0.3 / 60, 2)
+    # The rest is Zen 4's, the slowest: 20 s fixed and a tenth of the other 60 s.
+    assert projected.projected_minutes == round((500 * 0.3 + 26) / 60, 2)
+    assert projected.basis.startswith(
+        "this CPU kind was not measured: training from steps of this run's model timed here "
+        "(0.3 s a step"
+    )
+    assert "CPU family 25 model 17" in projected.basis
+    assert projected.warnings == ()  # the run's own model, on this CPU
+    capped = project(rows, AVX2, timed_step=lambda: 0.3, time_budget_minutes=1)
+    assert capped.training_minutes == 1.0
+    for measured, here, gpus in [(rows, ZEN4, 0), (rows, AVX2, 1), ([], AVX2, 0)]:
+        project(measured, here, gpus=gpus, timed_step=timed_step)  # nothing to time for
+    assert timings == [1]
+
+
 @pytest.mark.parametrize(
     "rows, gpus, why",
     [
@@ -134,3 +160,9 @@ def test_the_plan_names_the_classes_read_from_the_data():
     projected = project([row(ZEN4, 100.0, 80.0)], ZEN4)
     lines = estimate.plan_lines(projected, {"classes": ["billing", "login", "refund"]})
     assert lines[1] == "3 classes: billing, login, refund"
+
+
+def test_a_step_that_could_not_be_timed_falls_back_to_the_slowest_measured_kind():
+    rows = [row(ZEN5, 60.0, 40.0, name="zen5"), row(ZEN4, 100.0, 80.0)]
+    projected = project(rows, AVX2, timed_step=lambda: None)
+    assert projected.basis.startswith("this CPU kind was not measured: the slowest measured")

@@ -33,6 +33,7 @@ def test_a_classifier_log_becomes_the_id_the_text_and_predicts_answer():
             {
                 "label": np.int64(1),
                 "label_name": np.array([b"positive"], dtype=object),
+                "classes": np.array([b"negative", b"positive"], dtype=object),
                 "probabilities": np.array([0.25, 0.75], np.float32),
                 "score": np.float32(0.75),
             },
@@ -44,6 +45,7 @@ def test_a_classifier_log_becomes_the_id_the_text_and_predicts_answer():
         "text": "Großartig",
         "label": "positive",
         "label_id": 1,
+        "classes": ["negative", "positive"],
         "probabilities": [0.25, 0.75],
     }
 
@@ -62,7 +64,7 @@ def test_a_translator_log_becomes_the_source_and_its_translation():
     assert row == {"id": "s.txt:2", "source": "Ein Hund.", "translation": "a dog ."}
 
 
-def test_an_image_log_keeps_the_id_not_the_bytes():
+def test_a_log_of_a_model_without_classes_answers_without_them():
     row = prediction_row(
         log(
             {"id": "cat.png", "image": "\x89PNG"},
@@ -75,3 +77,25 @@ def test_an_image_log_keeps_the_id_not_the_bytes():
         "image",
     )
     assert row == {"id": "cat.png", "label": "cat", "label_id": 0, "probabilities": [1.0]}
+
+
+def test_an_image_log_keeps_the_id_not_the_bytes_and_names_every_class():
+    row = prediction_row(
+        log(
+            {"id": "cat.png", "image": "\x89PNG"},
+            {
+                "label": np.int64(1),
+                "label_name": np.array([b"cat"], dtype=object),
+                "classes": np.array([b"airplane", b"cat", b"dog"], dtype=object),
+                "probabilities": np.array([0.1, 0.6, 0.3], np.float32),
+            },
+        ),
+        "image",
+    )
+    assert row == {
+        "id": "cat.png",
+        "label": "cat",
+        "label_id": 1,
+        "classes": ["airplane", "cat", "dog"],
+        "probabilities": [0.1, 0.6, 0.3],
+    }

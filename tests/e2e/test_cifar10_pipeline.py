@@ -67,6 +67,7 @@ def test_the_pushed_model_classifies_raw_image_bytes(run, tmp_path):
     ).lines
     assert [r["image"] for r in rows] == paths
     assert all(r["label"] in CLASSES and r["label"] == CLASSES[r["label_id"]] for r in rows)
+    assert all(r["classes"] == list(CLASSES) for r in rows)
     assert all(abs(sum(r["probabilities"]) - 1) < 1e-4 for r in rows)
     served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
         image=tf.constant([open(p, "rb").read() for p in paths])

@@ -117,6 +117,7 @@ def test_predict_answers_with_the_newest_pushed_version(imdb_run):
     rows = run_cli("predict", "--saved-model", imdb_run.serving_dir, *texts).lines
     assert [r["text"] for r in rows] == texts
     assert [r["label"] for r in rows] == ["positive", "negative"]
+    assert all(r["classes"] == ["negative", "positive"] for r in rows)
     assert all(abs(sum(r["probabilities"]) - 1) < 1e-4 for r in rows)
     assert rows[0]["model"] == imdb_run.summary["pushed_model"]
 

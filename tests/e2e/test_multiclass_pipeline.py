@@ -87,6 +87,7 @@ def test_four_queues_train_gate_report_and_answer_with_their_names(family, reque
     texts = ["I saw it, watched it", "the trailer of the novel", "money, a lot of waste"]
     answer = model.signatures["classify_text"](text=tf.constant(texts))
     assert answer["probabilities"].shape == (3, 4)
+    assert answer["classes"].numpy().astype(str).tolist() == [CLASSES] * 3
     names = [n.decode() for n in answer["label_name"].numpy()]
     assert set(names) <= set(CLASSES)
     if not bert:

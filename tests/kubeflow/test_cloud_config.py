@@ -132,3 +132,19 @@ def test_a_portable_runner_sends_the_beam_steps_to_a_job_server(runner, beam_cla
         *(["--execution_mode_for_batch=BATCH_FORCED"] if runner == "flink" else []),
         "--sdk_container_image=img:1",
     ]
+
+
+def test_a_flink_job_takes_its_parallelism_and_no_other_engine_does():
+    environ = {**REQUIRED, "BEAM_RUNNER": "flink", "BEAM_JOB_ENDPOINT": "flink:8099"}
+    args = CloudConfig.from_environment({**environ, "FLINK_PARALLELISM": "16"}).beam_pipeline_args(
+        "p"
+    )
+    assert "--parallelism=16" in args
+    assert not any(
+        a.startswith("--parallelism")
+        for a in CloudConfig.from_environment(environ).beam_pipeline_args("p")
+    )
+    with pytest.raises(ValueError, match="FLINK_PARALLELISM=4: .* with BEAM_RUNNER=flink"):
+        CloudConfig.from_environment({**environ, "BEAM_RUNNER": "spark", "FLINK_PARALLELISM": "4"})
+    with pytest.raises(ValueError, match="FLINK_PARALLELISM=-1"):
+        CloudConfig.from_environment({**environ, "FLINK_PARALLELISM": "-1"})

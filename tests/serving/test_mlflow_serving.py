@@ -199,6 +199,7 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
     assert [p["label"] for p in answer["predictions"]] == [
         n.decode() for n in expected["label_name"]
     ]
+    assert [p["classes"] for p in answer["predictions"]] == [["negative", "positive"]] * len(TEXTS)
 
     status, answer = post(
         servers["translation-translator"], json.dumps({"inputs": {"source": SOURCES}}).encode()
@@ -218,6 +219,10 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
     assert status == 200
     expected = direct(exports["cifar10-vit"], "classify_image", image=images())
     assert [p["label"] for p in answer["predictions"]] == ["red", "blue"]
+    assert [p["classes"] for p in answer["predictions"]] == [
+        expected["classes"][0].astype(str).tolist()
+    ] * 2
+    assert {"red", "blue"} <= set(answer["predictions"][0]["classes"])
     np.testing.assert_allclose(
         [p["probabilities"] for p in answer["predictions"]],
         expected["probabilities"],

@@ -95,6 +95,16 @@ def test_presets_build_and_reject_unknown_fields():
         FAMILY.config("tiny", {"truncation_head": 40})
 
 
+def test_truncation_head_keeps_its_share_of_a_changed_max_length_unless_set():
+    from trainer_module.text_encoder import FAMILY
+
+    assert FAMILY.config("small", {"max_length": 128}).truncation_head == 32  # 64 of 256
+    assert (
+        FAMILY.config("small", {"max_length": 128, "truncation_head": 100}).truncation_head == 100
+    )
+    assert FAMILY.config("tiny", {"max_length": 8}).truncation_head == 2  # 8 of 32
+
+
 def test_tiny_model_overfits_a_handful_of_sequences():
     keras.utils.set_random_seed(1)
     ids = np.array(

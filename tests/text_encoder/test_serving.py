@@ -32,6 +32,7 @@ def test_exported_model_classifies_raw_text_as_the_keras_model_does(text_encoder
     assert [n.decode() for n in raw["label_name"].numpy()] == [
         names[i] for i in probabilities.argmax(axis=1)
     ]
+    assert raw["classes"].numpy().astype(str).tolist() == [names] * 3
 
     # Tokenisation happens inside the graph: the same ids as the transform, the same logits.
     transformed = loaded.signatures["transform_features"](

@@ -1,7 +1,7 @@
 """The BERT fine-tuning config and its presets (pure data: no TensorFlow, no Keras)."""
 
 import dataclasses
-from typing import Mapping, Optional
+from typing import ClassVar, Mapping, Optional, Tuple
 
 from trainer_module.family import ExportConfig, PresetConfig, PretrainingConfig, WidePathConfig
 
@@ -27,8 +27,12 @@ class BertConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetConfig):
     # WordPieces kept from the beginning of a longer review; the rest of the
     # sequence_length - 2 come from its end, where reviews give their verdict (Sun et al., 2019,
     # "How to Fine-Tune BERT for Text Classification?": head+tail best on IMDB). Set to
-    # sequence_length - 2 to keep the beginning only.
+    # sequence_length - 2 to keep the beginning only. Unless set, it keeps its share of the
+    # pieces when sequence_length is changed (--set sequence_length=64: 12).
     truncation_head: int = 64
+    FOLLOWS_LENGTH: ClassVar[Mapping[str, Tuple[str, int]]] = {
+        "truncation_head": ("sequence_length", 2)
+    }
     # Training batches group reviews of similar length and carry only the padding up to the
     # next multiple of this many pieces; evaluation and serving batches are cut to their
     # longest review, rounded the same way (serving.trim_padding). 0: every batch padded to

@@ -2,7 +2,9 @@
 image bytes) in, class probabilities and names out.
 
 Signatures:
-  serving_default(examples: serialized tf.Example) -> probabilities, label, label_name[, score]
+  serving_default(examples: serialized tf.Example) -> probabilities, classes, label, label_name
+                                                     [, score]: classes names every
+                                                     probability's class, in label id order
   <raw_signature>(<raw feature>: string)          -> the same, from the raw value
   transform_features(examples)                    -> Transform's outputs (for TFMA)
   classify_transformed(<Transform's outputs>)     -> the same, from Transform's outputs: the
@@ -47,6 +49,7 @@ def export_classifier(
         label = tf.argmax(probabilities, axis=-1)
         outputs = {
             "probabilities": probabilities,
+            "classes": tf.broadcast_to(names, tf.shape(probabilities)),  # (B, C)
             "label": label,
             "label_name": tf.gather(names, label),
         }

@@ -6,10 +6,14 @@ Pure Python, no TensorFlow or MLflow: the families' exports, `tfx-transformers p
 bulk-inference components and the registered MLflow Model use it (a copy of this file travels
 inside every MLflow Model, beside its pyfunc code: components/model_registry/mlflow_model.py).
 
-  classify_text(text)    -> label, label_id, probabilities   text classifiers (IMDB)
-  translate(source)      -> translation                      translators
-  classify_image(image)  -> label, label_id, probabilities   image classifiers (JPEG or PNG
-                                                               bytes of any size)
+  classify_text(text)    -> label, label_id, classes,     text classifiers (IMDB)
+                            probabilities
+  translate(source)      -> translation                     translators
+  classify_image(image)  -> label, label_id, classes,     image classifiers (JPEG or PNG
+                            probabilities                   bytes of any size)
+
+`classes` names each of `probabilities`' classes, in the same order (the label ids'); a model
+exported before the classes were an output answers without them.
 """
 
 import base64
@@ -21,9 +25,9 @@ CLASSIFY_TEXT, TRANSLATE, CLASSIFY_IMAGE = "classify_text", "translate", "classi
 INPUTS = {CLASSIFY_TEXT: "text", TRANSLATE: "source", CLASSIFY_IMAGE: "image"}
 # The columns of an answer, by signature.
 ANSWERS = {
-    CLASSIFY_TEXT: ("label", "label_id", "probabilities"),
+    CLASSIFY_TEXT: ("label", "label_id", "classes", "probabilities"),
     TRANSLATE: ("translation",),
-    CLASSIFY_IMAGE: ("label", "label_id", "probabilities"),
+    CLASSIFY_IMAGE: ("label", "label_id", "classes", "probabilities"),
 }
 
 MAX_TEXT_CHARACTERS = 100_000  # a long IMDB review is about 14,000
@@ -161,14 +165,15 @@ def request_values(payload, input_name: str):
 
 def answer(outputs: dict) -> dict:
     """One input's answer from its row of a raw-input signature's outputs (NumPy values):
-    {"translation"}, or {"label", "label_id", "probabilities"}."""
+    {"translation"}, or {"label", "label_id", "classes", "probabilities"} (no "classes" from a
+    model that does not output them)."""
     if "translation" in outputs:
         return {"translation": _text(outputs["translation"])}
-    return {
-        "label": _text(outputs["label_name"]),
-        "label_id": int(outputs["label"]),
-        "probabilities": [round(float(p), 6) for p in outputs["probabilities"]],
-    }
+    answer = {"label": _text(outputs["label_name"]), "label_id": int(outputs["label"])}
+    if "classes" in outputs:
+        answer["classes"] = [_text(name) for name in outputs["classes"]]
+    answer["probabilities"] = [round(float(p), 6) for p in outputs["probabilities"]]
+    return answer
 
 
 def _text(value) -> str:

@@ -2,7 +2,7 @@
 data: no TensorFlow, no Keras)."""
 
 import dataclasses
-from typing import Mapping
+from typing import ClassVar, Mapping, Tuple
 
 from trainer_module.family import (
     ExportConfig,
@@ -27,7 +27,10 @@ class TextEncoderConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetC
     # sets the number Transform actually kept (fewer on a small corpus).
     vocab_size: int = 20_000
     max_length: int = 256  # tokens kept per review; the median IMDB review is ~230 words
-    truncation_head: int = 64  # of those, from the beginning; the rest from the end (verdicts)
+    # Of those, from the beginning; the rest from the end (verdicts). Unless set, it keeps its
+    # share of max_length when that is changed (--set max_length=128: 32).
+    truncation_head: int = 64
+    FOLLOWS_LENGTH: ClassVar[Mapping[str, Tuple[str, int]]] = {"truncation_head": ("max_length", 0)}
     # Architecture.
     d_model: int = 64  # small on purpose: 25k reviews overfit wider models within one epoch
     num_heads: int = 4  # 16 dimensions per head at d_model 64
