@@ -127,11 +127,9 @@ class CloudConfig:
     beam_job_endpoint: str = ""
     beam_worker_pool: str = DEFAULT_WORKER_POOL
     # A Flink job's parallelism: the partitions of each stage, run as task slots free up (the
-    # stages' data is written out between them). Beam's Flink runner processes a partition as
-    # one bundle and takes its outputs only once the SDK worker has finished it: a partition
-    # whose outputs pass about 1 GB (the runner queues 100 messages of up to 10 MB, the worker
-    # 100 MB more) stalls for good, every core idle (the IMDB Transform at 16x, one partition:
-    # docs/kubeflow.md). 0: the cluster's parallelism.default.
+    # stages' data is written out between them). 0: the cluster's parallelism.default. It does
+    # not bound a partition's size (the reading stage spreads records unevenly), and Beam's
+    # Flink runner stalls on a partition whose outputs pass about 1 GB (docs/kubeflow.md).
     flink_parallelism: int = 0
     # The kubeflow target's pods (pipeline/pods.py parses and checks them): environment
     # variables from Kubernetes secrets in every step ("SECRET/KEY=ENV,..."), the service
