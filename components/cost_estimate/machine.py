@@ -5,38 +5,20 @@ instructions and cores."""
 import os
 import platform
 
-from trainer_module.training.precision import cpu_bfloat16_flags
+from trainer_module.training.precision import cpu_bfloat16_flags, cpu_fields
 
 
 def cpu_model() -> str:
     """The CPU's model name, as /proc/cpuinfo (lscpu) gives it."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return cpu_fields().get("model name") or platform.processor() or platform.machine()
 
 
 def cpu_identity() -> dict:
     """The CPU's family and model numbers and its bfloat16 instructions (/proc/cpuinfo)."""
-    identity = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key in ("cpu family", "model") and key not in identity:
-                    identity[key] = value.strip()
-                if not line.strip() and identity:
-                    break
-    except OSError:
-        pass
+    fields = cpu_fields()
     return {
-        "cpu_family": identity.get("cpu family"),
-        "cpu_model_number": identity.get("model"),
+        "cpu_family": fields.get("cpu family"),
+        "cpu_model_number": fields.get("model"),
         "bfloat16_flags": list(cpu_bfloat16_flags()),
     }
 

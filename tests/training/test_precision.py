@@ -101,3 +101,10 @@ def test_bfloat16_instructions_are_read_from_cpuinfo(tmp_path):
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2\n")
     assert cpu_bfloat16_flags(str(cpuinfo)) == []
     assert cpu_bfloat16_flags(str(tmp_path / "missing")) == []
+
+
+def test_cpu_fields_are_the_first_processors(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("\nprocessor\t: 0\ncpu family\t: 25\n\nprocessor\t: 1\ncpu family\t: 6\n")
+    assert precision.cpu_fields(str(cpuinfo)) == {"processor": "0", "cpu family": "25"}
+    assert precision.cpu_fields(str(tmp_path / "missing")) == {}

@@ -36,31 +36,34 @@ MATMUL_SIZE, MATMUL_SECONDS = 1024, 0.4
 CACHE_VARIABLE = "TFXT_CACHE_DIR"  # default: $XDG_CACHE_HOME/tfx-transformers (~/.cache)
 
 
-def cpu_bfloat16_flags(cpuinfo: str = "/proc/cpuinfo") -> list:
-    """The BFLOAT16_FLAGS this CPU reports (none where /proc/cpuinfo is missing)."""
+def cpu_fields(cpuinfo: str = "/proc/cpuinfo") -> Dict[str, str]:
+    """The first processor's fields in /proc/cpuinfo ("model name", "cpu family", "model",
+    "flags", ...; none where the file is missing)."""
+    fields: Dict[str, str] = {}
     try:
         with open(cpuinfo) as f:
-            flags = next(
-                (line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []
-            )
+            for line in f:
+                if not line.strip():
+                    if fields:
+                        break
+                    continue
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
-        return []
+        pass
+    return fields
+
+
+def cpu_bfloat16_flags(cpuinfo: str = "/proc/cpuinfo") -> list:
+    """The BFLOAT16_FLAGS this CPU reports (none where /proc/cpuinfo is missing)."""
+    flags = cpu_fields(cpuinfo).get("flags", "").split()
     return [flag for flag in BFLOAT16_FLAGS if flag in flags]
 
 
 def cpu_signature(cpuinfo: str = "/proc/cpuinfo") -> str:
     """What the matmul rates depend on: the CPU's model name, family, model and bfloat16
     flags, the cores this process may use, and TensorFlow's version (its kernels)."""
-    fields: Dict[str, str] = {}
-    try:
-        with open(cpuinfo) as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if not line.strip():
-                    break
-                fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
+    fields = cpu_fields(cpuinfo)
     import importlib.metadata
 
     try:
