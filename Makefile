@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.8
 PYTEST_ARGS ?=
 
-.PHONY: setup image image-tools gcs-emulator browser services test-services lock test test-slow test-kfp-releases flink spark test-engines test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot onnx clean
+.PHONY: setup image image-tools gcs-emulator browser services test-services lock test test-slow test-kfp-releases flink spark test-engines test-fast lint format docs docs-serve run run-bert run-translation run-cifar10 report report-screenshot clean
 
 # Installs with bytecode compiled, as pip does and uv does not by default: without it every
 # process compiles the stack's ~9,000 modules on import where PYTHONDONTWRITEBYTECODE is set
@@ -147,11 +147,6 @@ run-cifar10: setup
 # embedded corpus in a fresh folder, in headless Chromium (after `make browser`).
 report-screenshot: setup
 	$(PY) -m scripts.report_screenshot --output docs/figures/run-report.png
-
-# tf2onnx and ONNX Runtime, the peer benchmarks/int8_serving.py measures the exports against
-# (requirements/onnx.txt; not the project's stack, so installed on purpose).
-onnx: setup
-	UV_PYTHON_DOWNLOADS=never $(VENV)/bin/uv pip install --python $(PY) --no-deps -r requirements/onnx.txt
 
 # The path of the newest run report (open it in a browser).
 report: setup

@@ -1,18 +1,22 @@
 """Benchmark: serving latency and throughput of each registered champion, in-process and over
-HTTP.
+HTTP, through each of its serving runtimes.
 
     make run run-translation run-cifar10          # the default models, registered in outputs/
     .venv/bin/python -m benchmarks.serving [--output outputs] [--names imdb-text-encoder ...]
 
 For each registered model's champion (the registry `tfx-transformers registry` reads), on the
-embedded data's inputs (a review, a German sentence, a 32x32 PNG), measures:
-  - the SavedModel's raw-input signature called directly (tf.saved_model.load);
-  - MLflow's pyfunc model (mlflow.pyfunc.load_model("models:/NAME@champion")), which adds
-    input checks and DataFrame conversions;
-  - HTTP: `tfx-transformers serve` (MLflow's scoring server, one uvicorn worker) on localhost,
-    one kept-alive connection, JSON `dataframe_split` bodies;
-each at batch 1 (p50 and p99 of the request latency) and batch 32 (examples per second). Writes
-benchmarks/results/serving/<models>.json.
+embedded data's inputs (a review, a German sentence, a 32x32 PNG), measures, for each runtime
+that passed its check (trainer_module/serving/runtimes.py: the SavedModel, ONNX Runtime float32
+and int8; the SavedModel alone for an export without runtimes):
+  - `<runtime>, in-process`: runtimes.Served called directly (what `predict` runs);
+  - `<runtime>, http`: `tfx-transformers serve --runtime <runtime>` (one uvicorn worker) on
+    localhost, one kept-alive connection, JSON `dataframe_split` bodies (answered by the model
+    directly: pipeline/serving_app.py);
+and, as the baseline, `savedmodel, http via MLflow's app`: the same body with an `index`, which
+MLflow's scoring app parses into a DataFrame and enforces the schema of (what every request
+took before the direct path), and `savedmodel, pyfunc`: MLflow's loader. Each at batch 1 (p50
+and p99 of the request latency) and batch 32 (examples per second); the runs of one model are
+interleaved with nothing else running. Writes benchmarks/results/serving/<models>.json.
 """
 
 import argparse
@@ -73,7 +77,7 @@ def measure(call_one, call_batch, seconds: float) -> dict:
     return summarize(timed(call_one, 10, seconds, 500), timed(call_batch, 3, seconds, 100), 32)
 
 
-def serve(output: str, name: str):
+def serve(output: str, name: str, runtime: str = "auto"):
     (port,) = free_ports(1)
     process = subprocess.Popen(
         [
@@ -87,6 +91,8 @@ def serve(output: str, name: str):
             name,
             "--port",
             str(port),
+            "--runtime",
+            runtime,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -108,8 +114,13 @@ def serve(output: str, name: str):
             time.sleep(0.5)
 
 
-def http_call(connection, column: str, values: list):
-    body = json.dumps({"dataframe_split": {"columns": [column], "data": [[v] for v in values]}})
+def http_call(connection, column: str, values: list, through_mlflow: bool = False):
+    """One POST of `values`; `through_mlflow`: with a `dataframe_split` index, which only
+    MLflow's scoring app takes (pipeline/serving_app.py answers the plain form itself)."""
+    split: dict = {"columns": [column], "data": [[v] for v in values]}
+    if through_mlflow:
+        split["index"] = list(range(len(values)))
+    body = json.dumps({"dataframe_split": split})
 
     def call():
         connection.request("POST", "/invocations", body, {"Content-Type": "application/json"})
@@ -128,36 +139,50 @@ def benchmark(output: str, name: str, registry, seconds: float) -> dict:
 
     import trainer_module.serving.custom_ops  # noqa: F401  tensorflow-text's ops (WordPiece)
     from components.model_registry.mlflow_model import raw_signature
+    from trainer_module.serving import runtimes
     from trainer_module.serving.contract import INPUTS
 
     champion = registry.by_alias(name, "champion")
-    signature = raw_signature(champion["saved_model"])
+    export = champion["saved_model"]
+    signature = raw_signature(export)
     column = INPUTS[signature]
     values = example_inputs(signature)
-    result = {"version": champion["version"], "signature": signature}
+    manifest = runtimes.read_manifest(export)
+    result: dict = {"version": champion["version"], "signature": signature}
+    if manifest:
+        result["chosen"] = manifest["chosen"]
 
-    function = tf.saved_model.load(champion["saved_model"]).signatures[signature]
-    one, batch = tf.constant(values[:1]), tf.constant(values)
-    result["saved_model"] = measure(
-        lambda: function(**{column: one}), lambda: function(**{column: batch}), seconds
-    )
+    loaded = tf.saved_model.load(export)
+    for runtime in runtimes.validated(manifest):
+        served = runtimes.Served(loaded, export, runtime)
+        result[f"{runtime}, in-process"] = measure(
+            lambda served=served: served(values[:1]), lambda served=served: served(values), seconds
+        )
 
     pyfunc = mlflow.pyfunc.load_model(f"models:/{name}@champion")
     frame_one, frame = pd.DataFrame({column: values[:1]}), pd.DataFrame({column: values})
-    result["pyfunc"] = measure(
+    result["savedmodel, pyfunc"] = measure(
         lambda: pyfunc.predict(frame_one), lambda: pyfunc.predict(frame), seconds
     )
 
     wire = [base64.b64encode(v).decode() for v in values] if column == "image" else values
-    process, port = serve(output, name)
-    try:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        result["http"] = measure(
-            http_call(connection, column, wire[:1]), http_call(connection, column, wire), seconds
-        )
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=60)
+    for runtime in runtimes.validated(manifest):
+        process, port = serve(output, name, runtime)
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            one, batch = wire[:1], wire
+            result[f"{runtime}, http"] = measure(
+                http_call(connection, column, one), http_call(connection, column, batch), seconds
+            )
+            if runtime == runtimes.SAVED_MODEL:
+                result["savedmodel, http via MLflow's app"] = measure(
+                    http_call(connection, column, one, through_mlflow=True),
+                    http_call(connection, column, batch, through_mlflow=True),
+                    seconds,
+                )
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=60)
     return result
 
 
@@ -199,14 +224,16 @@ def main() -> int:
     results = {name: benchmark(args.output, name, registry, args.seconds) for name in names}
 
     print(f"\nserving latency and throughput ({report.machine()})\n")
-    print(f"{'model':24} {'path':12} {'p50 ms':>8} {'p99 ms':>8} {'batch 32, ex/s':>15}")
+    print(f"{'model':24} {'path':36} {'p50 ms':>8} {'p99 ms':>8} {'batch 32, ex/s':>15}")
     for name, result in results.items():
-        for path in ("saved_model", "pyfunc", "http"):
-            r = result[path]
-            print(
-                f"{name:24} {path:12} {r['p50_ms']:>8} {r['p99_ms']:>8} "
-                f"{r['batch32_examples_per_second']:>15}"
-            )
+        baseline = result["savedmodel, http via MLflow's app"]["p50_ms"]
+        for path, r in result.items():
+            if isinstance(r, dict):
+                print(
+                    f"{name:24} {path:36} {r['p50_ms']:>8} {r['p99_ms']:>8} "
+                    f"{r['batch32_examples_per_second']:>15} "
+                    f"{r['p50_ms'] / baseline:>6.2f}x MLflow's app"
+                )
     report.save("serving", args.name or "-".join(names), {"results": results})
     return 0
 

@@ -31,7 +31,7 @@ from components.model_registry.version import CHAMPION
 from pipeline import configs
 from pipeline.cloud import ENGINES, TARGETS, CloudConfig
 from pipeline.launch.shapes import NEWEST_KFP, OLDEST_KFP
-from trainer_module.serving import contract
+from trainer_module.serving import contract, runtimes
 
 
 def package_version() -> str:
@@ -300,6 +300,7 @@ def _add_predict(commands) -> None:
         "line, streamed; a bad line gets an error line naming it",
     )
     predict.add_argument("--batch-size", type=int, default=32, help="lines per model call")
+    _add_runtime(predict)
     predict.add_argument(
         "--output",
         default=configs.DEFAULT_OUTPUT_DIR,
@@ -461,8 +462,20 @@ def _add_serve(commands, output_dir) -> None:
         "--threads-per-op",
         type=int,
         default=0,
-        help="TensorFlow's threads per op in each worker; 1 answers single requests sooner "
-        "(default: %(default)s, one per core)",
+        help="TensorFlow's (and ONNX Runtime's) threads per op in each worker; 1 answers "
+        "single requests sooner (default: %(default)s, one per core)",
+    )
+    _add_runtime(serve)
+
+
+def _add_runtime(parser) -> None:
+    parser.add_argument(
+        "--runtime",
+        choices=runtimes.CHOICES,
+        default=runtimes.AUTO,
+        help="what answers: the export's SavedModel, or its ONNX model part in ONNX Runtime "
+        "(float32 or int8) after the tf.Transform graph; auto: the fastest whose answers "
+        "agreed with the SavedModel's on the evaluation split (default: %(default)s)",
     )
 
 
@@ -674,7 +687,7 @@ def command_predict(args) -> int:
     if args.input:
         return _predict_file(args, load_model, predict_lines)
     try:
-        model, path = load_model(args.saved_model)
+        model, path = load_model(args.saved_model, args.runtime)
         rows = (
             predict_images(model, args.images) if args.images else predict_texts(model, args.texts)
         )
@@ -689,7 +702,7 @@ def command_predict(args) -> int:
 def _predict_file(args, load_model, predict_lines) -> int:
     """Streams answers to stdout as the lines are read; exits 1 when a line had an error."""
     try:
-        model, path = load_model(args.saved_model)
+        model, path = load_model(args.saved_model, args.runtime)
         # Bytes: a line that is not UTF-8 gets its own error answer (predict_lines).
         lines = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
     except (FileNotFoundError, ValueError) as error:
@@ -844,6 +857,7 @@ def command_serve(args) -> int:
             timeout_seconds=args.timeout,
             threads_per_op=args.threads_per_op,
             folder=folder,
+            runtime=args.runtime,
         )
     except Exception as error:  # MLflow's errors name the model and alias
         print(f"error: {str(error).strip()}", file=sys.stderr)

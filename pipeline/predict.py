@@ -1,6 +1,7 @@
 """Loads a pushed SavedModel with plain TensorFlow and runs it on raw input: a text classifier
 (`classify_text`), a translator (`translate`) or an image classifier (`classify_image`), as the
-served-model contract says (trainer_module/serving/contract.py)."""
+served-model contract says (trainer_module/serving/contract.py), through the runtime the export
+chose, or the one asked for (trainer_module/serving/runtimes.py)."""
 
 import itertools
 import os
@@ -11,14 +12,12 @@ import tensorflow as tf
 from trainer_module.serving import custom_ops  # noqa: F401  (ops of BERT models' tokenizers)
 from trainer_module.serving.contract import (
     CLASSIFY_IMAGE,
-    CLASSIFY_TEXT,
     INPUTS,
-    TRANSLATE,
     BadInput,
     answer,
     parse_line,
-    raw_signature,
 )
+from trainer_module.serving.runtimes import AUTO, Served
 
 
 def resolve_model_dir(path: str) -> str:
@@ -38,30 +37,26 @@ def resolve_model_dir(path: str) -> str:
     raise FileNotFoundError(f"{path}: neither a SavedModel nor a folder of numbered versions")
 
 
-def load_model(path: str) -> Tuple[object, str]:
+def load_model(path: str, runtime: str = AUTO) -> Tuple[Served, str]:
+    """(the export at `path` answering through `runtime`, its folder)."""
     model_dir = resolve_model_dir(path)
-    model = tf.saved_model.load(model_dir)
     try:
-        raw_signature(model.signatures)
-    except BadInput as error:
+        return Served(tf.saved_model.load(model_dir), model_dir, runtime), model_dir
+    except (BadInput, ValueError) as error:
         raise ValueError(f"{model_dir}: {error}") from None
-    return model, model_dir
 
 
-def predict_texts(model, texts: Iterable[str]) -> List[dict]:
+def predict_texts(model: Served, texts: Iterable[str]) -> List[dict]:
     """One row per text: its class and probabilities, or its translation."""
     texts = list(texts)
-    if TRANSLATE in model.signatures:
-        return _rows("source", texts, model.signatures[TRANSLATE](source=tf.constant(texts)))
-    if CLASSIFY_TEXT not in model.signatures:
+    if model.signature == CLASSIFY_IMAGE:
         raise ValueError("this model takes images (--image FILE), not text")
-    outputs = model.signatures[CLASSIFY_TEXT](text=tf.constant(texts))
-    return _rows("text", texts, outputs)
+    return _rows(model.input, texts, model(texts))
 
 
-def predict_images(model, paths: Iterable[str]) -> List[dict]:
+def predict_images(model: Served, paths: Iterable[str]) -> List[dict]:
     """One row per JPEG/PNG file: its class and probabilities."""
-    if CLASSIFY_IMAGE not in model.signatures:
+    if model.signature != CLASSIFY_IMAGE:
         raise ValueError("this model does not classify images (no 'classify_image' signature)")
     paths = list(paths)
     images = []
@@ -71,7 +66,7 @@ def predict_images(model, paths: Iterable[str]) -> List[dict]:
         with tf.io.gfile.GFile(path, "rb") as f:
             images.append(f.read())
     try:
-        outputs = model.signatures[CLASSIFY_IMAGE](image=tf.constant(images))
+        outputs = model(images)
     except tf.errors.InvalidArgumentError as error:
         raise ValueError(
             f"cannot decode one of {paths} as JPEG/PNG: {error.message.splitlines()[0]}"
@@ -80,16 +75,14 @@ def predict_images(model, paths: Iterable[str]) -> List[dict]:
 
 
 def _rows(input_name: str, inputs: List[str], outputs: dict) -> List[dict]:
-    outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
     return [
         {input_name: value, **answer({name: row[i] for name, row in outputs.items()})}
         for i, value in enumerate(inputs)
     ]
 
 
-def _answers(model, signature: str, values: list) -> List[dict]:
-    outputs = model.signatures[signature](**{INPUTS[signature]: tf.constant(values)})
-    outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
+def _answers(model: Served, values: list) -> List[dict]:
+    outputs = model(values)
     return [answer({name: value[i] for name, value in outputs.items()}) for i in range(len(values))]
 
 
@@ -107,7 +100,7 @@ def predict_lines(
     signature's outputs>}, or {"line": n, "error": why} for a line that cannot be predicted;
     the other lines are still answered. Reads `window` batches of `batch_size` lines at a time
     and predicts texts in batches of similar length (images in input order)."""
-    signature = raw_signature(model.signatures)
+    signature = model.signature
     name = INPUTS[signature]
     numbered = ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
     while True:
@@ -128,21 +121,21 @@ def predict_lines(
         if signature != CLASSIFY_IMAGE:
             good.sort(key=lambda numbered_value: len(numbered_value[1]))
         for start in range(0, len(good), batch_size):
-            answers.update(_predict_batch(model, signature, good[start : start + batch_size]))
+            answers.update(_predict_batch(model, good[start : start + batch_size]))
         for n, _ in chunk:
             yield answers[n]
 
 
-def _predict_batch(model, signature: str, batch: List[Tuple[int, object]]) -> dict:
+def _predict_batch(model: Served, batch: List[Tuple[int, object]]) -> dict:
     """{line number: answer} for a batch of (line number, parsed value)."""
     try:
-        rows = _answers(model, signature, [value for _, value in batch])
+        rows = _answers(model, [value for _, value in batch])
         return {n: {"line": n, **row} for (n, _), row in zip(batch, rows)}
     except tf.errors.InvalidArgumentError:  # one undecodable image: find it, answer the rest
         answers = {}
         for n, value in batch:
             try:
-                answers[n] = {"line": n, **_answers(model, signature, [value])[0]}
+                answers[n] = {"line": n, **_answers(model, [value])[0]}
             except tf.errors.InvalidArgumentError as error:
                 answers[n] = {"line": n, "error": error.message.splitlines()[0]}
         return answers

@@ -4,6 +4,7 @@ scoring server (its FastAPI app under uvicorn, as `mlflow models serve` runs it)
 the request limits of pipeline/serving_app.py."""
 
 import dataclasses
+import glob
 import hashlib
 import os
 import re
@@ -14,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from components.model_registry.backends import TRACKING_URI_ENV, existing_mlflow_config, from_config
 from pipeline import configs, serving_app
-from trainer_module.serving import contract
+from trainer_module.serving import contract, runtimes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,11 +29,13 @@ class Serving:
     url: str
     limits: Dict[str, int]
     tracking_uri: Optional[str]  # the registry read; None for a folder
+    runtime: str  # what answers (runtimes.py), or "auto" where the export was out of reach
 
     def describe(self) -> dict:
         return {
             "model_uri": self.model_uri,
             "version": self.version,
+            "runtime": self.runtime,
             "url": self.url,
             "tracking_uri": self.tracking_uri,
             "limits": self.limits,
@@ -105,6 +108,13 @@ def packaged_folder(folder: str) -> Tuple[str, str]:
     return packaged, saved_model
 
 
+def packaged_saved_model(packaged: str) -> str:
+    """The SavedModel inside the MLflow Model folder `packaged` (MLflow copies the artifact
+    under its own folder name), or "" where it holds none."""
+    found = sorted(glob.glob(os.path.join(packaged, "artifacts", "*", "saved_model.pb")))
+    return os.path.dirname(found[0]) if found else ""
+
+
 def pick_name(registry, name: Optional[str]) -> str:
     """`name`, or the registry's only model."""
     names = sorted(registry.client.search_registered_models(), key=lambda m: m.name)
@@ -133,7 +143,18 @@ def registered(output: str, name: Optional[str], alias: str, version: Optional[s
     env = {TRACKING_URI_ENV: registry.tracking_uri}
     if registry.artifact_root:
         env[serving_app.ARTIFACT_ROOT] = registry.artifact_root
-    return model_uri, found["version"], env
+    return model_uri, found["version"], env, found.get("saved_model", "")
+
+
+def serving_runtime(saved_model: str, requested: str) -> str:
+    """The runtime the export at `saved_model` answers through when `requested`; ValueError
+    for one it lacks or that failed its check. `requested` itself where the export is out of
+    reach (a registry whose artifacts are elsewhere): the server's worker decides."""
+    from tensorflow.io import gfile
+
+    if not saved_model or not gfile.exists(os.path.join(saved_model, "saved_model.pb")):
+        return requested
+    return runtimes.choose(runtimes.read_manifest(saved_model), requested)
 
 
 # Its keyword arguments are the `serve` command's flags, one each (pipeline/cli.py).
@@ -150,6 +171,7 @@ def serving(
     timeout_seconds: int = contract.REQUEST_TIMEOUT_SECONDS,
     threads_per_op: int = 0,
     folder: Optional[str] = None,
+    runtime: str = runtimes.AUTO,
 ) -> Serving:
     """The server of `name`'s version `version`, else its `alias`, in the registry the
     `registry` command reads (MLFLOW_TRACKING_URI, else the local one), or of the model
@@ -159,7 +181,9 @@ def serving(
     threads_per_op: TensorFlow's intra-op threads in each worker (0: one per core). A request
     of one sentence or review runs many small ops that lose more to splitting across cores
     than they gain: 1 answers single requests sooner (docs/serving.md), with workers for the
-    cores."""
+    cores.
+
+    runtime: what answers (runtimes.CHOICES); auto: the export's fastest validated one."""
     for limit, value in (
         ("max_request_bytes", max_request_bytes),
         ("max_rows", max_rows),
@@ -173,8 +197,16 @@ def serving(
     if folder:
         model_uri, served = packaged_folder(folder)
         served_version = os.path.basename(os.path.normpath(served))
+        saved_model = (
+            served
+            if os.path.isfile(os.path.join(served, "saved_model.pb"))
+            else packaged_saved_model(model_uri)
+        )
     else:
-        model_uri, served_version, registry_env = registered(output, name, alias, version)
+        model_uri, served_version, registry_env, saved_model = registered(
+            output, name, alias, version
+        )
+    answered_by = serving_runtime(saved_model, runtime)
     argv = [
         sys.executable,
         "-m",
@@ -196,6 +228,7 @@ def serving(
         serving_app.MAX_REQUEST_BYTES: str(max_request_bytes),
         contract.MAX_ROWS_VARIABLE: str(max_rows),
         serving_app.TIMEOUT: str(timeout_seconds),
+        runtimes.RUNTIME_VARIABLE: runtime,
         **({"TF_NUM_INTRAOP_THREADS": str(threads_per_op)} if threads_per_op else {}),
         # The project's modules, wherever the server is started from.
         "PYTHONPATH": os.pathsep.join(
@@ -209,5 +242,12 @@ def serving(
     }
     url = f"http://{host}:{port}/invocations"
     return Serving(
-        argv, env, model_uri, served_version, url, limits, registry_env.get(TRACKING_URI_ENV)
+        argv,
+        env,
+        model_uri,
+        served_version,
+        url,
+        limits,
+        registry_env.get(TRACKING_URI_ENV),
+        answered_by,
     )

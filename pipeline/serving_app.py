@@ -13,14 +13,22 @@
   sets: MLFLOW_SCORING_SERVER_REQUEST_TIMEOUT).
 - No error answer echoes the request: MLflow's messages quote the data they could not parse or
   predict ("Failed to predict data '...'"), and carry a server-side traceback; both are cut.
+- A JSON request that holds the model's one input column and nothing else, in any of MLflow's
+  four forms (`dataframe_split`, `dataframe_records`, `inputs`, `instances`), is answered here
+  by the model's own `answers` (components/model_registry/pyfunc_model.py), with MLflow's
+  answer (`{"predictions": [...]}`) and timeout, without the DataFrame round trip and schema
+  enforcement that cost more than the text encoder's model (docs/serving.md). Any other
+  request, and any that fails there, is MLflow's app's to answer, errors included.
 
 uvicorn calls `create_app` in each worker process (`--factory`); the settings come from the
 environment (`serve.Serving` sets them). Importing this module builds nothing.
 """
 
+import asyncio
 import json
 import os
 import re
+from typing import Callable, Optional
 
 from trainer_module.serving import contract
 
@@ -70,14 +78,42 @@ def without_echo(body: bytes) -> bytes:
     return json.dumps(answer).encode()
 
 
+def plain_values(payload, input_name: str) -> Optional[list]:
+    """The raw values of a parsed JSON request that holds `input_name`'s column and nothing
+    else, in one of MLflow's four forms; None for any other request."""
+    if not isinstance(payload, dict) or len(payload) != 1:
+        return None
+    ((form, value),) = payload.items()
+    values = None
+    if form == "dataframe_split" and isinstance(value, dict) and set(value) == {"columns", "data"}:
+        rows = value["data"]
+        if value["columns"] == [input_name] and isinstance(rows, list):
+            if all(isinstance(row, list) and len(row) == 1 for row in rows):
+                values = [row[0] for row in rows]
+    elif form in ("dataframe_records", "instances") and isinstance(value, list):
+        if all(isinstance(row, dict) and list(row) == [input_name] for row in value):
+            values = [row[input_name] for row in value]
+    elif form == "inputs" and isinstance(value, dict) and list(value) == [input_name]:
+        if isinstance(value[input_name], list):
+            values = value[input_name]
+    return values or None
+
+
 class RequestLimits:
     """ASGI middleware: the size limit on `/invocations` bodies (read here, within the limit,
-    then handed to MLflow's app, which reads whole bodies anyway), and error answers without
-    the request in them."""
+    then handed to MLflow's app, which reads whole bodies anyway), error answers without the
+    request in them, and plain JSON requests answered by `answers` (the model's) directly."""
 
-    def __init__(self, app, max_request_bytes: int, timeout_seconds: int, input_name: str):
+    def __init__(
+        self,
+        app,
+        max_request_bytes: int,
+        timeout_seconds: int,
+        input_name: str,
+        answers: Optional[Callable[[list], list]] = None,
+    ):
         self.app, self.max_bytes, self.timeout = app, max_request_bytes, timeout_seconds
-        self.input_name = input_name
+        self.input_name, self.answers = input_name, answers
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] != "/invocations":
@@ -97,9 +133,31 @@ class RequestLimits:
             more = message.get("more_body", False)
         body = bytes(received)
         try:
-            contract.check_request(body, self.input_name)
+            payload = contract.check_request(body, self.input_name)
         except contract.BadInput as error:
             return await self._answer(send, *refusal(400, "BAD_REQUEST", str(error)))
+        json_body = headers.get(b"content-type", b"").startswith(b"application/json")
+        values = plain_values(payload, self.input_name) if json_body else None
+        if values and self.answers:
+            try:
+                answers = await asyncio.wait_for(
+                    asyncio.to_thread(self.answers, values), self.timeout
+                )
+            except asyncio.TimeoutError:
+                return await self._answer(send, *self._timed_out())
+            except Exception:  # noqa: BLE001  MLflow's app answers it, with its own error
+                pass
+            else:
+                answer = json.dumps({"predictions": answers}).encode()
+                return await self._answer(
+                    send,
+                    200,
+                    [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(answer)).encode()),
+                    ],
+                    answer,
+                )
         replayed = False
 
         async def replay():
@@ -120,12 +178,7 @@ class RequestLimits:
                 if message.get("more_body"):
                     return
                 if started["status"] == 504:  # MLflow's timeout answers in plain text
-                    status, headers, answer = refusal(
-                        504,
-                        "TIMEOUT",
-                        f"the request took longer than {self.timeout} s "
-                        "(tfx-transformers serve --timeout)",
-                    )
+                    status, headers, answer = self._timed_out()
                 else:
                     status, answer = started["status"], without_echo(b"".join(held))
                     headers = [
@@ -139,6 +192,13 @@ class RequestLimits:
             return await send(message)
 
         await self.app(scope, replay, send_without_echo)
+
+    def _timed_out(self) -> tuple:
+        return refusal(
+            504,
+            "TIMEOUT",
+            f"the request took longer than {self.timeout} s (tfx-transformers serve --timeout)",
+        )
 
     def _too_large(self, size: int) -> tuple:
         return refusal(
@@ -168,4 +228,6 @@ def create_app():
         int(os.environ.get(MAX_REQUEST_BYTES, contract.MAX_REQUEST_BYTES)),
         int(os.environ.get(TIMEOUT, contract.REQUEST_TIMEOUT_SECONDS)),
         input_name,
+        # A version registered before the model had `answers` is answered by MLflow's app.
+        getattr(model.unwrap_python_model(), "answers", None),
     )

@@ -5,7 +5,7 @@ built, so that it cannot drift. A placeholder the code cannot fill fails the bui
 In any page:
 - `{{ tasks.cifar10.default_epochs }}`, `{{ presets.vit.cct.mixup_alpha }}`,
   `{{ configs.TUNER_TRIALS }}`, `{{ contract.MAX_ROWS }}`: a value read from the code (roots:
-  `tasks`, `families`, `presets`, `configs`, `contract`, `mlflow_registry`; then keys or
+  `tasks`, `families`, `presets`, `configs`, `contract`, `runtimes`, `mlflow_registry`; then keys or
   attributes), printed as the docs print numbers (20,000);
 - `{{ cli_reference() }}`: every command of the CLI with its options, from its own parsers,
   and every pipeline option with its environment variable, from `PipelineOptions`;
@@ -60,13 +60,14 @@ def code_roots() -> Dict[str, Any]:
     from pipeline import configs
     from pipeline.tasks import TASKS
     from trainer_module.families import FAMILIES
-    from trainer_module.serving import contract
+    from trainer_module.serving import contract, runtimes
 
     return {
         "tasks": TASKS,
         "families": FAMILIES,
         "configs": configs,
         "contract": contract,
+        "runtimes": runtimes,
         "mlflow_registry": mlflow_registry,
         "presets": {name: family.presets for name, family in FAMILIES.items()},
     }

@@ -103,6 +103,27 @@ class ExportConfig:
             raise ValueError(f"quantize must be one of {QUANTIZATION}, not {self.quantize!r}")
 
 
+# The runtimes a classifier's export gets beside its SavedModel (serving/onnx_export.py).
+SERVING_RUNTIMES = ("onnx", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class RuntimesConfig:
+    """Mixed into the classifiers' configs (BERT, the text encoder, the ViT)."""
+
+    # "onnx": the Trainer also writes the model part in ONNX (float32, and int8), checks each
+    # against the SavedModel on the evaluation split, and `serve`, `predict` and MLflow's
+    # loader answer through the fastest that kept its answers (docs/serving.md#runtimes).
+    # "none": the SavedModel alone (the translator's export is always that).
+    serving_runtimes: str = "onnx"
+
+    def check_serving_runtimes(self) -> None:
+        if self.serving_runtimes not in SERVING_RUNTIMES:
+            raise ValueError(
+                f"serving_runtimes must be one of {SERVING_RUNTIMES}, not {self.serving_runtimes!r}"
+            )
+
+
 @dataclasses.dataclass(frozen=True)
 class WidePathConfig:
     """Mixed into a text classifier's config: the wide path (NBSVM, Wang and Manning, 2012), a

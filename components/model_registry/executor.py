@@ -9,7 +9,11 @@ from tfx.types import artifact_utils
 
 from components.evaluation_results import overall_metrics
 from components.model_registry.backends import from_config
-from components.model_registry.version import ModelVersion, saved_model_fingerprint
+from components.model_registry.version import (
+    ModelVersion,
+    saved_model_fingerprint,
+    serving_runtime,
+)
 from components.run_identity import run_identity
 
 LINEAGE_INPUTS = ("examples", "transform_graph", "model", "evaluation", "blessing", "pushed_model")
@@ -45,6 +49,7 @@ class Executor(base_executor.BaseExecutor):
             pushed_version=pushed.get_string_custom_property("pushed_version"),
             lineage={key: single[key].id for key in LINEAGE_INPUTS if key in single},
             fingerprint=saved_model_fingerprint(source),
+            serving_runtime=serving_runtime(source),
         )
         registered = from_config(exec_properties["registry"]).register(version)
         logging.info(

@@ -1,7 +1,8 @@
 """Packages a pushed SavedModel as an MLflow Model: `MLmodel`, the pyfunc code
-(pyfunc_model.py) with the served-model contract on its code path
-(trainer_module/serving/contract.py), a copy of the SavedModel, a signature of the task's raw
-input, an input example and the pinned requirements of the serving stack.
+(pyfunc_model.py) with the served-model contract and the runtimes on its code path
+(trainer_module/serving/contract.py, runtimes.py), a copy of the SavedModel (with its ONNX
+runtimes), a signature of the task's raw input, an input example and the pinned requirements
+of the serving stack.
 `mlflow.pyfunc.load_model` and `mlflow models serve` then answer raw input with it."""
 
 import importlib.metadata
@@ -10,11 +11,11 @@ import os
 from typing import List
 
 from components.model_registry import pyfunc_model
-from trainer_module.serving import contract
+from trainer_module.serving import contract, runtimes
 
 PYFUNC_CODE = pyfunc_model.__file__
 # What loading and serving the model needs, at the versions this project runs.
-SERVING_PACKAGES = ("mlflow", "tensorflow", "tensorflow-text", "pandas", "numpy")
+SERVING_PACKAGES = ("mlflow", "tensorflow", "tensorflow-text", "onnxruntime", "pandas", "numpy")
 TEXT_EXAMPLES = ["A moving story, beautifully acted.", "Two hours I will never get back."]
 SOURCE_EXAMPLES = ["Ein Mann fährt Fahrrad.", "Zwei Kinder spielen im Park."]
 
@@ -94,7 +95,7 @@ def save(saved_model_dir: str, path: str) -> str:
     mlflow.pyfunc.save_model(
         path,
         python_model=PYFUNC_CODE,
-        code_paths=[contract.__file__],
+        code_paths=[contract.__file__, runtimes.__file__],
         artifacts={pyfunc_model.SAVED_MODEL: saved_model_dir},
         signature=model_signature(signature),
         input_example=input_example(signature),

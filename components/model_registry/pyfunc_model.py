@@ -3,8 +3,10 @@ copied into the model and run by `mlflow.pyfunc.load_model`, so it imports only 
 stack: TensorFlow, tensorflow-text, pandas and MLflow, and the served-model contract, whose file
 travels beside it in the model; never the rest of this project).
 
-It wraps the pushed SavedModel's raw-input signature, whichever the task exported
-(trainer_module/serving/contract.py: classify_text, translate, classify_image). The DataFrame's
+It answers through the pushed SavedModel's raw-input signature, whichever the task exported
+(trainer_module/serving/contract.py: classify_text, translate, classify_image), or through the
+export's fastest validated ONNX runtime after its tf.Transform graph
+(trainer_module/serving/runtimes.py; `serve --runtime` chooses another). The DataFrame's
 column has the signature's input name. A bad value (empty, too long, not an image) raises an
 MlflowException that names the row, which MLflow's server answers with 400.
 """
@@ -17,9 +19,10 @@ from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 
 try:  # inside this project
-    from trainer_module.serving import contract
-except ImportError:  # inside a registered MLflow Model: contract.py is on the model's code path
+    from trainer_module.serving import contract, runtimes
+except ImportError:  # inside a registered MLflow Model: both files are on the model's code path
     import contract  # type: ignore[no-redef]
+    import runtimes  # type: ignore[no-redef]
 
 SAVED_MODEL = "saved_model"  # the artifact: a copy of the pushed SavedModel
 
@@ -38,23 +41,36 @@ class SavedModelPyfunc(mlflow.pyfunc.PythonModel):  # type: ignore[name-defined]
             import tensorflow_text  # noqa: F401  registers the WordPiece ops of BERT models
         except ImportError:
             pass
-        self.model = tf.saved_model.load(context.artifacts[SAVED_MODEL])
+        folder = context.artifacts[SAVED_MODEL]
+        self.model = tf.saved_model.load(folder)
         try:
-            self.signature = contract.raw_signature(self.model.signatures)
+            self.served = runtimes.Served(
+                self.model, folder, os.environ.get(runtimes.RUNTIME_VARIABLE, runtimes.AUTO)
+            )
         except contract.BadInput as error:
             raise MlflowException(f"the SavedModel has {error}") from None
-        self.input = contract.INPUTS[self.signature]
-        self.function = self.model.signatures[self.signature]
+        except ValueError as error:  # a runtime the model lacks or that failed its check
+            raise MlflowException(str(error)) from None
+        self.signature, self.input = self.served.signature, self.served.input
 
     # (A DataFrame hint: MLflow infers no signature from it, and uses the one logged.)
     def predict(self, context, model_input: pd.DataFrame, params=None):
-        import tensorflow as tf
-
         if isinstance(model_input, dict):
             model_input = pd.DataFrame(model_input)
         if self.input not in model_input:
             raise bad_input(f"missing the column {self.input!r} (got {list(model_input.columns)})")
-        values = list(model_input[self.input])
+        answers = self.answers(list(model_input[self.input]))
+        frame = pd.DataFrame(answers, columns=list(answers[0]))
+        if "label_id" in frame:
+            frame["label_id"] = frame["label_id"].astype("int64")
+        return frame
+
+    def answers(self, values: list) -> list:
+        """One answer (a dict of the contract's columns) per raw value, in order; an
+        MlflowException (400) for values that are no model's input. pipeline/serving_app.py
+        calls it directly for JSON requests."""
+        import tensorflow as tf
+
         if not values:
             raise bad_input("no rows to predict")
         try:
@@ -66,21 +82,17 @@ class SavedModelPyfunc(mlflow.pyfunc.PythonModel):  # type: ignore[name-defined]
         except contract.BadInput as error:
             raise bad_input(str(error)) from None
         try:
-            outputs = self.function(**{self.input: tf.constant(values)})
+            outputs = self.served(values)
         except tf.errors.InvalidArgumentError as error:
             raise bad_input(f"cannot use the input: {error.message.splitlines()[0]}") from None
-        outputs = {name: tensor.numpy() for name, tensor in outputs.items()}
         answers = [
             contract.answer({name: column[i] for name, column in outputs.items()})
             for i in range(len(values))
         ]
         # The contract's columns this model answers (a classifier exported before `classes`
-        # was an output has none).
+        # was an output has none), in the contract's order.
         columns = [name for name in contract.ANSWERS[self.signature] if name in answers[0]]
-        frame = pd.DataFrame(answers, columns=columns)
-        if "label_id" in frame:
-            frame["label_id"] = frame["label_id"].astype("int64")
-        return frame
+        return [{name: answer[name] for name in columns} for answer in answers]
 
 
 mlflow.models.set_model(SavedModelPyfunc())

@@ -5,6 +5,7 @@ from typing import Dict, Optional
 
 CHAMPION = "champion"  # the alias moved to each newly blessed version
 FINGERPRINT_TAG = "saved_model_fingerprint"
+SERVING_RUNTIME_TAG = "serving_runtime"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,6 +20,9 @@ class ModelVersion:
     lineage: Dict[str, int]  # MLMD artifact ids: examples, transform_graph, model, ...
     # sha256 of the SavedModel's fingerprint.pb: the same model wherever it was pushed to.
     fingerprint: str = ""
+    # What serves it by default (trainer_module/serving/runtimes.py): "savedmodel",
+    # "onnxruntime" or "onnxruntime-int8"; "" where not known.
+    serving_runtime: str = ""
 
     def tags(self) -> Dict[str, str]:
         """Flat string tags: pipeline, run, blessing, pushed version and MLMD ids."""
@@ -31,7 +35,16 @@ class ModelVersion:
         tags.update({f"mlmd_{role}_id": str(i) for role, i in sorted(self.lineage.items())})
         if self.fingerprint:
             tags[FINGERPRINT_TAG] = self.fingerprint
+        if self.serving_runtime:
+            tags[SERVING_RUNTIME_TAG] = self.serving_runtime
         return tags
+
+
+def serving_runtime(model_dir: str) -> str:
+    """The runtime `model_dir` answers through by default (its runtimes.json's choice)."""
+    from trainer_module.serving import runtimes
+
+    return runtimes.choose(runtimes.read_manifest(model_dir))
 
 
 def saved_model_fingerprint(model_dir: str) -> str:

@@ -11,7 +11,12 @@ when blessed."""
 import re
 from typing import Dict, Optional, Tuple
 
-from components.model_registry.version import CHAMPION, ModelVersion, Registered
+from components.model_registry.version import (
+    CHAMPION,
+    SERVING_RUNTIME_TAG,
+    ModelVersion,
+    Registered,
+)
 
 NAME = "vertex"
 # Vertex AI's prebuilt TensorFlow 2.16 serving container (CPU); use a GPU image for GPUs.
@@ -37,6 +42,8 @@ def labels(version: ModelVersion) -> Dict[str, str]:
     }
     if version.fingerprint:
         values[FINGERPRINT_LABEL] = version.fingerprint[:FINGERPRINT_DIGITS]
+    if version.serving_runtime:
+        values[SERVING_RUNTIME_TAG] = version.serving_runtime
     values.update(
         {
             f"metric_{name}": f"{value:.4f}"

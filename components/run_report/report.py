@@ -8,12 +8,14 @@ import os
 from typing import Mapping, Optional
 
 import tensorflow as tf
+from tfx.utils import path_utils
 
 from components import evaluation_results as evaluation
 from components.run_report import attention, curves, data
 from components.run_report import evaluation_plots as plots
 from components.run_report.artifacts import ArtifactRef
 from components.run_report.page import badge, document, escape, image, number, section, table
+from trainer_module.serving import runtimes
 from trainer_module.training.history import HISTORY_FILE
 
 REPORT_FILE = "index.html"
@@ -151,6 +153,27 @@ def label_summary(statistics) -> str:
     return ""
 
 
+def serving_runtimes(manifest: Optional[dict]) -> str:
+    """The model card's line on what serves the model (trainer_module/serving/runtimes.py):
+    each runtime's one-example time and agreement with the SavedModel, the chosen first."""
+    if not manifest:
+        return ""
+    checked = manifest["checked_on"]["examples"]
+    parts = []
+    for entry in sorted(manifest["runtimes"], key=lambda e: e["name"] != manifest["chosen"]):
+        name = entry["name"] + (" (serves)" if entry["name"] == manifest["chosen"] else "")
+        if not entry["passed"]:
+            parts.append(f"{name}: not used, {entry['why']}")
+        elif "agreement" in entry:
+            parts.append(
+                f"{name}: {entry['p50_ms']:.2f} ms a request, the SavedModel's label on "
+                f"{entry['agreement']:.2%} of {checked:,} evaluation examples"
+            )
+        else:
+            parts.append(f"{name}: {entry['p50_ms']:.2f} ms a request")
+    return "; ".join(parts)
+
+
 def model_card(refs, card, history, parameters, statistics, metrics, anomalies) -> str:
     counts = _split_counts(statistics)
     train = ", ".join(f"{split}: {n:,}" for split, n in counts.items() if split != "eval")
@@ -168,6 +191,11 @@ def model_card(refs, card, history, parameters, statistics, metrics, anomalies) 
     labels = label_summary(statistics)
     if labels:
         details.insert(2, ("labels (training split)", escape(labels)))
+    if "model" in refs:
+        model_dir = path_utils.serving_model_path(refs["model"].uri)
+        served_by = serving_runtimes(runtimes.read_manifest(model_dir))
+        if served_by:
+            details.append(("serving runtimes (model part)", escape(served_by)))
     pretrained = pretraining_done(history)
     if pretrained:  # before the supervised steps, as it ran
         details.insert(

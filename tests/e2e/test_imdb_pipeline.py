@@ -12,6 +12,7 @@ from pipeline import configs
 from tests.conftest import NEGATIVE, POSITIVE
 from tests.e2e.cli_util import copy_output, only_version, pipeline_components, run_cli
 from tests.report.html_util import check_report
+from trainer_module.serving import runtimes
 
 pytestmark = pytest.mark.e2e
 
@@ -85,7 +86,16 @@ def test_the_trainer_reports_its_steps_under_its_line(imdb_run):
     plan = [line for line in under if line.startswith("plan: ")]
     reported = [line for line in under if line.startswith("training: step ")]
     wide = [line for line in under if line.startswith("wide path: step ")]
-    assert under == plan + reported + wide and wide[-1].endswith(" in all"), under
+    served = [line for line in under if line.startswith("runtimes: ")]
+    assert under == plan + reported + wide + served and wide[-1].endswith(" in all"), under
+    # Then the serving runtimes' conversion and checks (trainer_module/serving/onnx_export.py).
+    assert served[0].startswith("runtimes: converting the model part to ONNX")
+    assert [line.split()[1] for line in served[1:4]] == [
+        "savedmodel",
+        "onnxruntime",
+        "onnxruntime-int8",
+    ]
+    assert served[-1].endswith("serves the model (the fastest that passed)")
     measured, steps_line, schedule = plan
     assert " per step of 8 (measured over 5 steps on this machine): " in measured
     assert measured.endswith("fit in --time-budget 60 min, more than the 60 planned: all of them")
@@ -306,12 +316,13 @@ def test_mlflows_loader_answers_raw_text_with_the_registered_champion(imdb_run, 
     model = mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion")
     texts = ["a wonderful, moving film", "dull and far too long"]
     answers = model.predict(pd.DataFrame({"text": texts}))
-    pushed = tf.saved_model.load(imdb_run.summary["pushed_model"])
-    expected = pushed.signatures["classify_text"](text=tf.constant(texts))
-    assert list(answers["label"]) == [n.decode() for n in expected["label_name"].numpy()]
-    assert np.allclose(
-        np.stack(answers["probabilities"]), expected["probabilities"].numpy(), atol=1e-6
-    )
+    folder = imdb_run.summary["pushed_model"]
+    pushed = tf.saved_model.load(folder)
+    # Through the runtime the Trainer chose, with the SavedModel's labels.
+    expected = runtimes.Served(pushed, folder)(texts)
+    assert np.allclose(np.stack(answers["probabilities"]), expected["probabilities"], atol=1e-6)
+    saved_model = pushed.signatures["classify_text"](text=tf.constant(texts))
+    assert list(answers["label"]) == [n.decode() for n in saved_model["label_name"].numpy()]
 
 
 def test_report_names_the_runs_page_and_rebuilds_it_from_mlmd(imdb_run):

@@ -4,23 +4,24 @@ read a window of batches ahead, and answered in input order, bad lines included.
 import io
 import json
 
-import tensorflow as tf
+import numpy as np
 
 from pipeline.predict import predict_lines
 from trainer_module.serving.contract import TRANSLATE
 
 
 class EchoTranslator:
-    """A `translate` signature that upper-cases its sources and records each batch."""
+    """A served translator (runtimes.Served's interface) that upper-cases its sources and
+    records each batch."""
+
+    signature, input = TRANSLATE, "source"
 
     def __init__(self):
         self.batches = []
-        self.signatures = {TRANSLATE: self.translate}
 
-    def translate(self, source):
-        texts = [s.decode() for s in source.numpy()]
-        self.batches.append(texts)
-        return {"translation": tf.constant([t.upper() for t in texts])}
+    def __call__(self, texts):
+        self.batches.append(list(texts))
+        return {"translation": np.array([t.upper().encode() for t in texts])}
 
 
 def lines(*sources):

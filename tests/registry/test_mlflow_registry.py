@@ -143,6 +143,7 @@ def test_every_version_is_an_mlflow_model_that_mlflows_loader_answers_raw_text_w
         "mlflow",
         "tensorflow",
         "tensorflow-text",
+        "onnxruntime",
         "pandas",
         "numpy",
     }

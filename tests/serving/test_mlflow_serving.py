@@ -23,6 +23,7 @@ from pipeline import configs
 from tests.conftest import PAIRS, picture
 from tests.image_util import encode
 from tests.ports import free_port
+from trainer_module.serving import runtimes
 
 TEXTS = ["great fun", "boring mess"]
 SOURCES = [PAIRS[3][0], PAIRS[0][0]]
@@ -61,11 +62,12 @@ def images():
     return [encode(picture("red", 16, 1)), encode(picture("blue", 24, 2), "JPEG")]
 
 
-def direct(export: str, signature: str, **inputs) -> dict:
-    outputs = tf.saved_model.load(export).signatures[signature](
-        **{k: tf.constant(v) for k, v in inputs.items()}
-    )
-    return {k: v.numpy() for k, v in outputs.items()}
+def direct(export: str, values: list, runtime: str = runtimes.AUTO) -> dict:
+    """The export's answers through `runtime` (the one serving chooses, by default), called
+    here: what MLflow's loader and the server must answer."""
+    outputs = runtimes.Served(tf.saved_model.load(export), export, runtime)(values)
+    names = [n.decode() if isinstance(n, bytes) else n for n in outputs["label_name"]]
+    return {**outputs, "label_name": names}
 
 
 def test_the_champion_of_every_task_loads_with_mlflow_pyfunc_and_answers_raw_input(
@@ -78,11 +80,15 @@ def test_the_champion_of_every_task_loads_with_mlflow_pyfunc_and_answers_raw_inp
 
     text = mlflow.pyfunc.load_model("models:/imdb-text-encoder@champion")
     answers = text.predict(pd.DataFrame({"text": TEXTS}))
-    expected = direct(exports["imdb-text-encoder"], "classify_text", text=TEXTS)
+    expected = direct(exports["imdb-text-encoder"], TEXTS)
     np.testing.assert_allclose(
         np.stack(answers["probabilities"]), expected["probabilities"], rtol=1e-5, atol=1e-6
     )
-    assert list(answers["label"]) == [n.decode() for n in expected["label_name"]]
+    assert list(answers["label"]) == expected["label_name"]
+    # ONNX Runtime answers (the tiny model's fastest runtime), with the SavedModel's labels.
+    assert text.unwrap_python_model().served.runtime in (runtimes.ONNX_FLOAT32, runtimes.ONNX_INT8)
+    saved_model = direct(exports["imdb-text-encoder"], TEXTS, runtimes.SAVED_MODEL)
+    assert saved_model["label_name"] == expected["label_name"]
 
     translator = mlflow.pyfunc.load_model("models:/translation-translator@champion")
     assert list(translator.predict(pd.DataFrame({"source": SOURCES}))["translation"]) == [
@@ -167,6 +173,8 @@ def servers(registered):
             else:
                 assert described[key]["model_uri"] == f"models:/{key}@champion"
             assert described[key]["url"] == f"http://127.0.0.1:{port}/invocations"
+            expected_runtime = runtimes.choose(runtimes.read_manifest(exports[key]))
+            assert described[key]["runtime"] == expected_runtime
             deadline = time.time() + 240
             while True:
                 assert process.poll() is None, f"the server of {key} exited"
@@ -189,16 +197,14 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
     _, _, exports = registered
     status, answer = post(servers["imdb-text-encoder"], columns("text", TEXTS))
     assert status == 200
-    expected = direct(exports["imdb-text-encoder"], "classify_text", text=TEXTS)
+    expected = direct(exports["imdb-text-encoder"], TEXTS)
     np.testing.assert_allclose(
         [p["probabilities"] for p in answer["predictions"]],
         expected["probabilities"],
         rtol=1e-5,
         atol=1e-6,
     )
-    assert [p["label"] for p in answer["predictions"]] == [
-        n.decode() for n in expected["label_name"]
-    ]
+    assert [p["label"] for p in answer["predictions"]] == expected["label_name"]
     assert [p["classes"] for p in answer["predictions"]] == [["negative", "positive"]] * len(TEXTS)
 
     status, answer = post(
@@ -217,10 +223,10 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
     encoded = [base64.b64encode(i).decode() for i in images()]
     status, answer = post(servers["cifar10-vit"], columns("image", encoded))
     assert status == 200
-    expected = direct(exports["cifar10-vit"], "classify_image", image=images())
+    expected = direct(exports["cifar10-vit"], images())
     assert [p["label"] for p in answer["predictions"]] == ["red", "blue"]
     assert [p["classes"] for p in answer["predictions"]] == [
-        expected["classes"][0].astype(str).tolist()
+        [n.decode() if isinstance(n, bytes) else n for n in expected["classes"][0]]
     ] * 2
     assert {"red", "blue"} <= set(answer["predictions"][0]["classes"])
     np.testing.assert_allclose(
@@ -229,6 +235,28 @@ def test_serve_answers_http_requests_for_every_task_as_the_saved_model_does(regi
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+def test_plain_json_requests_are_answered_directly_as_mlflow_s_app_answers_them(servers):
+    """The four forms of a request holding the input column alone are answered by the model's
+    `answers` (pipeline/serving_app.py); with a `dataframe_split` index MLflow's own app
+    answers. Each answer is the same."""
+    port = servers["imdb-text-encoder"]
+    through_mlflow = {"dataframe_split": {"columns": ["text"], "data": [[t] for t in TEXTS]}}
+    through_mlflow["dataframe_split"]["index"] = [0, 1]
+    status, expected = post(port, json.dumps(through_mlflow).encode())
+    assert status == 200 and len(expected["predictions"]) == 2
+    direct_forms = [
+        columns("text", TEXTS),
+        json.dumps({"dataframe_records": [{"text": t} for t in TEXTS]}).encode(),
+        json.dumps({"instances": [{"text": t} for t in TEXTS]}).encode(),
+        json.dumps({"inputs": {"text": TEXTS}}).encode(),
+    ]
+    for body in direct_forms:
+        assert post(port, body) == (200, expected), body
+    # Over the row limit (2 on this server): refused as before, by the model's check.
+    status, answer = post(port, columns("text", TEXTS + TEXTS[:1]))
+    assert status == 400 and "at most 2 are accepted" in answer["message"]
 
 
 def test_a_served_folder_is_packaged_once_and_a_folder_that_is_no_model_is_refused(

@@ -3,7 +3,13 @@
 import dataclasses
 from typing import ClassVar, Mapping, Optional, Tuple
 
-from trainer_module.family import ExportConfig, PresetConfig, PretrainingConfig, WidePathConfig
+from trainer_module.family import (
+    ExportConfig,
+    PresetConfig,
+    PretrainingConfig,
+    RuntimesConfig,
+    WidePathConfig,
+)
 
 # Passes over the training split of the measured recipe, on any data (ModelFamily's
 # recipe_epochs): the BERT paper fine-tunes for 2 to 4; 2 reached 0.932 on IMDB's held-out
@@ -12,7 +18,7 @@ RECIPE_EPOCHS = 2.0
 
 
 @dataclasses.dataclass(frozen=True)
-class BertConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetConfig):
+class BertConfig(ExportConfig, RuntimesConfig, PretrainingConfig, WidePathConfig, PresetConfig):
     """Fine-tuning in two phases: the head alone on a frozen backbone, then everything."""
 
     # A KerasHub preset (a name, downloaded at run time, or a save_to_preset folder) or a
@@ -90,6 +96,7 @@ class BertConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetConfig):
     def __post_init__(self):
         self.check_pretraining()
         self.check_quantize()
+        self.check_serving_runtimes()
         if self.pretrain_objective != "masked":
             raise ValueError(
                 "BERT pretrains by masked-token prediction only: the replaced-token sampler "

@@ -8,8 +8,9 @@ Signatures:
   <raw_signature>(<raw feature>: string)          -> the same, from the raw value
   transform_features(examples)                    -> Transform's outputs (for TFMA)
   classify_transformed(<Transform's outputs>)     -> the same, from Transform's outputs: the
-                                                     model alone (what ONNX converters take;
-                                                     benchmarks/int8_serving.py)
+                                                     model alone (what onnx_export.py converts)
+  transform_raw(<raw feature>: string)            -> Transform's outputs, the label's aside
+                                                     (what runtimes.py runs before ONNX Runtime)
   attention(<raw feature>: string)                -> per-layer attention weights, when the
                                                      model family exports them (run report)
 """
@@ -22,6 +23,7 @@ import tensorflow_transform as tft
 
 from trainer_module import features
 from trainer_module.serving.archive import strings_function, write_saved_model
+from trainer_module.serving.runtimes import TRANSFORM_RAW
 
 
 def export_classifier(
@@ -69,11 +71,17 @@ def export_classifier(
     def transform_features(serialized):
         return tft_layer(tf.io.parse_example(serialized, raw_spec))
 
+    @strings_function(raw_feature)
+    def transform_raw(values):
+        transformed = tft_layer({raw_feature: tf.reshape(values, [-1] + input_shape)})
+        return {k: v for k, v in transformed.items() if k != features.LABEL}
+
     signatures = {
         "serving_default": serve_examples,
         raw_signature: classify_raw,
         "transform_features": transform_features,
         "classify_transformed": transformed_function(tf_transform_output, classify),
+        TRANSFORM_RAW: transform_raw,
     }
     if attention is not None:
 

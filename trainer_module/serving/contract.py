@@ -121,12 +121,12 @@ def parse_line(line: str, input_name: str):
     return check(input_name, repr(input_name), record[input_name])
 
 
-def check_request(body: bytes, input_name: str) -> None:
+def check_request(body: bytes, input_name: str):
     """BadInput for an HTTP request body (MLflow's JSON formats) that must be refused before
     MLflow's parser sees it: bytes that are not UTF-8, JSON nested deeper than the parser goes,
     or an `input_name` value that is not a text or an image (MLflow's schema enforcement turns
     null and 12345 into the texts "None" and "12345"). Malformed JSON, and formats it does not
-    know, are left to MLflow's own answers."""
+    know, are left to MLflow's own answers. Returns the parsed JSON (None where it is not)."""
     try:
         text = bytes(body).decode("utf-8")
     except UnicodeDecodeError as error:
@@ -134,9 +134,10 @@ def check_request(body: bytes, input_name: str) -> None:
     try:
         payload = parse_json(text)
     except json.JSONDecodeError:
-        return
+        return None
     for where, value in request_values(payload, input_name):
         check(input_name, where, value)
+    return payload
 
 
 def request_values(payload, input_name: str):

@@ -8,6 +8,7 @@ from trainer_module.family import (
     ExportConfig,
     PresetConfig,
     PretrainingConfig,
+    RuntimesConfig,
     WidePathConfig,
     check_decay,
     default_search_space,
@@ -19,7 +20,9 @@ NUM_OOV_BUCKETS = 1  # every word outside the vocabulary shares one id
 
 
 @dataclasses.dataclass(frozen=True)
-class TextEncoderConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetConfig):
+class TextEncoderConfig(
+    ExportConfig, RuntimesConfig, PretrainingConfig, WidePathConfig, PresetConfig
+):
     """Every knob of the text encoder classifier and its training, with why it has its value."""
 
     # Vocabulary and input: shared by tf.Transform (which builds the ids) and the model.
@@ -78,6 +81,7 @@ class TextEncoderConfig(ExportConfig, PretrainingConfig, WidePathConfig, PresetC
         self.check_wide_path()
         self.check_pretraining()
         self.check_quantize()
+        self.check_serving_runtimes()
 
     @property
     def embedding_rows(self) -> int:

@@ -11,7 +11,7 @@ from absl import logging
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module import quiet_shutdown
-from trainer_module.serving import quantization
+from trainer_module.serving import onnx_export, quantization
 from trainer_module.training import backup, distribution, plan, pretraining
 from trainer_module.training.history import throughput, write_history
 from trainer_module.training.inputs import Prepared, TrainerRun
@@ -115,7 +115,8 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
     training/pretraining.py), what trains after it (the text classifiers' wide path and
     combination: training/wide_path.py), the model to export (`Prepared.served`'s) quantized
     when the config asks for it (serving/quantization.py), history.json written, and that model
-    exported. Returns the model that trained (quantized with it)."""
+    exported, with its ONNX runtimes beside it on the chief when the config asks for them
+    (serving/onnx_export.py). Returns the model that trained (quantized with it)."""
     prepared = prepare(trainer_run)
     config = prepared.config
     planned = plan.fit_to_budget(prepared.run, prepared)
@@ -156,6 +157,12 @@ def fit_and_export(trainer_run: TrainerRun, prepare: Callable[[TrainerRun], Prep
         ),
     )
     prepared.export(served, trainer_run.serving_model_dir)
+    if getattr(config, "serving_runtimes", "none") == "onnx" and trainer_run.backup_writer:
+        onnx_export.write(
+            trainer_run.serving_model_dir,
+            trainer_run.eval_files,
+            prepared.tf_transform_output.transformed_feature_spec(),
+        )
     return model
 
 

@@ -4,11 +4,11 @@
 import dataclasses
 from typing import Any, Mapping
 
-from trainer_module.family import PresetConfig, default_search_space
+from trainer_module.family import PresetConfig, RuntimesConfig, default_search_space
 
 
 @dataclasses.dataclass(frozen=True)
-class VitConfig(PresetConfig):
+class VitConfig(RuntimesConfig, PresetConfig):
     """Every knob of the ViT image classifier and its training, with why it has its value."""
 
     image_size: int = 32  # images are resized to this square inside Transform and serving
@@ -90,6 +90,7 @@ class VitConfig(PresetConfig):
     translate_test_time: bool = False
 
     def __post_init__(self):
+        self.check_serving_runtimes()
         if self.tokenizer not in ("patch", "conv", "hybrid"):
             raise ValueError(
                 f"tokenizer must be 'patch', 'conv' or 'hybrid', not {self.tokenizer!r}"
