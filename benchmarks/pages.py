@@ -309,8 +309,8 @@ def headline_figure(record: dict) -> tuple:
 
 
 def result_value(reference: str) -> str:
-    """`BENCHMARK/NAME key.path` -> that figure."""
-    name, path = reference.split()
+    """`BENCHMARK/NAME key.path` -> that figure (the path's keys may hold spaces)."""
+    name, path = reference.split(" ", 1)
     benchmark, record_name = name.split("/", 1)
     (record,) = [r for r in load_results(benchmark) if r["name"] == record_name]
     return show(lookup(record, path.split(".")))

@@ -106,11 +106,28 @@ def plot_scaling() -> bytes:
     return _png(plt, figure)
 
 
+# The serving paths drawn, and where each is in a results file written before the serving
+# runtimes (saved_model, pyfunc, http) and after them.
+SERVING_PATHS = {
+    "SavedModel": ("saved_model", "savedmodel, in-process"),
+    "MLflow pyfunc": ("pyfunc", "savedmodel, pyfunc"),
+    "HTTP, MLflow's app": ("http", "savedmodel, http via MLflow's app"),
+    "HTTP, chosen runtime": (None, "{chosen}, http"),
+}
+
+
+def serving_p50(result: dict, path: str):
+    before, after = SERVING_PATHS[path]
+    found = result.get(before) if before else None
+    found = found or result.get(after.format(chosen=result.get("chosen", "savedmodel")))
+    return found["p50_ms"] if found else 0
+
+
 def plot_serving() -> bytes:
     """Median latency of one request per model and serving path: every model of every
     serving results file, labelled with its machine (compare bars of one machine only)."""
     plt, figure, axes = _figure()
-    paths = ("saved_model", "pyfunc", "http")
+    paths = tuple(SERVING_PATHS)
     bars = [
         (f"{name}\n{short_machine(record)}", result)
         for record in load_results("serving")
@@ -120,14 +137,14 @@ def plot_serving() -> bytes:
     for i, path in enumerate(paths):
         axes.bar(
             [m + i * width for m in range(len(bars))],
-            [result[path]["p50_ms"] for _, result in bars],
+            [serving_p50(result, path) for _, result in bars],
             width,
             label=path,
         )
     from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
     axes.set_xticks(
-        [m + width for m in range(len(bars))],
+        [m + width * (len(paths) - 1) / 2 for m in range(len(bars))],
         [n for n, _ in bars],
         fontsize=7,
         rotation=35,
