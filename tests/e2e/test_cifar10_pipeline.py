@@ -11,6 +11,7 @@ import tensorflow as tf
 from tests.e2e.cli_util import pipeline_components, run_cli
 from tests.image_util import encode, pattern, write_binary_release
 from tests.report.html_util import check_report
+from trainer_module.serving import runtimes
 
 # Each of these runs its own pipeline: the slow tier (the IMDB run is the default tier's).
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -69,12 +70,8 @@ def test_the_pushed_model_classifies_raw_image_bytes(run, tmp_path):
     assert all(r["label"] in CLASSES and r["label"] == CLASSES[r["label_id"]] for r in rows)
     assert all(r["classes"] == list(CLASSES) for r in rows)
     assert all(abs(sum(r["probabilities"]) - 1) < 1e-4 for r in rows)
-    served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
-        image=tf.constant([open(p, "rb").read() for p in paths])
-    )
-    np.testing.assert_allclose(
-        served["probabilities"].numpy(), [r["probabilities"] for r in rows], atol=1e-5
-    )
+    served = answered(run["pushed_model"], [open(p, "rb").read() for p in paths])
+    np.testing.assert_allclose(served, [r["probabilities"] for r in rows], atol=1e-5)
 
 
 def test_infer_classifies_a_folder_of_images_of_any_size(run, tmp_path):
@@ -133,11 +130,14 @@ def test_predict_input_answers_each_image_line_and_an_undecodable_one_alone(run,
     assert result.code == 1 and [a["line"] for a in answers] == [1, 2, 3, 4]
     assert "error" in answers[1]  # TensorFlow's decoder refused it; the others were answered
     assert answers[2]["error"] == "'image': a string image must be base64"
-    served = tf.saved_model.load(run["pushed_model"]).signatures["classify_image"](
-        image=tf.constant(good)
-    )
     np.testing.assert_allclose(
         [answers[0]["probabilities"], answers[3]["probabilities"]],
-        served["probabilities"].numpy(),
+        answered(run["pushed_model"], good),
         atol=1e-5,
     )
+
+
+def answered(pushed: str, images: list):
+    """The pushed model's probabilities through the runtime `predict` answers with (the
+    fastest that passed its check: trainer_module/serving/runtimes.py)."""
+    return runtimes.Served(tf.saved_model.load(pushed), pushed)(images)["probabilities"]

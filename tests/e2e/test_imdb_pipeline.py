@@ -196,7 +196,10 @@ def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(im
     assert answers[5]["error"] == "'text': expected a string, got NoneType"
     assert answers[6]["error"] == "not UTF-8 (byte 13)"
     assert answers[7]["error"] == "the JSON is nested too deeply"
-    direct = run_cli("predict", "--saved-model", imdb_run.serving_dir, *texts).lines
+    # BulkInferrer runs the SavedModel (not the ONNX runtime `predict` takes by default).
+    direct = run_cli(
+        "predict", "--saved-model", imdb_run.serving_dir, "--runtime", "savedmodel", *texts
+    ).lines
     for answer, row in zip((answers[0], answers[4]), direct):
         assert (answer["label"], answer["probabilities"]) == (row["label"], row["probabilities"])
     assert "6 line(s) of" in result.stderr
@@ -243,7 +246,10 @@ def test_infer_scores_a_folder_with_the_champion_as_predict_does(imdb_run, tmp_p
     assert sum(1 for _ in tf.data.TFRecordDataset(logs, compression_type="GZIP")) == 3
     rows = read_predictions(summary)
     assert set(rows) == {"review.txt", "more.jsonl:1", "more.jsonl:2"}
-    direct = run_cli("predict", "--saved-model", imdb_run.serving_dir, *texts).lines
+    # BulkInferrer runs the SavedModel (not the ONNX runtime `predict` takes by default).
+    direct = run_cli(
+        "predict", "--saved-model", imdb_run.serving_dir, "--runtime", "savedmodel", *texts
+    ).lines
     for key, row in zip(("review.txt", "more.jsonl:1", "more.jsonl:2"), direct):
         assert rows[key]["text"] == row["text"]
         assert (rows[key]["label"], rows[key]["label_id"]) == (row["label"], row["label_id"])

@@ -24,6 +24,7 @@ import os
 import shutil
 import statistics
 import tempfile
+import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -51,7 +52,28 @@ HALF_TYPES = (tf.bfloat16.as_datatype_enum, tf.float16.as_datatype_enum)
 
 def write(export_dir: str, eval_files: Sequence[str], transformed_spec: dict) -> dict:
     """Writes `export_dir`/runtimes (any file system TensorFlow's reaches: the manifest last,
-    so that a folder without it is one that serving ignores) and returns its manifest."""
+    so that a folder without it is one that serving ignores) and returns its manifest.
+
+    Runs in a thread of its own: the Trainer calls it inside its distribution strategy's
+    scope, which is per thread, and a SavedModel loaded inside a multi-replica scope cannot be
+    called outside a replica."""
+    written: dict = {}
+
+    def run() -> None:
+        try:
+            written["manifest"] = write_here(export_dir, eval_files, transformed_spec)
+        except BaseException as error:  # noqa: BLE001  raised again in the caller's thread
+            written["error"] = error
+
+    thread = threading.Thread(target=run, name="serving-runtimes")
+    thread.start()
+    thread.join()
+    if "error" in written:
+        raise written["error"]
+    return written["manifest"]
+
+
+def write_here(export_dir: str, eval_files: Sequence[str], transformed_spec: dict) -> dict:
     say("converting the model part to ONNX and checking it on the evaluation split")
     saved_model = tf.saved_model.load(export_dir)
     function = saved_model.signatures[MODEL_PART]
@@ -73,11 +95,12 @@ def write(export_dir: str, eval_files: Sequence[str], transformed_spec: dict) ->
         for name, file in FILES.items():
             try:
                 part = onnx_part(os.path.join(partial, file), inputs)
-            except Exception as error:  # ONNX Runtime refuses the graph: say where
+                entry = Runner(name, part).check(examples, labels, reference)
+            except Exception as error:  # ONNX Runtime refuses the graph or an input: say why
                 logging.warning("%s cannot run %s: %s", name, file, error)
-                entries.append({"name": name, "passed": False, "why": first_line(error)})
+                why = f"ONNX Runtime failed on the evaluation split: {first_line(error)}"
+                entries.append({"name": name, "passed": False, "why": why})
                 continue
-            entry = Runner(name, part).check(examples, labels, reference)
             entries.append({**entry, "file": file})
     manifest = {
         "model_part": MODEL_PART,
