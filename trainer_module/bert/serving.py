@@ -38,7 +38,9 @@ def trim_padding(inputs: dict, multiple: int) -> dict:
         return inputs
     full = tf.shape(inputs["token_ids"])[1]
     longest = tf.reduce_max(tf.reduce_sum(inputs["padding_mask"], axis=1))
-    length = tf.minimum(full, -(-longest // multiple) * multiple)
+    # Rounded up with non-negative operands only: tf2onnx converts an integer FloorDiv to
+    # ONNX's Div, which truncates, so -(-n // m) would round down (to 0 for a short batch).
+    length = tf.minimum(full, (longest + multiple - 1) // multiple * multiple)
     return {key: value[:, :length] if key in SEQUENCES else value for key, value in inputs.items()}
 
 
