@@ -196,10 +196,7 @@ def test_predict_streams_a_jsonl_file_one_answer_per_line_and_names_bad_lines(im
     assert answers[5]["error"] == "'text': expected a string, got NoneType"
     assert answers[6]["error"] == "not UTF-8 (byte 13)"
     assert answers[7]["error"] == "the JSON is nested too deeply"
-    # BulkInferrer runs the SavedModel (not the ONNX runtime `predict` takes by default).
-    direct = run_cli(
-        "predict", "--saved-model", imdb_run.serving_dir, "--runtime", "savedmodel", *texts
-    ).lines
+    direct = run_cli("predict", "--saved-model", imdb_run.serving_dir, *texts).lines
     for answer, row in zip((answers[0], answers[4]), direct):
         assert (answer["label"], answer["probabilities"]) == (row["label"], row["probabilities"])
     assert "6 line(s) of" in result.stderr
