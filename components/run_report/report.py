@@ -162,15 +162,7 @@ def serving_runtimes(manifest: Optional[dict]) -> str:
     parts = []
     for entry in sorted(manifest["runtimes"], key=lambda e: e["name"] != manifest["chosen"]):
         name = entry["name"] + (" (serves)" if entry["name"] == manifest["chosen"] else "")
-        if not entry["passed"]:
-            parts.append(f"{name}: not used, {entry['why']}")
-        elif "agreement" in entry:
-            parts.append(
-                f"{name}: {entry['p50_ms']:.2f} ms a request, the SavedModel's label on "
-                f"{entry['agreement']:.2%} of {checked:,} evaluation examples"
-            )
-        else:
-            parts.append(f"{name}: {entry['p50_ms']:.2f} ms a request")
+        parts.append(f"{name}: {runtimes.describe(entry, checked)}")
     return "; ".join(parts)
 
 

@@ -94,7 +94,8 @@ def write_here(export_dir: str, eval_files: Sequence[str], transformed_spec: dic
     else:
         for name, file in FILES.items():
             try:
-                part = onnx_part(os.path.join(partial, file), inputs)
+                with open(os.path.join(partial, file), "rb") as f:
+                    part = runtimes.OnnxPart(f.read(), inputs, class_names)
                 entry = Runner(name, part).check(examples, labels, reference)
             except Exception as error:  # ONNX Runtime refuses the graph or an input: say why
                 logging.warning("%s cannot run %s: %s", name, file, error)
@@ -122,7 +123,7 @@ def write_here(export_dir: str, eval_files: Sequence[str], transformed_spec: dic
     with tf.io.gfile.GFile(os.path.join(folder, runtimes.MANIFEST), "w") as f:
         f.write(json.dumps(manifest, indent=1))
     for entry in entries:
-        say(describe(entry, len(labels)))
+        say(f"{entry['name']} {runtimes.describe(entry, len(labels))}")
     say("%s serves the model (the fastest that passed)", manifest["chosen"])
     return manifest
 
@@ -130,15 +131,6 @@ def write_here(export_dir: str, eval_files: Sequence[str], transformed_spec: dic
 def say(message: str, *args) -> None:
     """A line the CLI shows under the Trainer's progress line (as training/progress.py's)."""
     python_logging.getLogger(progress.LOGGER).info("runtimes: " + message, *args)
-
-
-def describe(entry: dict, checked: int) -> str:
-    if not entry["passed"]:
-        return f"{entry['name']} not used: {entry['why']}"
-    line = f"{entry['name']} {entry['p50_ms']:.2f} ms an example"
-    if "agreement" in entry:
-        line += f", the SavedModel's label on {entry['agreement']:.2%} of {checked:,}"
-    return line
 
 
 def evaluation_examples(files: Sequence[str], spec: dict, limit: int) -> Tuple[dict, np.ndarray]:
@@ -161,17 +153,6 @@ def saved_model_part(function):
     def run(batch: dict) -> np.ndarray:
         tensors = {name: tf.constant(value) for name, value in batch.items()}
         return function(**tensors)["probabilities"].numpy()
-
-    return run
-
-
-def onnx_part(path: str, inputs: Dict[str, str]):
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-
-    def run(batch: dict) -> np.ndarray:
-        return session.run(None, {onnx: batch[name] for name, onnx in inputs.items()})[0]
 
     return run
 

@@ -79,6 +79,18 @@ def choose(manifest: Optional[dict], requested: str = AUTO) -> str:
     raise ValueError(f"the {requested} runtime did not pass its check: {entries[requested]['why']}")
 
 
+def describe(entry: dict, checked: int) -> str:
+    """What a manifest's runtime entry says, after its name: its one-example time and its
+    agreement with the SavedModel on `checked` evaluation examples, or why it is not used."""
+    if not entry["passed"]:
+        return f"not used, {entry['why']}"
+    line = f"{entry['p50_ms']:.2f} ms a request"
+    if "agreement" in entry:
+        line += f", the SavedModel's label on {entry['agreement']:.2%} of {checked:,} evaluation"
+        line += " examples"
+    return line
+
+
 class Served:
     """A loaded classifier or translator export answering raw inputs through one runtime:
     `served(values)` gives the raw-input signature's outputs as NumPy arrays."""
@@ -93,7 +105,7 @@ class Served:
         self.function = saved_model.signatures[self.signature]
         if self.runtime != SAVED_MODEL and self.manifest:
             self.transform = saved_model.signatures[TRANSFORM_RAW]
-            self.part = OnnxPart(saved_model_dir, self.manifest, self.runtime)
+            self.part = OnnxPart.of(saved_model_dir, self.manifest, self.runtime)
 
     def __call__(self, values: list) -> dict:
         """The outputs for `values` (raw inputs); TensorFlow's InvalidArgumentError for one
@@ -109,20 +121,26 @@ class Served:
 
 
 class OnnxPart:
-    """One ONNX runtime of the manifest: Transform's outputs (NumPy) -> probabilities."""
+    """An ONNX model part in ONNX Runtime: Transform's outputs (NumPy) -> probabilities.
+    `model`: the ONNX file's bytes; `inputs`: Transform's output name -> the ONNX input's."""
 
-    def __init__(self, saved_model_dir: str, manifest: dict, name: str):
+    def __init__(self, model: bytes, inputs: dict, class_names: list):
         import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = int(os.environ.get(THREADS_VARIABLE, 0) or 0)
+        self.session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        self.inputs = inputs
+        self.class_names = np.array(class_names, dtype=object)
+
+    @classmethod
+    def of(cls, saved_model_dir: str, manifest: dict, name: str) -> "OnnxPart":
+        """The manifest's runtime `name`, read from the export's runtimes folder."""
         import tensorflow as tf
 
         (entry,) = [e for e in manifest["runtimes"] if e["name"] == name]
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = int(os.environ.get(THREADS_VARIABLE, 0) or 0)
         with tf.io.gfile.GFile(os.path.join(saved_model_dir, FOLDER, entry["file"]), "rb") as f:
-            model = f.read()
-        self.session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-        self.inputs = manifest["inputs"]  # Transform's output name -> the ONNX input's
-        self.class_names = np.array(manifest["class_names"], dtype=object)
+            return cls(f.read(), manifest["inputs"], manifest["class_names"])
 
     def __call__(self, transformed: dict) -> np.ndarray:
         feed = {onnx: transformed[name] for name, onnx in self.inputs.items()}
